@@ -1,0 +1,5 @@
+"""``python -m shard`` is the ``shard`` command."""
+
+from shard.cli.main import main
+
+raise SystemExit(main())

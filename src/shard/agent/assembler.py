@@ -1,0 +1,140 @@
+"""Fold a provider's normalized stream into ``message_delta`` events and the final Message — a pure
+state machine with no I/O (the turn loop emits what it returns).
+
+Blocks: a text or thinking delta continues the open block of the same kind and otherwise opens a new
+one; a tool-call start always opens a new block. The first delta of a tool-call block carries
+``tool_call_id`` and ``name``; later ones carry ``args_delta`` fragments (PROTOCOL §9.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from shard.agent.providers.base import (
+    ProviderEvent,
+    Stop,
+    StopReason,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgs,
+    ToolCallStart,
+    UsageReport,
+)
+from shard.protocol.content import ContentBlock, Message, TextBlock, ThinkingBlock, ToolCallBlock
+from shard.protocol.events import MessageDelta
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str  # "text" | "thinking" | "tool_call"
+    parts: list[str] = field(default_factory=list)
+    tool_call_id: str = ""
+    name: str = ""
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledToolCall:
+    id: str
+    name: str
+    args: dict[str, Any]
+    args_error: str | None  # why the concatenated fragments did not parse as a JSON object
+
+
+class MessageAssembler:
+    def __init__(self, message_id: str) -> None:
+        self.message_id = message_id
+        self.blocks: list[_Block] = []
+        self.usage: UsageReport | None = None
+        self.stop: StopReason | None = None
+
+    def feed(self, event: ProviderEvent) -> MessageDelta | None:
+        """Take one provider event; return the delta event to emit, if any."""
+        if isinstance(event, TextDelta | ThinkingDelta):
+            kind = "text" if isinstance(event, TextDelta) else "thinking"
+            block = self._open(kind)
+            if isinstance(event, ThinkingDelta) and event.signature:
+                block.signature = event.signature
+            if not event.text:
+                return None
+            block.parts.append(event.text)
+            return MessageDelta(
+                message_id=self.message_id,
+                block_index=len(self.blocks) - 1,
+                kind=kind,
+                text_delta=event.text,
+            )
+        if isinstance(event, ToolCallStart):
+            self.blocks.append(_Block("tool_call", tool_call_id=event.id, name=event.name))
+            return MessageDelta(
+                message_id=self.message_id,
+                block_index=len(self.blocks) - 1,
+                kind="tool_call",
+                tool_call_id=event.id,
+                name=event.name,
+            )
+        if isinstance(event, ToolCallArgs):
+            if not self.blocks or self.blocks[-1].kind != "tool_call":
+                return None  # arguments with no open tool call: nothing to attach them to
+            self.blocks[-1].parts.append(event.fragment)
+            return MessageDelta(
+                message_id=self.message_id,
+                block_index=len(self.blocks) - 1,
+                kind="tool_call",
+                args_delta=event.fragment,
+            )
+        if isinstance(event, UsageReport):
+            self.usage = event
+        elif isinstance(event, Stop):
+            self.stop = event.reason
+        return None
+
+    def _open(self, kind: str) -> _Block:
+        if self.blocks and self.blocks[-1].kind == kind:
+            return self.blocks[-1]
+        block = _Block(kind)
+        self.blocks.append(block)
+        return block
+
+    @property
+    def empty(self) -> bool:
+        return not self.blocks
+
+    def tool_calls(self) -> list[AssembledToolCall]:
+        calls = []
+        for b in self.blocks:
+            if b.kind == "tool_call":
+                args, err = _parse_args("".join(b.parts))
+                calls.append(AssembledToolCall(b.tool_call_id, b.name, args, err))
+        return calls
+
+    def message(self) -> Message:
+        """The message as assembled so far (also valid mid-stream, for an aborted turn)."""
+        content: list[ContentBlock] = []
+        for b in self.blocks:
+            if b.kind == "text":
+                content.append(TextBlock(text="".join(b.parts)))
+            elif b.kind == "thinking":
+                block = ThinkingBlock(text="".join(b.parts))
+                if b.signature:
+                    block.signature = b.signature  # extra field: kept for the provider's next request
+                content.append(block)
+            else:
+                args, _ = _parse_args("".join(b.parts))
+                content.append(ToolCallBlock(id=b.tool_call_id, name=b.name, args=args))
+        return Message(id=self.message_id, role="assistant", content=content)
+
+
+def _parse_args(text: str) -> tuple[dict[str, Any], str | None]:
+    if not text.strip():
+        return {}, None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return {}, f"the arguments are not valid JSON ({exc})"
+    if not isinstance(value, dict):
+        return {}, "the arguments must be a JSON object"
+    return value, None

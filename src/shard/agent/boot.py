@@ -1,0 +1,190 @@
+"""Start-up of a runtime, in two phases so that ``hello`` goes out fast.
+
+Phase A (this module) uses only the stdlib, orjson and the pydantic-free parts of Shard: it reads
+config.toml, opens or creates the session, decides the model and mode, and can write ``hello``
+itself. Phase B (``shard.agent.stdio``) imports asyncio, pydantic and the runtime, and sends ``sync``.
+A client therefore sees ``hello`` without waiting for those imports, and the capabilities it carries
+are the ones ``sync`` will carry: both are computed from the same decision here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from shard._version import PROTOCOL_VERSION, __version__
+from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.config import Config, ConfigError, load_config, shard_home
+from shard.agent.modes import BUILTIN_MODES
+from shard.agent.session.store import SessionStore, find_session
+from shard.protocol.errors import ShardError
+
+
+class StartupError(Exception):
+    """The runtime cannot start; ``message`` goes to stderr and the process exits with ``exit_code``."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    home: str | None = None
+    cwd: str | None = None
+    session: str | None = None
+    model: str | None = None
+    mode: str | None = None
+    headless_policy: str = "deny"
+
+
+@dataclass(slots=True)
+class Prepared:
+    config: Config
+    catalog: ModelCatalog
+    store: SessionStore
+    cwd: Path
+    model: ModelEntry | None
+    mode: str
+    reasoning: str | None
+    options: AgentOptions
+    # Changes the command line makes to a restored session, recorded once the runtime is up.
+    model_changed: bool = False
+    mode_changed: bool = False
+
+
+def prepare(opts: AgentOptions) -> Prepared:
+    """Phase A. Raises StartupError (bad config or arguments) or ShardError (session problems)."""
+    home = shard_home(opts.home)
+    try:
+        config = load_config(home)
+    except ConfigError as exc:
+        raise StartupError(exc.message) from None
+    catalog = ModelCatalog(config)
+    mode_names = [m.name for m in BUILTIN_MODES]
+    if opts.mode is not None and opts.mode not in mode_names:
+        raise StartupError(f"unknown mode {opts.mode!r} (modes: {', '.join(mode_names)})")
+    flag_model = _resolve_flag_model(catalog, opts.model)
+    if opts.session is not None:
+        return _restore(opts, config, catalog, flag_model)
+    cwd = _check_cwd(opts.cwd or os.getcwd())
+    model = flag_model or _config_default(catalog)
+    mode = opts.mode or "build"
+    store = SessionStore.new(home, cwd=str(cwd), model=model.id if model else None, mode=mode)
+    reasoning = model.default_reasoning if model else None
+    return Prepared(config, catalog, store, cwd, model, mode, reasoning, opts)
+
+
+def _restore(
+    opts: AgentOptions, config: Config, catalog: ModelCatalog, flag_model: ModelEntry | None
+) -> Prepared:
+    assert opts.session is not None
+    store = SessionStore.open(find_session(config.home, opts.session))
+    header = store.header
+    cwd = Path(header.get("cwd") or "")
+    if opts.cwd is not None and os.path.realpath(opts.cwd) != os.path.realpath(cwd):
+        raise StartupError(f"session {store.session_id} belongs to {cwd}, not {opts.cwd}")
+    if not cwd.is_dir():
+        raise StartupError(f"the working directory of session {store.session_id}, {cwd}, is gone")
+    # The session's own choices win over config defaults; the command line wins over both.
+    last_model = store.last("model_change")
+    recorded = (last_model or {}).get("model", header.get("model"))
+    model = catalog.resolve(recorded) if isinstance(recorded, str) else None
+    if recorded and model is None:
+        print(
+            f"shard: model {recorded!r} of session {store.session_id} is no longer in the catalog; "
+            "using the default",
+            file=sys.stderr,
+        )
+        model = _config_default(catalog)
+    reasoning = _recorded_reasoning(store, model)
+    model_changed = False
+    if flag_model is not None and (model is None or flag_model.id != model.id):
+        model, reasoning, model_changed = flag_model, flag_model.default_reasoning, True
+    last_mode = store.last("mode_change")
+    recorded_mode = (last_mode or {}).get("mode", header.get("mode")) or "build"
+    if recorded_mode not in {m.name for m in BUILTIN_MODES}:
+        recorded_mode = "build"
+    mode = opts.mode or recorded_mode
+    return Prepared(
+        config,
+        catalog,
+        store,
+        cwd,
+        model,
+        mode,
+        reasoning,
+        opts,
+        model_changed=model_changed,
+        mode_changed=mode != recorded_mode,
+    )
+
+
+def _recorded_reasoning(store: SessionStore, model: ModelEntry | None) -> str | None:
+    if model is None or not model.has_reasoning:
+        return None
+    ids = {lv.id for lv in model.model.reasoning_levels}
+    for entry in reversed(store.entries):
+        if entry["kind"] in ("reasoning_change", "model_change") and entry.get("model") == model.id:
+            value = entry.get("reasoning")
+            return value if value in ids else model.default_reasoning
+    return model.default_reasoning
+
+
+def _resolve_flag_model(catalog: ModelCatalog, selection: str | None) -> ModelEntry | None:
+    if selection is None:
+        return None
+    entry = catalog.resolve(selection)
+    if entry is None:
+        known = ", ".join(e.id for e in catalog.entries)
+        raise StartupError(f"unknown model {selection!r} (models: {known})")
+    return entry
+
+
+def _config_default(catalog: ModelCatalog) -> ModelEntry | None:
+    if catalog.default_selection is None:
+        return None
+    entry = catalog.resolve(catalog.default_selection)
+    if entry is None:
+        raise StartupError(
+            f"default_model {catalog.default_selection!r} in config.toml is not in the catalog "
+            f"(models: {', '.join(e.id for e in catalog.entries)})"
+        )
+    return entry
+
+
+def _check_cwd(raw: str) -> Path:
+    path = Path(os.path.realpath(os.path.expanduser(raw)))
+    if not path.is_dir():
+        raise StartupError(f"working directory {raw} does not exist or is not a directory")
+    return path
+
+
+def hello_line(model: ModelEntry | None) -> bytes:
+    """The ``hello`` event as a JSONL line, without pydantic (tests check it against the model)."""
+    hello = {
+        "type": "hello",
+        "protocol_version": PROTOCOL_VERSION,
+        "server_version": __version__,
+        "capabilities": capabilities_for(model),
+    }
+    return orjson.dumps(hello) + b"\n"
+
+
+def error_line(error: ShardError, *, fatal: bool) -> bytes:
+    event: dict[str, Any] = {"type": "error", "code": error.code.value, "message": error.message}
+    event["fatal"] = fatal
+    return orjson.dumps(event) + b"\n"
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]

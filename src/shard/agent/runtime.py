@@ -1,0 +1,384 @@
+"""The direct runtime: one agent's state and the per-agent commands of PROTOCOL §9.2 / §9.5.
+
+A Runtime is transport-free. It takes inbound records through :meth:`Runtime.handle`, and sends every
+outbound message through one ``sink`` callable, in order. The turn loop itself lives in
+``shard.agent.turn``; this module owns the state it works on — status, mode, model selection, the
+steer and follow-up queues — and answers commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shard._version import PROTOCOL_VERSION, __version__
+from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.config import Config
+from shard.agent.modes import ModeController
+from shard.agent.providers.base import Provider
+from shard.agent.providers.registry import build_provider
+from shard.agent.session.history import MESSAGE_KINDS, entry_message, model_message, replay
+from shard.agent.session.store import SessionStore
+from shard.agent.status import StatusMachine
+from shard.agent.tools.base import Tool, ToolContext
+from shard.protocol import commands as cmd
+from shard.protocol.agents import AgentStatus, ModeDescriptor, ModelDescriptor, ReasoningLevel
+from shard.protocol.base import WireModel
+from shard.protocol.codec import error_response, parse_command
+from shard.protocol.content import Image, Message
+from shard.protocol.errors import ErrorCode, FrameError, ShardError
+from shard.protocol.events import (
+    ErrorEvent,
+    EventBase,
+    Hello,
+    LiveWindow,
+    ModeChanged,
+    ModelChanged,
+    ReasoningLevelChanged,
+    Response,
+    Status,
+    Sync,
+)
+from shard.protocol.framing import Oversized
+from shard.protocol.results import (
+    ListModelsResult,
+    ListModesResult,
+    ListReasoningLevelsResult,
+    SetModelResult,
+    SetModeResult,
+    SetReasoningLevelResult,
+)
+
+Sink = Callable[[EventBase], None]
+
+NO_MODEL_HELP = (
+    "No model is configured, so there is nothing to send the prompt to. Configure a provider in "
+    "{config} — for example a local OpenAI-compatible server:\n\n"
+    '    default_model = "local/qwen2.5-coder"\n\n'
+    "    [[providers]]\n"
+    '    name = "local"\n'
+    '    kind = "openai"\n'
+    '    base_url = "http://127.0.0.1:11434/v1"\n'
+    '    models = [{{ id = "qwen2.5-coder", context_window = 32768 }}]\n\n'
+    "or pick a model with --model (the offline demo is scripted/demo)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class UserInput:
+    text: str
+    images: list[Image] | None = None
+
+
+class Runtime:
+    def __init__(
+        self,
+        *,
+        config: Config,
+        catalog: ModelCatalog,
+        store: SessionStore,
+        cwd: Path,
+        mode: str,
+        model: ModelEntry | None,
+        reasoning: str | None,
+        tools: dict[str, Tool],
+        sink: Sink,
+    ) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.store = store
+        self.cwd = cwd
+        self.tools = tools
+        self.tool_ctx = ToolContext(cwd=cwd)
+        self.modes = ModeController(active=mode)
+        self.status = StatusMachine()
+        self._sink = sink
+        self.window, self.model_view = replay(store.entries)
+        # The selection clients see is `model`; the provider the next call uses is swapped in only
+        # at a provider-call boundary (PROTOCOL §9.2 set_model).
+        self.model: ModelEntry | None = model
+        self.reasoning: str | None = reasoning
+        self.provider: Provider | None = None
+        self.provider_entry: ModelEntry | None = None
+        self._next_provider: tuple[ModelEntry, Provider] | None = None
+        if model is not None:
+            self._next_provider = (model, build_provider(model, config))
+        self.steers: deque[UserInput] = deque()
+        self.follow_ups: deque[UserInput] = deque()
+        self.turn_task: asyncio.Task[None] | None = None
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.failed_turns = 0
+        self.fatal: ShardError | None = None
+
+    # --- outbound -----------------------------------------------------------------------------
+
+    def emit(self, event: EventBase) -> None:
+        self._sink(event)
+
+    def set_status(self, status: AgentStatus, detail: str | None = None) -> None:
+        if self.status.move(status):
+            event = Status(status=status)
+            if detail is not None:
+                event.detail = detail
+            self.emit(event)
+
+    def capabilities(self) -> list[str]:
+        return capabilities_for(self.model)
+
+    def hello(self) -> Hello:
+        return hello_event(self.model)
+
+    def sync(self) -> Sync:
+        return Sync(
+            status=self.status.current,
+            mode=self.modes.active.name,
+            capabilities=self.capabilities(),
+            live_window=LiveWindow(messages=list(self.window)),
+            pending_requests=[],
+            session_id=self.store.session_id,
+        )
+
+    def fail(self, error: ShardError) -> None:
+        """A fatal error: report it once and refuse further work (status ``error``)."""
+        if self.fatal is None:
+            self.fatal = error
+            self.emit(ErrorEvent(code=error.code.value, message=error.message, fatal=True))
+            self.set_status("error")
+
+    # --- session ------------------------------------------------------------------------------
+
+    def record(self, kind: str, /, **fields: Any) -> dict[str, Any]:
+        """Append an entry (before the event that reports it is sent) and keep the views current."""
+        entry = self.store.append(kind, **fields)
+        if kind in MESSAGE_KINDS:
+            msg = entry_message(entry)
+            self.window.append(msg)
+            self.model_view.append(model_message(entry, msg))
+        return entry
+
+    def record_message(self, message: Message, **extra: Any) -> dict[str, Any]:
+        return self.record("message", entry_id=message.id, message=message.to_wire(), **extra)
+
+    # --- inbound ------------------------------------------------------------------------------
+
+    async def handle(self, record: bytes | Oversized) -> None:
+        """Answer one inbound record. Never raises for bad input: that is an INVALID_REQUEST."""
+        try:
+            command = parse_command(record)
+        except FrameError as exc:
+            self.emit(error_response(exc, id=exc.id, command=exc.command))
+            return
+        try:
+            data = await self._dispatch(command)
+        except ShardError as exc:
+            self.emit(error_response(exc, id=command.id, command=command.type))
+            return
+        response = Response(success=True)
+        if command.id is not None:
+            response.id = command.id
+        response.command = command.type
+        if data is not None:
+            response.data = data.to_wire()
+        self.emit(response)
+
+    async def _dispatch(self, command: cmd.CommandBase) -> WireModel | None:
+        if isinstance(command, cmd.Prompt):
+            self._accept_input(UserInput(command.message, command.images), command.streaming_behavior)
+            return None
+        if isinstance(command, cmd.Steer):
+            self._accept_input(UserInput(command.message, command.images), "steer")
+            return None
+        if isinstance(command, cmd.Abort):
+            await self.abort()
+            return None
+        if isinstance(command, cmd.ListModes):
+            return self._list_modes()
+        if isinstance(command, cmd.SetMode):
+            return self._set_mode(command.mode)
+        if isinstance(command, cmd.ListModels):
+            return self._list_models()
+        if isinstance(command, cmd.SetModel):
+            return self._set_model(command.model)
+        if isinstance(command, cmd.ListReasoningLevels):
+            return self._list_reasoning_levels()
+        if isinstance(command, cmd.SetReasoningLevel):
+            return self._set_reasoning_level(command.model, command.effort)
+        if isinstance(command, cmd.SessionOp):
+            raise ShardError(
+                ErrorCode.NOT_FOUND,
+                f"session_op '{command.op}' is not available in this runtime yet",
+            )
+        if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
+            # No request is ever pending here yet; an answer to an unknown request is dropped
+            # silently, exactly as a late answer is (PROTOCOL §6.3).
+            return None
+        raise ShardError(ErrorCode.INVALID_REQUEST, f"'{command.type}' is not handled here")
+
+    # --- prompt / steer / follow_up / abort (PROTOCOL §9.2) -----------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.turn_task is not None
+
+    def _accept_input(self, inp: UserInput, behavior: str | None) -> None:
+        if self.fatal is not None:
+            raise ShardError(self.fatal.code, f"the agent cannot continue: {self.fatal.message}")
+        if self.busy:
+            if behavior is None:
+                raise ShardError(
+                    ErrorCode.INVALID_REQUEST,
+                    "the agent is mid-turn: send the prompt with streaming_behavior "
+                    "'steer' (deliver before the next model call) or 'follow_up' (deliver when "
+                    "the agent stops), or use steer",
+                )
+            (self.steers if behavior == "steer" else self.follow_ups).append(inp)
+            return
+        if self.model is None:
+            raise ShardError(
+                ErrorCode.PROVIDER_ERROR,
+                NO_MODEL_HELP.format(config=self.config.home / "config.toml"),
+            )
+        self.start_turn(inp)
+
+    def start_turn(self, inp: UserInput) -> None:
+        from shard.agent.turn import drive
+
+        self.idle.clear()
+        self.turn_task = asyncio.get_running_loop().create_task(drive(self, inp))
+
+    async def abort(self) -> None:
+        """Cancel the current turn and wait until it has wound down; idle → nothing to do."""
+        task = self.turn_task
+        self.steers.clear()
+        self.follow_ups.clear()
+        if task is None:
+            return
+        task.cancel()
+        await asyncio.wait({task})
+
+    async def wait_idle(self) -> None:
+        await self.idle.wait()
+
+    # --- modes --------------------------------------------------------------------------------
+
+    def _list_modes(self) -> ListModesResult:
+        return ListModesResult(
+            modes=[ModeDescriptor(name=m.name, description=m.description) for m in self.modes.catalog()],
+            active=self.modes.active.name,
+        )
+
+    def _set_mode(self, name: str) -> SetModeResult:
+        previous = self.modes.active
+        mode = self.modes.get(name)  # NOT_FOUND leaves the old mode in place
+        if mode.name != previous.name:
+            self.record("mode_change", mode=mode.name, previous=previous.name)
+            self.modes.set(name)
+            self.emit(ModeChanged(previous_mode=previous.name, mode=mode.name))
+        return SetModeResult(previous_mode=previous.name, mode=mode.name)
+
+    # --- models and reasoning levels ----------------------------------------------------------
+
+    def _list_models(self) -> ListModelsResult:
+        return ListModelsResult(
+            models=[describe_model(e) for e in self.catalog.entries],
+            active=describe_model(self.model) if self.model else None,
+        )
+
+    def _set_model(self, selection: str) -> SetModelResult:
+        entry = self.catalog.resolve(selection)
+        if entry is None:
+            known = ", ".join(e.id for e in self.catalog.entries)
+            raise ShardError(ErrorCode.NOT_FOUND, f"unknown model {selection!r} (models: {known})")
+        provider = build_provider(entry, self.config)  # a construction failure is NOT_FOUND
+        previous = self.model
+        result = SetModelResult(
+            previous=describe_model(previous) if previous else None, active=describe_model(entry)
+        )
+        if previous is not None and previous.id == entry.id:
+            return result
+        reasoning = entry.default_reasoning
+        self.record("model_change", model=entry.id, reasoning=reasoning)
+        self.model, self.reasoning = entry, reasoning
+        self._next_provider = (entry, provider)
+        self.emit(
+            ModelChanged(
+                previous=result.previous,
+                active=result.active,
+                capabilities=self.capabilities(),
+            )
+        )
+        return result
+
+    def take_provider(self) -> tuple[ModelEntry, Provider] | None:
+        """At a provider-call boundary: swap in a pending selection, return what to call."""
+        if self._next_provider is not None:
+            self.provider_entry, self.provider = self._next_provider
+            self._next_provider = None
+        if self.provider is None or self.provider_entry is None:
+            return None
+        return self.provider_entry, self.provider
+
+    def _reasoning_entry(self) -> ModelEntry:
+        if self.model is None or not self.model.has_reasoning:
+            name = self.model.id if self.model else "no model"
+            raise ShardError(
+                ErrorCode.CONFLICT,
+                f"the active model ({name}) has no reasoning levels; check sync.capabilities",
+            )
+        return self.model
+
+    def _list_reasoning_levels(self) -> ListReasoningLevelsResult:
+        entry = self._reasoning_entry()
+        return ListReasoningLevelsResult(
+            model=describe_model(entry),
+            levels=[
+                ReasoningLevel(id=lv.id, label=lv.label, description=lv.description)
+                if lv.description
+                else ReasoningLevel(id=lv.id, label=lv.label)
+                for lv in entry.model.reasoning_levels
+            ],
+            active=self.reasoning or entry.default_reasoning or "",
+        )
+
+    def _set_reasoning_level(self, model: str, effort: str) -> SetReasoningLevelResult:
+        entry = self._reasoning_entry()
+        if model != entry.id:
+            raise ShardError(
+                ErrorCode.CONFLICT,
+                f"the active model is {entry.id}, not {model}: refresh the reasoning picker",
+            )
+        ids = [lv.id for lv in entry.model.reasoning_levels]
+        if effort not in ids:
+            raise ShardError(
+                ErrorCode.NOT_FOUND,
+                f"unknown reasoning level {effort!r} for {entry.id} (levels: {', '.join(ids)})",
+            )
+        previous = self.reasoning or entry.default_reasoning or ""
+        result = SetReasoningLevelResult(model=describe_model(entry), previous=previous, active=effort)
+        if effort != previous:
+            self.record("reasoning_change", model=entry.id, reasoning=effort, previous=previous)
+            self.reasoning = effort
+            self.emit(ReasoningLevelChanged(model=result.model, previous=previous, active=effort))
+        return result
+
+
+def describe_model(entry: ModelEntry) -> ModelDescriptor:
+    desc = ModelDescriptor(id=entry.id, provider=entry.provider.name, model=entry.model.id)
+    if entry.model.context_window is not None:
+        desc.context_window = entry.model.context_window
+    if entry.label is not None:
+        desc.label = entry.label  # additive field: tells a picker this is not a real LLM
+    return desc
+
+
+def hello_event(model: ModelEntry | None) -> Hello:
+    return Hello(
+        protocol_version=PROTOCOL_VERSION,
+        server_version=__version__,
+        capabilities=capabilities_for(model),
+    )

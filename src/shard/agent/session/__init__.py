@@ -1,0 +1,1 @@
+"""Session transcripts: the append-only JSONL store and the views built from it."""

@@ -1,0 +1,216 @@
+"""The session JSONL store (DESIGN §6): ``$SHARD_HOME/sessions/<session_id>/session.jsonl``.
+
+One entry per line, each ``{id, parent_id, kind, ts, ...}``; the first is the ``header``. Entries form
+one chain (``parent_id`` is the previous entry's id). Appends go to an ``O_APPEND`` descriptor as one
+``write`` per entry, so by the time :meth:`SessionStore.append` returns the entry is in the OS and
+survives a crash of this process; the caller sends the event that reports it only afterwards.
+
+Loading tolerates exactly one kind of damage: a torn last line (a write cut short by a crash, so no
+terminating LF). It is ignored, set aside to ``session.jsonl.torn`` and cut off so that the next append
+starts on a clean line. Anything else — a bad line in the middle, a broken chain, a missing header —
+raises SESSION_CORRUPT and the file is not touched.
+
+The store works on plain dicts (orjson) and imports no pydantic: the start-up path reads it before the
+first message goes out.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.ids import is_session_id, new_id
+
+SESSION_FILE = "session.jsonl"
+FORMAT_VERSION = 1
+
+
+def corrupt(path: Path, why: str) -> ShardError:
+    return ShardError(ErrorCode.SESSION_CORRUPT, f"session {path} cannot be restored: {why}")
+
+
+def sessions_dir(home: Path) -> Path:
+    return home / "sessions"
+
+
+def find_session(home: Path, session_id: str) -> Path:
+    """The JSONL file of ``session_id`` (a top-level session or a fork), or NOT_FOUND."""
+    if not is_session_id(session_id):
+        raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id!r}: not a session id")
+    root = sessions_dir(home)
+    direct = root / session_id / SESSION_FILE
+    if direct.is_file():
+        return direct
+    for candidate in root.glob(f"*/forks/{session_id}/{SESSION_FILE}"):
+        return candidate
+    raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id!r} under {root}")
+
+
+class SessionStore:
+    """An open session transcript. Created lazily: nothing is written until the first append."""
+
+    def __init__(
+        self, path: Path, session_id: str, entries: list[dict[str, Any]], *, unborn: bool = False
+    ) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.entries = entries
+        self._unborn = unborn
+        self._fd: int | None = None
+
+    # --- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def new(cls, home: Path, *, cwd: str, model: str | None, mode: str) -> SessionStore:
+        session_id = new_id("sess")
+        path = sessions_dir(home) / session_id / SESSION_FILE
+        header = {
+            "id": new_id("ent"),
+            "parent_id": None,
+            "kind": "header",
+            "ts": time.time(),
+            "version": FORMAT_VERSION,
+            "session_id": session_id,
+            "cwd": cwd,
+            "model": model,
+            "mode": mode,
+        }
+        return cls(path, session_id, [header], unborn=True)
+
+    @classmethod
+    def open(cls, path: Path) -> SessionStore:
+        """Load an existing transcript for appending (a torn tail is set aside)."""
+        entries = load_entries(path, repair=True)
+        return cls(path, entries[0]["session_id"], entries)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.entries[0]
+
+    @property
+    def head_id(self) -> str:
+        return self.entries[-1]["id"]
+
+    @property
+    def exists(self) -> bool:
+        return not self._unborn
+
+    def last(self, kind: str) -> dict[str, Any] | None:
+        for e in reversed(self.entries):
+            if e["kind"] == kind:
+                return e
+        return None
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def append(self, kind: str, /, *, entry_id: str | None = None, **fields: Any) -> dict[str, Any]:
+        """Write one entry and return it. Raises ShardError(INTERNAL_ERROR) if the disk refuses."""
+        entry = {
+            "id": entry_id or new_id("ent"),
+            "parent_id": self.head_id,
+            "kind": kind,
+            "ts": time.time(),
+            **fields,
+        }
+        line = orjson.dumps(entry) + b"\n"
+        try:
+            if self._unborn:
+                self._birth()
+            self._write(line)
+        except OSError as exc:
+            raise ShardError(
+                ErrorCode.INTERNAL_ERROR, f"cannot write session {self.path}: {exc.strerror}"
+            ) from None
+        self.entries.append(entry)
+        return entry
+
+    def sync(self) -> None:
+        """fsync: make what was appended durable across a power loss, not just a process crash."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _birth(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        self._fd = fd
+        self._unborn = False
+        self._write(orjson.dumps(self.entries[0]) + b"\n")
+
+    def _write(self, line: bytes) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        view = memoryview(line)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+
+
+def load_entries(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """Read and check a session file (see the module docstring for what is tolerated).
+
+    ``repair`` sets a torn tail aside; without it the file is only read.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ShardError(ErrorCode.NOT_FOUND, f"no session file {path}") from None
+    except OSError as exc:
+        raise corrupt(path, exc.strerror or "unreadable") from None
+    complete_end = data.rfind(b"\n") + 1
+    torn = data[complete_end:]
+    entries: list[dict[str, Any]] = []
+    ids: set[str] = set()
+    for lineno, line in enumerate(data[:complete_end].split(b"\n")[:-1], start=1):
+        entry = _check_entry(path, lineno, line)
+        if entry["id"] in ids:
+            raise corrupt(path, f"line {lineno}: duplicate entry id {entry['id']!r}")
+        expected_parent = entries[-1]["id"] if entries else None
+        if entry["parent_id"] != expected_parent:
+            raise corrupt(path, f"line {lineno}: parent_id does not follow the previous entry")
+        ids.add(entry["id"])
+        entries.append(entry)
+    if not entries:
+        raise corrupt(path, "no header line")
+    header = entries[0]
+    if header["kind"] != "header" or not isinstance(header.get("session_id"), str):
+        raise corrupt(path, "line 1 is not a session header")
+    if not isinstance(header.get("version"), int) or header["version"] > FORMAT_VERSION:
+        raise corrupt(path, f"unsupported session format version {header.get('version')!r}")
+    if torn and repair:
+        _set_aside_torn_tail(path, complete_end, torn)
+    return entries
+
+
+def _check_entry(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise corrupt(path, f"line {lineno} is not valid JSON") from None
+    if not isinstance(entry, dict):
+        raise corrupt(path, f"line {lineno} is not a JSON object")
+    if not isinstance(entry.get("id"), str) or not isinstance(entry.get("kind"), str):
+        raise corrupt(path, f"line {lineno} lacks a string 'id' and 'kind'")
+    if "parent_id" not in entry or not (entry["parent_id"] is None or isinstance(entry["parent_id"], str)):
+        raise corrupt(path, f"line {lineno} lacks 'parent_id'")
+    if not isinstance(entry.get("ts"), int | float) or isinstance(entry.get("ts"), bool):
+        raise corrupt(path, f"line {lineno} lacks a numeric 'ts'")
+    return entry
+
+
+def _set_aside_torn_tail(path: Path, complete_end: int, torn: bytes) -> None:
+    # Keep the torn bytes for forensics, then cut them off so the next append starts a clean line.
+    with open(path.with_name(path.name + ".torn"), "ab") as f:
+        f.write(torn + b"\n")
+    os.truncate(path, complete_end)

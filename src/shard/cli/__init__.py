@@ -1,0 +1,1 @@
+"""L3: the ``shard`` command."""

@@ -1,0 +1,40 @@
+"""``shard agent --stdio``: phase A here (hello first), then the stdio runtime."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from shard.agent.boot import AgentOptions, StartupError, error_line, hello_line, prepare, write_all
+from shard.protocol.errors import ShardError
+
+EXIT_SESSION = 3
+
+
+def options(args: argparse.Namespace) -> AgentOptions:
+    return AgentOptions(
+        home=args.home,
+        cwd=args.cwd,
+        session=args.session,
+        model=args.model,
+        mode=args.mode,
+        headless_policy=args.headless_policy,
+    )
+
+
+def main_agent(args: argparse.Namespace) -> int:
+    try:
+        prepared = prepare(options(args))
+    except StartupError as exc:
+        print(f"shard: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except ShardError as exc:
+        # The session cannot be opened: say hello so the client can read the reason, then stop.
+        write_all(1, hello_line(None) + error_line(exc, fatal=True))
+        print(f"shard: {exc.message}", file=sys.stderr)
+        return EXIT_SESSION
+    write_all(1, hello_line(prepared.model))
+
+    from shard.agent.stdio import run
+
+    return run(prepared)

@@ -1,0 +1,66 @@
+"""The ``shard`` command line (DESIGN §5). Kept import-light: each subcommand imports what it needs
+when it runs, so ``shard agent --stdio`` reaches ``hello`` before any heavy module loads."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from shard._version import __version__
+
+
+def _agent_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    p.add_argument("--cwd", help="working directory of a new session (default: the current one)")
+    p.add_argument("--session", help="restore this session id instead of starting a new one")
+    p.add_argument("--model", help="model to use: <provider>/<model> or a catalog id")
+    p.add_argument("--mode", help="mode to start in: build or plan")
+    p.add_argument(
+        "--headless-policy",
+        choices=("deny", "allow_if_rule_matches", "queue"),
+        default="deny",
+        help="how permission asks are answered when no client can answer (default: deny)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shard", description="Host LLM coding agents and drive them from many clients."
+    )
+    parser.add_argument("--version", action="version", version=f"shard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    agent = sub.add_parser("agent", help="run one agent on a direct connection")
+    agent.add_argument(
+        "--stdio", action="store_true", required=True, help="speak the protocol on stdin/stdout"
+    )
+    _agent_flags(agent)
+
+    run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
+    run.add_argument("prompt", help="the prompt")
+    run.add_argument("--json", action="store_true", help="print the event stream as JSONL")
+    _agent_flags(run)
+
+    sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "agent":
+        from shard.cli.agent import main_agent
+
+        return main_agent(args)
+    if args.command == "run":
+        from shard.cli.run import main_run
+
+        return main_run(args)
+    if args.command == "schema":
+        import orjson
+
+        from shard.protocol.schema import protocol_schema
+
+        sys.stdout.buffer.write(orjson.dumps(protocol_schema(), option=orjson.OPT_INDENT_2) + b"\n")
+        return 0
+    build_parser().print_help()
+    return 2

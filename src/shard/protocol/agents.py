@@ -1,0 +1,75 @@
+"""Agent-level shared types: statuses, Usage, descriptors, AgentInfo (PROTOCOL §9.1, §11)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from shard.protocol.base import WireModel
+
+AgentStatus = Literal["idle", "streaming", "waiting_for_permission", "waiting_for_ui", "compacting", "error"]
+AGENT_STATUSES: tuple[AgentStatus, ...] = (
+    "idle",
+    "streaming",
+    "waiting_for_permission",
+    "waiting_for_ui",
+    "compacting",
+    "error",
+)
+
+# DESIGN §6 pins the RuntimeState the protocol leaves open.
+RuntimeState = Literal["starting", "running", "stopping", "stopped", "failed"]
+
+HeadlessPolicy = Literal["deny", "allow_if_rule_matches", "queue"]
+
+
+class Usage(WireModel):
+    """Token accounting of one provider call or a whole turn (R11.0.18)."""
+
+    input: int
+    output: int
+    cache_read: int | None = None
+    cache_write: int | None = None
+    cost: int | float | None = None
+    context_tokens: int | None = None
+    model: str | None = None
+
+
+class ModelDescriptor(WireModel):
+    """``{id, provider, model, context_window?}`` (R11.0.2). ``id`` is ``"<provider>/<model>"``."""
+
+    id: str
+    provider: str
+    model: str
+    context_window: int | None = None
+
+
+class ModeDescriptor(WireModel):
+    """A secret-free mode catalog entry: ``{name, description}`` (R9.2.18)."""
+
+    name: str
+    description: str
+
+
+class ReasoningLevel(WireModel):
+    id: str
+    label: str
+    description: str | None = None
+
+
+class AgentInfo(WireModel):
+    """What the registry knows of one agent (R11.0.19)."""
+
+    agent_id: str
+    name: str | None = None
+    cwd: str
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+    status: AgentStatus
+    runtime_state: RuntimeState
+    created_at: int | float
+    usage: Usage | None = None
+    parent_agent_id: str | None = None
+    alias: str | None = None
+    definition_name: str | None = None
+    display_name: str | None = None

@@ -1,0 +1,411 @@
+"""Every command of the catalog: per-agent (PROTOCOL §9.2, §9.5), orchestrator (§10.1), workspace
+(§10.1a) and subagent job commands (§10.3).
+
+``PER_AGENT_COMMANDS`` / ``ORCHESTRATOR_COMMANDS`` map each wire ``type`` to its model; ``Command`` is
+the discriminated union of both for JSON Schema.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from shard.protocol.agents import HeadlessPolicy
+from shard.protocol.base import WireModel
+from shard.protocol.content import Image
+from shard.protocol.jobs import JobStrategy, LaunchPolicy, TaskSpec
+from shard.protocol.permissions import Decision
+from shard.protocol.workspaces import BranchDisposition
+
+
+class CommandBase(WireModel):
+    """Every command accepts an optional correlation ``id`` (R5.1.1)."""
+
+    type: str
+    id: str | None = None
+
+
+class AgentCommand(CommandBase):
+    """A per-agent command: ``agent_id`` routes it on a daemon connection, absent on a direct one."""
+
+    agent_id: str | None = None
+
+
+# --- §9.2 drive commands ------------------------------------------------------------------------
+
+
+class Prompt(AgentCommand):
+    type: Literal["prompt"] = "prompt"
+    message: str
+    images: list[Image] | None = None
+    streaming_behavior: Literal["steer", "follow_up"] | None = None
+
+
+class Steer(AgentCommand):
+    type: Literal["steer"] = "steer"
+    message: str
+    images: list[Image] | None = None
+
+
+class Abort(AgentCommand):
+    type: Literal["abort"] = "abort"
+
+
+class SetMode(AgentCommand):
+    type: Literal["set_mode"] = "set_mode"
+    mode: str
+
+
+class ListModes(AgentCommand):
+    type: Literal["list_modes"] = "list_modes"
+
+
+class ListModels(AgentCommand):
+    type: Literal["list_models"] = "list_models"
+
+
+class SetModel(AgentCommand):
+    type: Literal["set_model"] = "set_model"
+    model: str
+
+
+class ListReasoningLevels(AgentCommand):
+    type: Literal["list_reasoning_levels"] = "list_reasoning_levels"
+
+
+class SetReasoningLevel(AgentCommand):
+    type: Literal["set_reasoning_level"] = "set_reasoning_level"
+    model: str
+    effort: str
+
+
+class CompactArgs(WireModel):
+    keep_recent_tokens: Annotated[StrictInt, Field(gt=0)] | None = None
+
+
+class ForkArgs(WireModel):
+    from_entry_id: Annotated[str, Field(min_length=1)]
+
+
+class SessionListArgs(WireModel):
+    pass
+
+
+_SESSION_OP_ARGS: dict[str, type[WireModel]] = {
+    "list": SessionListArgs,
+    "compact": CompactArgs,
+    "fork": ForkArgs,
+}
+
+
+class SessionOp(AgentCommand):
+    """``session_op {op, args?}``; ``args`` is checked against the op's own shape."""
+
+    type: Literal["session_op"] = "session_op"
+    op: Literal["list", "compact", "fork"]
+    args: dict[str, Any] | None = None
+    _typed_args: WireModel = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _check_args(self) -> SessionOp:
+        try:
+            self._typed_args = _SESSION_OP_ARGS[self.op].model_validate(self.args or {})
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            loc = ".".join(str(p) for p in ("args", *first["loc"]))
+            raise PydanticCustomError(
+                "session_op_args",
+                "field '{loc}' of op '{op}': {msg}",
+                {"loc": loc, "op": self.op, "msg": first["msg"]},
+            ) from None
+        return self
+
+    @property
+    def typed_args(self) -> WireModel:
+        """``args`` validated as ``CompactArgs`` / ``ForkArgs`` / ``SessionListArgs``."""
+        return self._typed_args
+
+
+# --- §9.5 permission and UI answers -------------------------------------------------------------
+
+
+class PermissionResponse(AgentCommand):
+    """Exactly one of ``choice_id`` or ``decision`` (R9.5.6)."""
+
+    type: Literal["permission_response"] = "permission_response"
+    request_id: str
+    choice_id: str | None = None
+    decision: Decision | None = None
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> PermissionResponse:
+        has_choice = "choice_id" in self.model_fields_set
+        has_decision = "decision" in self.model_fields_set
+        if has_choice == has_decision:
+            raise ValueError("exactly one of 'choice_id' or 'decision' is required")
+        if has_choice and not self.choice_id:
+            raise ValueError("'choice_id' must be a non-empty string")
+        if has_decision and self.decision is None:
+            raise ValueError("'decision' must be one of allow, allow_always, deny")
+        return self
+
+
+class UiResponse(AgentCommand):
+    type: Literal["ui_response"] = "ui_response"
+    request_id: str
+    value: str | list[str] | None
+
+
+# --- §10.1 orchestrator commands ----------------------------------------------------------------
+
+
+class AgentList(CommandBase):
+    type: Literal["agent.list"] = "agent.list"
+
+
+class AgentCreate(CommandBase):
+    type: Literal["agent.create"] = "agent.create"
+    cwd: str
+    session_id: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+    tools: list[str] | None = None
+    skills: list[str] | None = None
+    headless_policy: HeadlessPolicy | None = None
+    name: str | None = None
+    parent_agent_id: str | None = None
+    # Managed-child manifest fields: set by the daemon, never by clients (R10.1.6).
+    system_prompt: str | None = None
+    depth: int | None = None
+    launch_policy: LaunchPolicy | None = None
+    alias: str | None = None
+    definition_name: str | None = None
+    display_name: str | None = None
+    names: list[str] | None = None
+
+
+class AgentAttach(CommandBase):
+    type: Literal["agent.attach"] = "agent.attach"
+    agent_id: str
+    role: Literal["interactive", "observer"] | None = None
+
+
+class AgentDetach(CommandBase):
+    type: Literal["agent.detach"] = "agent.detach"
+    agent_id: str
+
+
+class AgentTerminate(CommandBase):
+    type: Literal["agent.terminate"] = "agent.terminate"
+    agent_id: str
+
+
+class AgentKill(CommandBase):
+    type: Literal["agent.kill"] = "agent.kill"
+    agent_id: str
+    force: bool | None = None
+
+
+class AgentStatusQuery(CommandBase):
+    type: Literal["agent.status"] = "agent.status"
+    agent_id: str | None = None
+
+
+class DaemonShutdown(CommandBase):
+    type: Literal["daemon.shutdown"] = "daemon.shutdown"
+    force: bool | None = None
+
+
+# --- §10.1a workspace commands ------------------------------------------------------------------
+
+
+class WorkspaceCommand(CommandBase):
+    version: Literal[1] | None = None
+
+
+class WorkspaceCreate(WorkspaceCommand):
+    type: Literal["workspace.create"] = "workspace.create"
+    cwd: str
+    label: str | None = None
+    branch: str | None = None
+    base_ref: str | None = None
+    integration_target: str | None = None
+    title: str | None = None
+    name: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+
+
+class WorkspaceAttach(WorkspaceCommand):
+    type: Literal["workspace.attach"] = "workspace.attach"
+    workspace_id: str
+    title: str | None = None
+    name: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+
+
+class WorkspaceList(WorkspaceCommand):
+    type: Literal["workspace.list"] = "workspace.list"
+    cwd: str | None = None
+    include_retired: bool | None = None
+
+
+class WorkspaceStatus(WorkspaceCommand):
+    type: Literal["workspace.status"] = "workspace.status"
+    workspace_id: str
+
+
+class WorkspaceRetire(WorkspaceCommand):
+    type: Literal["workspace.retire"] = "workspace.retire"
+    workspace_id: str
+    branch_disposition: BranchDisposition | None = None
+
+
+# --- §10.3 subagent job commands ----------------------------------------------------------------
+
+
+class SubagentCommand(CommandBase):
+    """Orchestrator-level: ``parent_agent_id`` is payload, there is no routing ``agent_id`` (R5.2.5)."""
+
+    parent_agent_id: str
+
+
+class SubagentCreate(SubagentCommand):
+    type: Literal["subagent.create"] = "subagent.create"
+    name: str | None = None
+    task: str | None = None
+    tasks: Annotated[list[TaskSpec], Field(min_length=1)] | None = None
+    strategy: JobStrategy | None = None
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> SubagentCreate:
+        single = self.name is not None or self.task is not None
+        batch = self.tasks is not None
+        if single == batch:
+            raise ValueError("give either 'name' and 'task' (single form) or 'tasks' (batch form)")
+        if single and (self.name is None or self.task is None):
+            raise ValueError("the single form needs both 'name' and 'task'")
+        if batch and self.strategy is None:
+            raise ValueError("'strategy' is required with 'tasks'")
+        return self
+
+
+class SubagentWait(SubagentCommand):
+    type: Literal["subagent.wait"] = "subagent.wait"
+    handles: Annotated[list[str], Field(min_length=1)]
+    mode: Literal["any", "all"] | None = None
+    timeout: Annotated[float, Field(ge=0)] | None = None
+
+
+class SubagentSteer(SubagentCommand):
+    type: Literal["subagent.steer"] = "subagent.steer"
+    target: str
+    message: str
+
+
+class SubagentRelaunch(SubagentCommand):
+    type: Literal["subagent.relaunch"] = "subagent.relaunch"
+    target: str
+    task: str
+
+
+class SubagentStatus(SubagentCommand):
+    type: Literal["subagent.status"] = "subagent.status"
+    targets: list[str] | None = None
+
+
+class SubagentStop(SubagentCommand):
+    type: Literal["subagent.stop"] = "subagent.stop"
+    handle: str
+
+
+PerAgentCommand = Annotated[
+    Prompt
+    | Steer
+    | Abort
+    | SetMode
+    | ListModes
+    | ListModels
+    | SetModel
+    | ListReasoningLevels
+    | SetReasoningLevel
+    | SessionOp
+    | PermissionResponse
+    | UiResponse,
+    Field(discriminator="type"),
+]
+
+OrchestratorCommand = Annotated[
+    AgentList
+    | AgentCreate
+    | AgentAttach
+    | AgentDetach
+    | AgentTerminate
+    | AgentKill
+    | AgentStatusQuery
+    | DaemonShutdown
+    | WorkspaceCreate
+    | WorkspaceAttach
+    | WorkspaceList
+    | WorkspaceStatus
+    | WorkspaceRetire
+    | SubagentCreate
+    | SubagentWait
+    | SubagentSteer
+    | SubagentRelaunch
+    | SubagentStatus
+    | SubagentStop,
+    Field(discriminator="type"),
+]
+
+
+def _by_type(*models: type[CommandBase]) -> dict[str, type[CommandBase]]:
+    return {m.model_fields["type"].default: m for m in models}
+
+
+PER_AGENT_COMMANDS: dict[str, type[CommandBase]] = _by_type(
+    Prompt,
+    Steer,
+    Abort,
+    SetMode,
+    ListModes,
+    ListModels,
+    SetModel,
+    ListReasoningLevels,
+    SetReasoningLevel,
+    SessionOp,
+    PermissionResponse,
+    UiResponse,
+)
+
+ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
+    AgentList,
+    AgentCreate,
+    AgentAttach,
+    AgentDetach,
+    AgentTerminate,
+    AgentKill,
+    AgentStatusQuery,
+    DaemonShutdown,
+    WorkspaceCreate,
+    WorkspaceAttach,
+    WorkspaceList,
+    WorkspaceStatus,
+    WorkspaceRetire,
+    SubagentCreate,
+    SubagentWait,
+    SubagentSteer,
+    SubagentRelaunch,
+    SubagentStatus,
+    SubagentStop,
+)

@@ -1,0 +1,80 @@
+"""Conversation content (PROTOCOL §11): Image, Message, ContentBlock, ToolResultContent."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from shard.protocol.base import WireModel
+
+
+class Image(WireModel):
+    """``{type: "image", data, mime_type}``; ``data`` is base64 (R11.0.1)."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class TextContent(WireModel):
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class JsonContent(WireModel):
+    kind: Literal["json"] = "json"
+    value: Any
+
+
+class ErrorContent(WireModel):
+    kind: Literal["error"] = "error"
+    message: str
+
+
+ToolResultContent = Annotated[TextContent | JsonContent | ErrorContent, Field(discriminator="kind")]
+
+
+class TextBlock(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(WireModel):
+    type: Literal["thinking"] = "thinking"
+    text: str
+
+
+class ToolCallBlock(WireModel):
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+class ToolResultBlock(WireModel):
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    content: ToolResultContent
+    is_error: bool | None = None
+
+
+class ImageBlock(Image):
+    """An image inside a user message (the prompt's ``images``), kept in the transcript.
+
+    Additive to §11's ContentBlock union: a client that does not know it skips it (§7).
+    """
+
+
+ContentBlock = Annotated[
+    TextBlock | ToolCallBlock | ToolResultBlock | ThinkingBlock | ImageBlock,
+    Field(discriminator="type"),
+]
+
+
+class Message(WireModel):
+    """``{id, role, content}`` (R11.0.3)."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    content: list[ContentBlock]

@@ -1,0 +1,401 @@
+"""Every event of the catalog: lifecycle (PROTOCOL §9.1), the response envelope (§9.3), streaming and
+turn events (§9.4), permission/UI requests (§9.5), broadcasts (§10.2) and ``subagent_run_changed``
+(§10.3).
+
+Events never carry a correlation ``id`` (R5.1.7); only ``response`` does, echoing its command's.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from shard.protocol.agents import (
+    AgentInfo,
+    AgentStatus,
+    ModelDescriptor,
+    RuntimeState,
+    Usage,
+)
+from shard.protocol.base import WireModel
+from shard.protocol.content import Message, ToolResultContent
+from shard.protocol.jobs import RunState
+from shard.protocol.permissions import Decision, PermissionChoice, PermissionDetail
+from shard.protocol.render import RenderDescriptor
+from shard.protocol.workspaces import WorkspaceDetail
+
+
+class EventBase(WireModel):
+    type: str
+
+
+class AgentEvent(EventBase):
+    """A per-agent event: tagged with ``agent_id`` on daemon connections, untagged on direct ones."""
+
+    agent_id: str | None = None
+
+
+# --- §9.1 lifecycle -----------------------------------------------------------------------------
+
+
+class Hello(EventBase):
+    type: Literal["hello"] = "hello"
+    protocol_version: str
+    server_version: str
+    capabilities: list[str]
+
+
+class PermissionRequest(AgentEvent):
+    type: Literal["permission_request"] = "permission_request"
+    request_id: str
+    tool_name: str
+    input: Any
+    prompt: str
+    options: list[Decision]
+    details: list[PermissionDetail] | None = None
+    choices: list[PermissionChoice] | None = None
+
+
+class UiRequest(AgentEvent):
+    type: Literal["ui_request"] = "ui_request"
+    request_id: str
+    kind: Literal["select", "confirm", "input", "editor", "notify"]
+    title: str | None = None
+    message: str | None = None
+    options: list[str] | None = None
+    placeholder: str | None = None
+    prefill: str | None = None
+    notify_type: Literal["info", "warning", "error"] | None = None
+
+
+PendingRequest = Annotated[PermissionRequest | UiRequest, Field(discriminator="type")]
+
+
+class LiveWindow(WireModel):
+    messages: list[Message]
+    compaction_index: int | None = None
+
+
+class Sync(AgentEvent):
+    type: Literal["sync"] = "sync"
+    status: AgentStatus
+    mode: str
+    capabilities: list[str] | None = None
+    runtime_epoch: Annotated[int, Field(ge=0)] | None = None
+    live_window: LiveWindow
+    pending_requests: list[PendingRequest]
+
+
+class Status(AgentEvent):
+    type: Literal["status"] = "status"
+    status: AgentStatus
+    detail: str | None = None
+
+
+# --- §9.3 response ------------------------------------------------------------------------------
+
+
+class ErrorInfo(WireModel):
+    code: str
+    message: str
+    data: Any = None
+
+
+class Response(EventBase):
+    """``{type:"response", id, command, success, data?, error?}``.
+
+    ``id`` and ``command`` echo the command; they are absent only when the command's line could not
+    be read far enough to know them.
+    """
+
+    type: Literal["response"] = "response"
+    id: str | None = None
+    agent_id: str | None = None
+    command: str | None = None
+    success: bool
+    data: Any = None
+    error: ErrorInfo | None = None
+
+
+# --- §9.4 streaming and turn events -------------------------------------------------------------
+
+
+class TurnStart(AgentEvent):
+    type: Literal["turn_start"] = "turn_start"
+    turn_id: str
+
+
+class MessageDelta(AgentEvent):
+    type: Literal["message_delta"] = "message_delta"
+    message_id: str
+    block_index: int
+    kind: Literal["text", "tool_call", "thinking"]
+    text_delta: str | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    args_delta: str | None = None
+
+
+class MessageComplete(AgentEvent):
+    type: Literal["message_complete"] = "message_complete"
+    message_id: str
+    message: Message
+
+
+class ToolCall(AgentEvent):
+    type: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    name: str
+    args: dict[str, Any]
+    render: RenderDescriptor | None = None
+    read_only: bool | None = None
+
+
+class ToolResult(AgentEvent):
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    content: ToolResultContent
+    is_error: bool
+    exit_code: int | None = None
+    duration_ms: int | float | None = None
+    render: RenderDescriptor | None = None
+
+
+class TurnEnd(AgentEvent):
+    type: Literal["turn_end"] = "turn_end"
+    turn_id: str
+    usage: Usage | None = None
+
+
+class UsageEvent(AgentEvent):
+    type: Literal["usage"] = "usage"
+    input: int
+    output: int
+    cache_read: int | None = None
+    cache_write: int | None = None
+    cost: int | float | None = None
+    context_tokens: int | None = None
+    model: str | None = None
+
+
+class Compaction(AgentEvent):
+    type: Literal["compaction"] = "compaction"
+    index: int
+    tokens_before: int
+    tokens_after: int
+    first_kept_entry_id: str
+    message_range: tuple[str, str]
+
+
+class ErrorEvent(AgentEvent):
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+    fatal: bool | None = None
+
+
+# --- §9.5 permission / UI resolution ------------------------------------------------------------
+
+
+class PermissionResolved(AgentEvent):
+    """``{request_id, decision, source?}`` or ``{request_id, choice_id, source?}``."""
+
+    type: Literal["permission_resolved"] = "permission_resolved"
+    request_id: str
+    decision: Decision | None = None
+    choice_id: str | None = None
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> PermissionResolved:
+        if ("decision" in self.model_fields_set) == ("choice_id" in self.model_fields_set):
+            raise ValueError("exactly one of 'decision' or 'choice_id' is required")
+        return self
+
+
+class UiResolved(AgentEvent):
+    type: Literal["ui_resolved"] = "ui_resolved"
+    request_id: str
+    value: Any
+
+
+# --- §10.2 broadcasts ---------------------------------------------------------------------------
+
+
+class ModelChanged(AgentEvent):
+    type: Literal["model_changed"] = "model_changed"
+    previous: ModelDescriptor | None
+    active: ModelDescriptor
+    effective: Literal["next_provider_call"] = "next_provider_call"
+    capabilities: list[str] | None = None
+
+
+class ModeChanged(AgentEvent):
+    type: Literal["mode_changed"] = "mode_changed"
+    previous_mode: str
+    mode: str
+
+
+class ReasoningLevelChanged(AgentEvent):
+    type: Literal["reasoning_level_changed"] = "reasoning_level_changed"
+    model: ModelDescriptor
+    previous: str
+    active: str
+    effective: Literal["next_provider_call"] = "next_provider_call"
+
+
+class AgentSpawned(EventBase):
+    type: Literal["agent_spawned"] = "agent_spawned"
+    agent_id: str
+    info: AgentInfo
+
+
+class AgentExited(EventBase):
+    type: Literal["agent_exited"] = "agent_exited"
+    agent_id: str
+    runtime_state: Literal["failed"] = "failed"
+    reason: str
+    exit_code: int | None = None
+
+
+class AgentStatusChanged(EventBase):
+    type: Literal["agent_status_changed"] = "agent_status_changed"
+    agent_id: str
+    status: AgentStatus
+    runtime_state: RuntimeState
+    detail: str | None = None
+
+
+class AgentActivity(EventBase):
+    """Coarse, sanitized activity: never prompts, text, args, results or paths (R10.2.16)."""
+
+    type: Literal["agent_activity"] = "agent_activity"
+    agent_id: str
+    timestamp: int | float
+    phase: Literal["idle", "thinking", "streaming", "tool", "waiting", "compacting", "retrying", "error"]
+    status: AgentStatus
+    tool_name: str | None = None
+
+
+class WorkspaceCreated(EventBase):
+    type: Literal["workspace_created"] = "workspace_created"
+    workspace: WorkspaceDetail
+
+
+class WorkspaceAttached(EventBase):
+    type: Literal["workspace_attached"] = "workspace_attached"
+    workspace: WorkspaceDetail
+    agent_id: str
+    session_id: str
+
+
+class WorkspaceRetired(EventBase):
+    type: Literal["workspace_retired"] = "workspace_retired"
+    workspace: WorkspaceDetail
+
+
+class WorkspaceConflict(EventBase):
+    type: Literal["workspace_conflict"] = "workspace_conflict"
+    workspace: WorkspaceDetail
+    reason: str
+
+
+class SubagentRunChanged(EventBase):
+    """No routing ``agent_id``: ``parent_agent_id`` is payload; ``agent_id`` names the child (R10.3.63)."""
+
+    type: Literal["subagent_run_changed"] = "subagent_run_changed"
+    parent_agent_id: str
+    job_id: str
+    run_id: str
+    agent_id: str | None = None
+    alias: str | None = None
+    definition_name: str | None = None
+    display_name: str | None = None
+    state: RunState
+    previous_state: RunState | None = None
+    error: str | None = None
+    ended_at: int | float | None = None
+
+
+Event = Annotated[
+    Hello
+    | Sync
+    | Status
+    | Response
+    | TurnStart
+    | MessageDelta
+    | MessageComplete
+    | ToolCall
+    | ToolResult
+    | TurnEnd
+    | UsageEvent
+    | Compaction
+    | ErrorEvent
+    | PermissionRequest
+    | PermissionResolved
+    | UiRequest
+    | UiResolved
+    | ModelChanged
+    | ModeChanged
+    | ReasoningLevelChanged
+    | AgentSpawned
+    | AgentExited
+    | AgentStatusChanged
+    | AgentActivity
+    | WorkspaceCreated
+    | WorkspaceAttached
+    | WorkspaceRetired
+    | WorkspaceConflict
+    | SubagentRunChanged,
+    Field(discriminator="type"),
+]
+
+EVENTS: dict[str, type[EventBase]] = {
+    m.model_fields["type"].default: m
+    for m in (
+        Hello,
+        Sync,
+        Status,
+        Response,
+        TurnStart,
+        MessageDelta,
+        MessageComplete,
+        ToolCall,
+        ToolResult,
+        TurnEnd,
+        UsageEvent,
+        Compaction,
+        ErrorEvent,
+        PermissionRequest,
+        PermissionResolved,
+        UiRequest,
+        UiResolved,
+        ModelChanged,
+        ModeChanged,
+        ReasoningLevelChanged,
+        AgentSpawned,
+        AgentExited,
+        AgentStatusChanged,
+        AgentActivity,
+        WorkspaceCreated,
+        WorkspaceAttached,
+        WorkspaceRetired,
+        WorkspaceConflict,
+        SubagentRunChanged,
+    )
+}
+
+ORCHESTRATOR_EVENT_TYPES: frozenset[str] = frozenset(
+    {
+        "agent_spawned",
+        "agent_exited",
+        "agent_status_changed",
+        "agent_activity",
+        "workspace_created",
+        "workspace_attached",
+        "workspace_retired",
+        "workspace_conflict",
+        "subagent_run_changed",
+    }
+)

@@ -1,0 +1,191 @@
+"""JSONL framing (PROTOCOL §2.1), sans-I/O.
+
+``LineBuffer`` turns a byte stream into records: it splits on LF only (never on U+2028/U+2029, which
+are ordinary characters inside JSON strings), strips one trailing CR, and enforces the input cap of
+DESIGN §6. A line longer than the cap is never held in memory: its bytes are dropped as they arrive
+and the caller gets one :class:`Oversized` record, carrying a short prefix from which the envelope's
+``id`` and ``type`` can often still be read (see :func:`peek_envelope`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+_PREFIX_KEEP = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """A line that exceeded the cap. ``size`` counts its bytes without the LF."""
+
+    size: int
+    prefix: bytes
+
+
+Record = bytes | Oversized
+
+
+class LineBuffer:
+    """Feed bytes in, take complete lines out."""
+
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be positive")
+        self.max_line_bytes = max_line_bytes
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf already known to hold no LF
+        self._discarding: Oversized | None = None
+
+    def feed(self, data: bytes) -> list[Record]:
+        """Add ``data``; return every record it completed, in order."""
+        out: list[Record] = []
+        view = memoryview(data)
+        while view:
+            if self._discarding is not None:
+                nl = data.find(b"\n", len(data) - len(view))
+                if nl < 0:
+                    self._discarding = Oversized(self._discarding.size + len(view), self._discarding.prefix)
+                    return out
+                consumed = nl - (len(data) - len(view))
+                out.append(Oversized(self._discarding.size + consumed, self._discarding.prefix))
+                self._discarding = None
+                view = view[consumed + 1 :]
+                continue
+            self._buf += view
+            view = view[len(view) :]
+            start = 0
+            while True:
+                nl = self._buf.find(b"\n", max(start, self._scanned))
+                if nl < 0:
+                    break
+                line = bytes(self._buf[start:nl])
+                out.append(self._finish(line))
+                start = nl + 1
+                self._scanned = start
+            if start:
+                del self._buf[:start]
+            self._scanned = len(self._buf)
+            if len(self._buf) > self.max_line_bytes:
+                self._discarding = Oversized(len(self._buf), bytes(self._buf[:_PREFIX_KEEP]))
+                self._buf.clear()
+                self._scanned = 0
+        return out
+
+    def close(self) -> list[Record]:
+        """End of stream: a final line without LF is still a record."""
+        out: list[Record] = []
+        if self._discarding is not None:
+            out.append(self._discarding)
+            self._discarding = None
+        elif self._buf:
+            out.append(self._finish(bytes(self._buf)))
+        self._buf.clear()
+        self._scanned = 0
+        return out
+
+    def _finish(self, line: bytes) -> Record:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if len(line) > self.max_line_bytes:
+            return Oversized(len(line), line[:_PREFIX_KEEP])
+        return line
+
+
+def encode_line(payload: bytes) -> bytes:
+    """Terminate one encoded JSON document for a JSONL stream (R2.1.1).
+
+    JSON encoders never emit a raw LF inside a document, so the terminator is the record boundary.
+    """
+    return payload + b"\n"
+
+
+def peek_envelope(prefix: bytes) -> tuple[str | None, str | None]:
+    """Read top-level ``"id"`` and ``"type"`` string values from the start of a JSON object.
+
+    Used only to address the error answer to an oversized line; it gives up quietly (``None``) on
+    anything it cannot read with certainty.
+    """
+    found: dict[str, str] = {}
+    text = prefix.decode("utf-8", errors="replace")
+    i, n, depth = 0, len(text), 0
+    started = False
+    pending_key: str | None = None
+    expect_key = False
+    while i < n:
+        c = text[i]
+        if c == '"':
+            s, i = _scan_string(text, i)
+            if s is None:
+                break
+            if depth == 1 and expect_key:
+                pending_key = s
+                expect_key = False
+            elif depth == 1 and pending_key is not None:
+                if pending_key in ("id", "type"):
+                    found.setdefault(pending_key, s)
+                pending_key = None
+            continue
+        if c in "{[":
+            if not started and c == "[":
+                break
+            started = True
+            if depth == 1:
+                pending_key = None
+            depth += 1
+            if depth == 1:
+                expect_key = True
+        elif c in "}]":
+            depth -= 1
+        elif c == "," and depth == 1:
+            expect_key = True
+            pending_key = None
+        elif c == ":" and depth == 1:
+            pass
+        elif not c.isspace() and depth == 1 and pending_key is not None:
+            pending_key = None  # a non-string value: number, literal
+        if started and depth == 0:
+            break
+        i += 1
+    return found.get("id"), found.get("type")
+
+
+_SIMPLE_ESCAPES = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+}
+
+
+def _scan_string(text: str, start: int) -> tuple[str | None, int]:
+    """Read the JSON string that opens at ``start``; return it and the index after it."""
+    i = start + 1
+    out: list[str] = []
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            if i + 1 >= len(text):
+                return None, len(text)
+            esc = text[i + 1]
+            if esc in _SIMPLE_ESCAPES:
+                out.append(_SIMPLE_ESCAPES[esc])
+                i += 2
+                continue
+            if esc == "u" and i + 6 <= len(text):
+                try:
+                    out.append(chr(int(text[i + 2 : i + 6], 16)))
+                except ValueError:
+                    return None, len(text)
+                i += 6
+                continue
+            return None, len(text)
+        if c == '"':
+            return "".join(out), i + 1
+        out.append(c)
+        i += 1
+    return None, len(text)

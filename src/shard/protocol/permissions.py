@@ -1,0 +1,25 @@
+"""Permission presentation types (PROTOCOL §9.5)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from shard.protocol.base import WireModel
+
+Decision = Literal["allow", "allow_always", "deny"]
+
+
+class PermissionDetail(WireModel):
+    label: str | None = None
+    value: str
+    format: Literal["text", "command", "path", "code"] | None = None
+
+
+class PermissionChoice(WireModel):
+    id: str = Field(min_length=1)
+    label: str
+    description: str | None = None
+    accelerator: str | None = None
+    intent: Literal["allow", "persist", "deny"]

@@ -1,0 +1,187 @@
+"""The ``data`` of successful responses, one model per command that returns data (PROTOCOL §9.2,
+§10.1, §10.3). They give the runtime typed construction and the schema its shapes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from shard.protocol.agents import (
+    AgentInfo,
+    AgentStatus,
+    ModeDescriptor,
+    ModelDescriptor,
+    ReasoningLevel,
+)
+from shard.protocol.base import WireModel
+from shard.protocol.jobs import JobSnapshot, JobState, JobStrategy, RunSnapshot, RunState
+from shard.protocol.workspaces import WorkspaceDetail, WorkspaceSummary
+
+NextProviderCall = Literal["next_provider_call"]
+
+
+class SetModeResult(WireModel):
+    previous_mode: str
+    mode: str
+
+
+class ListModesResult(WireModel):
+    modes: list[ModeDescriptor]
+    active: str
+
+
+class ListModelsResult(WireModel):
+    models: list[ModelDescriptor]
+    active: ModelDescriptor | None
+
+
+class SetModelResult(WireModel):
+    previous: ModelDescriptor | None
+    active: ModelDescriptor
+    effective: NextProviderCall = "next_provider_call"
+
+
+class ListReasoningLevelsResult(WireModel):
+    model: ModelDescriptor
+    levels: list[ReasoningLevel]
+    active: str
+    effective: NextProviderCall = "next_provider_call"
+
+
+class SetReasoningLevelResult(WireModel):
+    model: ModelDescriptor
+    previous: str
+    active: str
+    effective: NextProviderCall = "next_provider_call"
+
+
+class CompactResult(WireModel):
+    compacted: Literal[True] = True
+    index: int
+    tokens_before: int
+    tokens_after: int
+    first_kept_entry_id: str
+    message_range: tuple[str, str]
+
+
+class CompactNoop(WireModel):
+    compacted: Literal[False] = False
+    reason: Literal["no_safe_cut"] = "no_safe_cut"
+
+
+class ForkResult(WireModel):
+    fork_id: str
+    session_id: str
+    head_entry_id: str
+
+
+class SessionForkInfo(WireModel):
+    session_id: str
+    source_session_id: str
+    source_entry_id: str
+    created: int | float
+
+
+class SessionSummary(WireModel):
+    session_id: str
+    title: str | None = None
+    created: int | float
+    updated: int | float
+    message_count: int
+    forks: list[SessionForkInfo] | None = None
+    source_session_id: str | None = None
+
+
+class SessionListResult(WireModel):
+    sessions: list[SessionSummary]
+
+
+class AgentCreateResult(WireModel):
+    agent_id: str
+
+
+class AgentAttachResult(WireModel):
+    status: AgentStatus
+    info: AgentInfo
+
+
+class AgentListResult(WireModel):
+    agents: list[AgentInfo]
+
+
+class AgentTerminateResult(WireModel):
+    deferred: bool
+
+
+class SubagentRunHandle(WireModel):
+    run_id: str
+    index: int
+    name: str
+    state: Literal["queued"] = "queued"
+    agent_id: str
+    alias: str
+    definition_name: str | None = None
+    display_name: str | None = None
+
+
+class SubagentCreateResult(WireModel):
+    job_id: str
+    strategy: JobStrategy
+    runs: list[SubagentRunHandle]
+
+
+class SubagentWaitResult(WireModel):
+    timed_out: bool
+    aggregate_state: JobState | Literal["mixed"]
+    runs: list[RunSnapshot]
+
+
+class SubagentSteerResult(WireModel):
+    status: Literal["injected", "conflict"]
+    run_id: str
+    turn_id: str | None = None
+    correlation_id: str
+
+
+class SubagentRelaunchResult(WireModel):
+    job_id: str
+    run_id: str
+    agent_id: str
+    alias: str
+    definition_name: str | None = None
+    display_name: str | None = None
+    state: Literal["queued"] = "queued"
+
+
+class SubagentAgentStatus(WireModel):
+    agent_id: str
+    alias: str | None = None
+    definition_name: str | None = None
+    display_name: str | None = None
+    parent_agent_id: str | None = None
+    run: RunSnapshot | None = None
+
+
+class SubagentStatusResult(WireModel):
+    agents: list[SubagentAgentStatus]
+    jobs: list[JobSnapshot] | None = None
+
+
+class CancelledRun(WireModel):
+    run_id: str
+    agent_id: str | None = None
+    state: RunState
+
+
+class SubagentStopResult(WireModel):
+    cancelled: list[CancelledRun]
+    job_id: str | None = None
+
+
+class WorkspaceResult(WireModel):
+    agent_id: str
+    session_id: str
+    workspace: WorkspaceDetail
+
+
+class WorkspaceListResult(WireModel):
+    workspaces: list[WorkspaceSummary]
