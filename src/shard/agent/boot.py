@@ -1,6 +1,6 @@
 """Start-up of a runtime, in two phases so that ``hello`` goes out fast.
 
-Phase A (this module) uses only the stdlib, orjson and the pydantic-free parts of Shard: it reads
+Phase A (this module) uses only the stdlib and the pydantic-free parts of Shard: it reads
 config.toml, opens or creates the session, decides the model and mode, and can write ``hello``
 itself. Phase B (``shard.agent.stdio``) imports asyncio, pydantic and the runtime, and sends ``sync``.
 A client therefore sees ``hello`` without waiting for those imports, and the capabilities it carries
@@ -9,13 +9,11 @@ are the ones ``sync`` will carry: both are computed from the same decision here.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import Any, NamedTuple
 
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
@@ -34,8 +32,7 @@ class StartupError(Exception):
         self.exit_code = exit_code
 
 
-@dataclass(frozen=True, slots=True)
-class AgentOptions:
+class AgentOptions(NamedTuple):
     home: str | None = None
     cwd: str | None = None
     session: str | None = None
@@ -44,19 +41,34 @@ class AgentOptions:
     headless_policy: str = "deny"
 
 
-@dataclass(slots=True)
 class Prepared:
-    config: Config
-    catalog: ModelCatalog
-    store: SessionStore
-    cwd: Path
-    model: ModelEntry | None
-    mode: str
-    reasoning: str | None
-    options: AgentOptions
-    # Changes the command line makes to a restored session, recorded once the runtime is up.
-    model_changed: bool = False
-    mode_changed: bool = False
+    """What phase A decided, handed to the runtime."""
+
+    def __init__(
+        self,
+        config: Config,
+        catalog: ModelCatalog,
+        store: SessionStore,
+        cwd: Path,
+        model: ModelEntry | None,
+        mode: str,
+        reasoning: str | None,
+        options: AgentOptions,
+        *,
+        model_changed: bool = False,
+        mode_changed: bool = False,
+    ) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.store = store
+        self.cwd = cwd
+        self.model = model
+        self.mode = mode
+        self.reasoning = reasoning
+        self.options = options
+        # Changes the command line makes to a restored session, recorded once the runtime is up.
+        self.model_changed = model_changed
+        self.mode_changed = mode_changed
 
 
 def prepare(opts: AgentOptions) -> Prepared:
@@ -174,13 +186,18 @@ def hello_line(model: ModelEntry | None) -> bytes:
         "server_version": __version__,
         "capabilities": capabilities_for(model),
     }
-    return orjson.dumps(hello) + b"\n"
+    return _line(hello)
 
 
 def error_line(error: ShardError, *, fatal: bool) -> bytes:
     event: dict[str, Any] = {"type": "error", "code": error.code.value, "message": error.message}
     event["fatal"] = fatal
-    return orjson.dumps(event) + b"\n"
+    return _line(event)
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    # stdlib json here: orjson costs ~12 ms to import and this runs before hello
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -7,8 +7,8 @@ default — with no model configured the first prompt explains how to configure 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from shard.agent.config import Config, ModelConfig, ProviderConfig
 
@@ -30,8 +30,7 @@ BASE_CAPABILITIES = (
 REASONING_CAPABILITIES = ("reasoning-catalog", "reasoning-switch")
 
 
-@dataclass(frozen=True, slots=True)
-class ModelEntry:
+class ModelEntry(NamedTuple):
     provider: ProviderConfig
     model: ModelConfig
 

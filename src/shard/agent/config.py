@@ -1,4 +1,5 @@
-"""``$SHARD_HOME/config.toml`` (DESIGN §5), read with the stdlib only so start-up stays cheap.
+"""``$SHARD_HOME/config.toml`` (DESIGN §5), read with the stdlib only so start-up stays cheap
+(NamedTuples rather than dataclasses: ``dataclasses`` pulls in ``inspect``, 20 ms before hello).
 
 Unknown keys are ignored (a newer config must not break an older shard); a wrong type or a missing
 required key is a :class:`ConfigError` that names the key and the file.
@@ -8,9 +9,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
@@ -23,15 +23,13 @@ class ConfigError(ShardError):
         super().__init__(ErrorCode.INVALID_REQUEST, message)
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningLevelConfig:
+class ReasoningLevelConfig(NamedTuple):
     id: str
     label: str
     description: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ModelConfig:
+class ModelConfig(NamedTuple):
     id: str
     context_window: int | None = None
     reasoning_levels: tuple[ReasoningLevelConfig, ...] = ()
@@ -39,8 +37,7 @@ class ModelConfig:
     script: str | None = None  # scripted provider only: this model's script file
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderConfig:
+class ProviderConfig(NamedTuple):
     name: str
     kind: str
     base_url: str | None = None
@@ -51,15 +48,14 @@ class ProviderConfig:
     builtin: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+class Config(NamedTuple):
     home: Path
     default_model: str | None = None
     providers: tuple[ProviderConfig, ...] = ()
     max_input_bytes: int = DEFAULT_MAX_LINE_BYTES
     tool_extensions: tuple[str, ...] = ()
     source: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] | None = None
 
     def resolve_path(self, value: str) -> Path:
         """A path from the config: absolute, or relative to SHARD_HOME."""

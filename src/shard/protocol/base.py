@@ -4,9 +4,10 @@ Two wire habits are decided here once:
 
 * Unknown extra fields are accepted and kept (PROTOCOL §7: additive evolution), so a message from a
   newer peer round-trips unchanged.
-* A model is dumped with ``exclude_unset``: a field that was never given is absent on the wire, while a
-  field given as ``null`` stays ``null`` (``ui_response.value: null`` means something). Tag fields
-  (``type`` / ``kind``) are always written even when they came from their default.
+* A model is dumped with ``exclude_unset``: an optional field that was never given is absent on the
+  wire, while one given as ``null`` stays ``null`` (``ui_response.value: null`` means something). A
+  field whose default is a value (the ``type``/``kind`` tags, ``effective: "next_provider_call"``,
+  ``compacted: false``) is always written, default or not.
 """
 
 from __future__ import annotations
@@ -15,28 +16,26 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-_TAG_FIELDS = ("type", "kind")
-
 
 class WireModel(BaseModel):
     """A JSON object on the wire: extra keys allowed, tags always serialized."""
 
     model_config = ConfigDict(extra="allow", defer_build=True, validate_default=False)
 
-    _wire_tags: ClassVar[frozenset[str]] = frozenset()
+    _always_written: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls._wire_tags = frozenset(
+        cls._always_written = frozenset(
             name
             for name, field in cls.model_fields.items()
-            if name in _TAG_FIELDS and not field.is_required()
+            if not field.is_required() and field.default is not None
         )
 
     def model_post_init(self, context: Any, /) -> None:
-        if self._wire_tags:
-            self.__pydantic_fields_set__.update(self._wire_tags)
+        if self._always_written:
+            self.__pydantic_fields_set__.update(self._always_written)
 
     def to_wire(self) -> dict[str, Any]:
         """The plain-JSON dict of this model, as it goes on the wire."""

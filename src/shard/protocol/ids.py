@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
+import os
 
 PREFIXES = frozenset({"agent", "sess", "job", "run", "ws", "req", "tc", "msg", "turn", "ent", "fork"})
 
@@ -11,7 +11,7 @@ def new_id(prefix: str) -> str:
     """``<prefix>-<16 random hex digits>``."""
     if prefix not in PREFIXES:
         raise ValueError(f"unknown id prefix {prefix!r}")
-    return f"{prefix}-{secrets.token_hex(8)}"
+    return f"{prefix}-{os.urandom(8).hex()}"
 
 
 def is_session_id(value: str) -> bool:

@@ -10,18 +10,17 @@ terminating LF). It is ignored, set aside to ``session.jsonl.torn`` and cut off 
 starts on a clean line. Anything else — a bad line in the middle, a broken chain, a missing header —
 raises SESSION_CORRUPT and the file is not touched.
 
-The store works on plain dicts (orjson) and imports no pydantic: the start-up path reads it before the
-first message goes out.
+The store works on plain dicts and imports neither pydantic nor orjson at load: the start-up path reads
+it before the first message goes out (orjson, for appends, loads on the first write).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.ids import is_session_id, new_id
@@ -119,7 +118,7 @@ class SessionStore:
             "ts": time.time(),
             **fields,
         }
-        line = orjson.dumps(entry) + b"\n"
+        line = _dumps(entry)
         try:
             if self._unborn:
                 self._birth()
@@ -146,7 +145,7 @@ class SessionStore:
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
         self._fd = fd
         self._unborn = False
-        self._write(orjson.dumps(self.entries[0]) + b"\n")
+        self._write(_dumps(self.entries[0]))
 
     def _write(self, line: bytes) -> None:
         if self._fd is None:
@@ -195,8 +194,8 @@ def load_entries(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
 
 def _check_entry(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
     try:
-        entry = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
         raise corrupt(path, f"line {lineno} is not valid JSON") from None
     if not isinstance(entry, dict):
         raise corrupt(path, f"line {lineno} is not a JSON object")
@@ -207,6 +206,12 @@ def _check_entry(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
     if not isinstance(entry.get("ts"), int | float) or isinstance(entry.get("ts"), bool):
         raise corrupt(path, f"line {lineno} lacks a numeric 'ts'")
     return entry
+
+
+def _dumps(entry: dict[str, Any]) -> bytes:
+    import orjson
+
+    return orjson.dumps(entry) + b"\n"
 
 
 def _set_aside_torn_tail(path: Path, complete_end: int, torn: bytes) -> None:

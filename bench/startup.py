@@ -1,0 +1,111 @@
+"""Start-up of ``shard agent --stdio``: spawn → hello, spawn → sync, and RSS once sync is out.
+
+Prints medians (and min/max) over N runs and saves them to bench/results/startup.json.
+Targets on the reference machine (2 cores): hello <= 150 ms, RSS after sync <= 40 MB.
+
+    python bench/startup.py [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_HELLO_MS = 150.0
+TARGET_RSS_MB = 40.0
+
+
+def shard_argv() -> list[str]:
+    script = Path(sys.executable).with_name("shard")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "shard"]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def one_run(home: Path, cwd: Path) -> tuple[float, float, float]:
+    env = {**os.environ, "SHARD_HOME": str(home)}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [*shard_argv(), "agent", "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+    )
+    assert proc.stdout is not None
+    assert proc.stdin is not None
+    hello = proc.stdout.readline()
+    t_hello = time.perf_counter()
+    sync = proc.stdout.readline()
+    t_sync = time.perf_counter()
+    assert json.loads(hello)["type"] == "hello"
+    assert json.loads(sync)["type"] == "sync"
+    rss = rss_mb(proc.pid)
+    proc.stdin.close()
+    proc.wait(timeout=10)
+    return (t_hello - t0) * 1000, (t_sync - t0) * 1000, rss
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 2),
+        "min": round(min(values), 2),
+        "max": round(max(values), 2),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home, cwd = Path(tmp) / "home", Path(tmp) / "cwd"
+        home.mkdir()
+        cwd.mkdir()
+        one_run(home, cwd)  # warm the page cache; not counted
+        runs = [one_run(home, cwd) for _ in range(args.runs)]
+    hello = summary([r[0] for r in runs])
+    sync = summary([r[1] for r in runs])
+    rss = summary([r[2] for r in runs])
+    result = {
+        "runs": args.runs,
+        "spawn_to_hello_ms": hello,
+        "spawn_to_sync_ms": sync,
+        "rss_after_sync_mb": rss,
+        "targets": {"spawn_to_hello_ms": TARGET_HELLO_MS, "rss_after_sync_mb": TARGET_RSS_MB},
+        "meets_targets": hello["median"] <= TARGET_HELLO_MS and rss["median"] <= TARGET_RSS_MB,
+        "python": sys.version.split()[0],
+        "command": " ".join(shard_argv()),
+    }
+    print(f"shard agent --stdio start-up, median of {args.runs} runs")
+    print(
+        f"  spawn -> hello   {hello['median']:7.1f} ms  (min {hello['min']}, max {hello['max']};"
+        f" target <= {TARGET_HELLO_MS})"
+    )
+    print(f"  spawn -> sync    {sync['median']:7.1f} ms  (min {sync['min']}, max {sync['max']})")
+    print(
+        f"  RSS after sync   {rss['median']:7.1f} MB  (min {rss['min']}, max {rss['max']};"
+        f" target <= {TARGET_RSS_MB})"
+    )
+    out = Path(__file__).parent / "results" / "startup.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"  saved {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,23 @@
+"""A public testing kit for Shard and for anyone building a client or a tool on it.
+
+* :class:`AgentProcess` — spawns a real ``shard agent --stdio`` and speaks the protocol to it.
+* :func:`write_scripted_home` — a SHARD_HOME whose config points a ``scripted`` provider at a script.
+* :class:`SleepTool` — a read-only tool that waits, for exercising abort while a tool runs.
+"""
+
+from shard.testing.agent_process import AgentProcess, shard_command
+from shard.testing.home import recorded_requests, text_step, tool_step, types, write_scripted_home
+from shard.testing.tools import CrashTool, SleepTool, TouchTool
+
+__all__ = [
+    "AgentProcess",
+    "CrashTool",
+    "SleepTool",
+    "TouchTool",
+    "recorded_requests",
+    "shard_command",
+    "text_step",
+    "tool_step",
+    "types",
+    "write_scripted_home",
+]

@@ -1,0 +1,65 @@
+"""Tools for tests: load them with ``[tools] extensions = ["shard.testing.tools:SleepTool"]``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import Field
+
+from shard.agent.tools.base import Tool, ToolContext, ToolOutput, ToolParams
+from shard.agent.tools.paths import resolve
+from shard.protocol.content import TextContent
+
+
+class SleepParams(ToolParams):
+    seconds: float = Field(ge=0, le=3600, description="How long to wait.")
+
+
+class SleepTool(Tool[SleepParams]):
+    """Waits, then says so. Read-only, so the gate lets it run; abort cancels the wait."""
+
+    name = "sleep"
+    description = "Wait for the given number of seconds (a testing tool)."
+    params = SleepParams
+    read_only = True
+
+    async def execute(self, args: SleepParams, ctx: ToolContext) -> ToolOutput:
+        await asyncio.sleep(args.seconds)
+        return ToolOutput(content=TextContent(text=f"slept {args.seconds} s"))
+
+
+class CrashParams(ToolParams):
+    pass
+
+
+class CrashTool(Tool[CrashParams]):
+    """Raises an unexpected exception: exercises the loop's handling of a tool that crashes."""
+
+    name = "crash"
+    description = "Fail with an unexpected error (a testing tool)."
+    params = CrashParams
+    read_only = True
+
+    async def execute(self, args: CrashParams, ctx: ToolContext) -> ToolOutput:
+        raise RuntimeError("the crash tool crashed, as designed")
+
+
+class TouchParams(ToolParams):
+    path: str = Field(description="File to create (empty) or whose time to update.")
+
+
+class TouchTool(Tool[TouchParams]):
+    """A mutating tool (not read-only): creates a file. Exercises modes and the gate."""
+
+    name = "touch"
+    description = "Create an empty file (a testing tool)."
+    params = TouchParams
+    read_only = False
+
+    def touched_paths(self, args: TouchParams, ctx: ToolContext) -> list[Path]:
+        return [resolve(ctx.cwd, args.path)]
+
+    async def execute(self, args: TouchParams, ctx: ToolContext) -> ToolOutput:
+        resolve(ctx.cwd, args.path).touch()
+        return ToolOutput(content=TextContent(text=f"touched {args.path}"))

@@ -1,0 +1,183 @@
+"""Framing and bad input on the stdio transport (PROTOCOL §2.1, §2.3, §8): every bad line gets an
+INVALID_REQUEST answer and the connection stays up."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from shard.testing import text_step
+
+
+async def _still_up(agent) -> None:
+    resp, _ = await agent.request({"type": "list_modes", "id": "alive"})
+    assert resp["success"] is True
+
+
+async def _bad(agent, raw: bytes) -> dict:
+    await agent.send_raw(raw)
+    msg = await agent.next()
+    assert msg["type"] == "response", msg
+    assert msg["success"] is False
+    assert msg["error"]["code"] == "INVALID_REQUEST"
+    assert isinstance(msg["error"]["message"], str)
+    assert msg["error"]["message"]
+    return msg
+
+
+async def test_malformed_json_line(start):
+    """Bad JSON is answered with INVALID_REQUEST; the connection stays up.
+
+    Covers: R8.5, R8.6, R8.1, R8.3
+    """
+    agent = await start([text_step("hi")])
+    await agent.handshake()
+    msg = await _bad(agent, b'{"type": "prompt", "message": \n')
+    assert "id" not in msg
+    assert set(msg["error"]) == {"code", "message"}
+    await _still_up(agent)
+
+
+@pytest.mark.parametrize("raw", [b"[1, 2]\n", b'"prompt"\n', b"42\n", b"null\n"])
+async def test_non_object_line(start, raw):
+    """A JSON value that is not an object is INVALID_REQUEST.
+
+    Covers: R5.0.2, R8.5
+    """
+    agent = await start([text_step("hi")])
+    await agent.handshake()
+    await _bad(agent, raw)
+    await _still_up(agent)
+
+
+async def test_unknown_type_echoes_id_and_command(start):
+    """An unknown type fails validation; the answer carries the id and the type it could read.
+
+    Covers: R5.0.6, R5.1.2, R9.3.2, R8.7
+    """
+    agent = await start([text_step("hi")])
+    await agent.handshake()
+    msg = await _bad(agent, b'{"type": "subscribe", "id": "s1"}\n')
+    assert msg["id"] == "s1"
+    assert msg["command"] == "subscribe"
+    assert "subscribe" in msg["error"]["message"]
+    await _still_up(agent)
+
+
+async def test_wrong_shape_names_the_field(start):
+    """A command with a wrong field is INVALID_REQUEST naming that field.
+
+    Covers: R8.7, R9.2.1
+    """
+    agent = await start([text_step("hi")])
+    await agent.handshake()
+    msg = await _bad(agent, b'{"type": "prompt", "id": "p1", "message": 5}\n')
+    assert msg["id"] == "p1"
+    assert msg["command"] == "prompt"
+    assert "message" in msg["error"]["message"]
+    msg = await _bad(agent, b'{"type": "set_mode", "id": "p2"}\n')
+    assert "mode" in msg["error"]["message"]
+    await _still_up(agent)
+
+
+async def test_orchestrator_command_on_direct_connection(start):
+    """A direct connection carries only per-agent messages: agent.list is refused there.
+
+    Covers: R5.2.7, R10.1.1
+    """
+    agent = await start([text_step("hi")])
+    await agent.handshake()
+    msg = await _bad(agent, b'{"type": "agent.list", "id": "o1"}\n')
+    assert msg["id"] == "o1"
+    assert msg["command"] == "agent.list"
+    await _still_up(agent)
+
+
+async def test_over_cap_line_is_answered_and_dropped(start):
+    """A line above the input cap (limits.max_input_bytes) is answered with INVALID_REQUEST carrying
+    the id and type read from its start; the next line is handled normally.
+
+    Covers: R8.5, R5.1.2
+    """
+    agent = await start([text_step("hi")], extra_toml="\n[limits]\nmax_input_bytes = 4096\n")
+    await agent.handshake()
+    big = orjson.dumps({"type": "prompt", "id": "huge", "message": "x" * 20000}) + b"\n"
+    msg = await _bad(agent, big)
+    assert msg["id"] == "huge"
+    assert msg["command"] == "prompt"
+    assert "cap" in msg["error"]["message"]
+    await _still_up(agent)
+    # nothing of the dropped prompt was acted on
+    assert not any(m["type"] == "turn_start" for m in agent.seen)
+
+
+async def test_default_cap_is_64_mib(start):
+    """With no limits configured, a 64 MiB + 1 byte line is over the cap and is refused.
+
+    Covers: R8.5
+    """
+    agent = await start([text_step("hi")])
+    await agent.handshake()
+    payload = b'{"type":"prompt","id":"big","message":"' + b"y" * (64 * 1024 * 1024) + b'"}\n'
+    msg = await _bad(agent, payload)
+    assert msg["id"] == "big"
+    await _still_up(agent)
+
+
+async def test_crlf_input_is_accepted(start):
+    """A CRLF-terminated command is read with its single trailing CR stripped.
+
+    Covers: R2.1.4
+    """
+    agent = await start([text_step("hi")])
+    await agent.handshake()
+    await agent.send_raw(b'{"type": "list_modes", "id": "crlf"}\r\n')
+    msg = await agent.next()
+    assert msg["type"] == "response"
+    assert msg["id"] == "crlf"
+    assert msg["success"] is True
+
+
+async def test_line_separators_inside_strings_do_not_split(start):
+    """U+2028/U+2029 inside a JSON string are part of the message, not record ends; the split is
+    on LF only, even when the bytes arrive in several writes.
+
+    Covers: R2.1.2, R2.1.3, R2.3.1
+    """
+    agent = await start([text_step("ok")])
+    await agent.handshake()
+    text = "a\u2028b\u2029c — ünïcode ✓"
+    line = orjson.dumps({"type": "prompt", "id": "u", "message": text}) + b"\n"
+    for i in range(0, len(line), 3):  # a command split across many writes
+        await agent.send_raw(line[i : i + 3])
+    read = await agent.until(lambda m: m["type"] == "message_complete")
+    user = read[-1]["message"]
+    assert user["role"] == "user"
+    assert user["content"][0]["text"] == text
+    responses = [m for m in read if m["type"] == "response"]
+    assert len(responses) == 1
+    assert responses[0]["success"] is True
+
+
+async def test_multi_megabyte_message_is_delivered_intact(start):
+    """There is no hard size limit below the cap: a 5 MB prompt goes through whole, and its
+    message_complete comes back whole.
+
+    Covers: R2.3.2
+    """
+    agent = await start([text_step("ok")])
+    await agent.handshake()
+    text = ("0123456789abcdef" * 65536) * 5  # 5 MiB
+    await agent.send({"type": "prompt", "id": "big", "message": text})
+    read = await agent.until(lambda m: m["type"] == "message_complete")
+    assert read[-1]["message"]["content"][0]["text"] == text
+
+
+async def test_blank_lines_are_ignored(start):
+    """Empty lines between commands carry nothing and get no answer."""
+    agent = await start([text_step("ok")])
+    await agent.handshake()
+    await agent.send_raw(b"\n\r\n   \n")
+    resp, before = await agent.request({"type": "list_modes", "id": "after-blank"})
+    assert before == []
+    assert resp["success"] is True
