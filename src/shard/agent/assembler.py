@@ -55,9 +55,12 @@ class MessageAssembler:
         """Take one provider event; return the delta event to emit, if any."""
         if isinstance(event, TextDelta | ThinkingDelta):
             kind = "text" if isinstance(event, TextDelta) else "thinking"
+            signature = event.signature if isinstance(event, ThinkingDelta) else None
+            if not event.text and not signature:
+                return None  # an empty delta opens no block: no client ever sees a block it was not told of
             block = self._open(kind)
-            if isinstance(event, ThinkingDelta) and event.signature:
-                block.signature = event.signature
+            if signature:
+                block.signature = signature
             if not event.text:
                 return None
             block.parts.append(event.text)

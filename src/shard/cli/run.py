@@ -78,6 +78,9 @@ async def _run(prepared, prompt: str, *, as_json: bool) -> int:  # noqa: ANN001
     return 1 if printer.failed or runtime.failed_turns or runtime.fatal else 0
 
 
+_PREVIEW_LINES = 8
+
+
 class _TextPrinter:
     def __init__(self) -> None:
         self.failed = False
@@ -93,9 +96,14 @@ class _TextPrinter:
             self._newline()
             args = " ".join(f"{k}={v}" for k, v in event.args.items())
             print(f"» {event.name} {args}".rstrip(), file=sys.stderr)
-        elif kind == "tool_result" and event.is_error:
+        elif kind == "tool_result":
             text = getattr(event.content, "message", None) or getattr(event.content, "text", "")
-            print(f"  ✗ {text}", file=sys.stderr)
+            lines = str(text).splitlines() or [""]
+            mark = "✗" if event.is_error else "│"
+            for line in lines[:_PREVIEW_LINES]:
+                print(f"  {mark} {line}", file=sys.stderr)
+            if len(lines) > _PREVIEW_LINES:
+                print(f"  {mark} … {len(lines) - _PREVIEW_LINES} more lines", file=sys.stderr)
         elif kind == "error":
             self._newline()
             print(f"shard: {event.code}: {event.message}", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from shard.protocol.content import ErrorContent, Message, TextContent, ToolResultBlock
@@ -49,8 +50,9 @@ def model_message(entry: dict[str, Any], message: Message) -> Message:
         content: TextContent | ErrorContent = TextContent(text=text)
     elif isinstance(block.content, ErrorContent):
         content = ErrorContent(message=f"{block.content.message}\n\n{suffix}")
-    else:
-        return message
+    else:  # JSON output: the model reads it as text, with the exit code after it
+        dumped = orjson.dumps(block.content.value).decode()
+        content = TextContent(text=f"{dumped}\n\n{suffix}")
     injected = ToolResultBlock(tool_call_id=block.tool_call_id, content=content)
     if block.is_error is not None:
         injected.is_error = block.is_error

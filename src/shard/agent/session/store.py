@@ -27,6 +27,7 @@ from shard.protocol.ids import is_session_id, new_id
 
 SESSION_FILE = "session.jsonl"
 FORMAT_VERSION = 1
+_RESERVED = frozenset({"id", "parent_id", "kind", "ts"})
 
 
 def corrupt(path: Path, why: str) -> ShardError:
@@ -111,6 +112,8 @@ class SessionStore:
 
     def append(self, kind: str, /, *, entry_id: str | None = None, **fields: Any) -> dict[str, Any]:
         """Write one entry and return it. Raises ShardError(INTERNAL_ERROR) if the disk refuses."""
+        if _RESERVED & fields.keys():
+            raise ValueError(f"entry fields may not set {sorted(_RESERVED & fields.keys())}")
         entry = {
             "id": entry_id or new_id("ent"),
             "parent_id": self.head_id,

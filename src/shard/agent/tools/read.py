@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import Field
 
@@ -82,27 +83,58 @@ def _read(path: Path, shown_path: str, args: ReadParams) -> tuple[str, str]:
             head = f.read(_SNIFF)
             if b"\0" in head:
                 raise ToolFailure(f"{shown_path} is a binary file ({st.st_size} bytes); read shows text only")
-            data = head + f.read()
+            f.seek(0)
+            return _window(f, shown_path, args)
     except PermissionError:
         raise ToolFailure(f"{shown_path}: permission denied") from None
-    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
-    total = len(lines)
+
+
+def _window(f: BinaryIO, shown_path: str, args: ReadParams) -> tuple[str, str]:
+    """Stream the file: keep the requested lines within the caps, count the rest without keeping it.
+
+    Lines are LF-terminated only, as grep -n and editors number them (never str.splitlines, which
+    also breaks at form feeds, U+2028 and friends).
+    """
     start = (args.offset or 1) - 1
-    if start >= max(total, 1) and not (start == 0 and total == 0):
-        raise ToolFailure(f"offset {start + 1} is past the end of {shown_path} ({total} lines)")
     limit = min(args.limit or MAX_LINES, MAX_LINES)
-    out: list[str] = []
+    out: list[bytes] = []
     size = 0
-    for line in lines[start : start + limit]:
-        encoded = len(line.encode("utf-8"))
-        if out and size + encoded > MAX_BYTES:
-            break
-        out.append(line)
-        size += encoded
-    body = "".join(out)
+    total = 0
+    cut_line: int | None = None  # a single line longer than the byte cap, shown cut
+    stopped = False
+    for raw in f:  # binary iteration splits on b"\n" only
+        total += 1
+        if total <= start or stopped:
+            continue
+        if len(out) >= limit:
+            stopped = True
+            continue
+        if size + len(raw) > MAX_BYTES:
+            if not out:
+                out.append(_cut_utf8(raw, MAX_BYTES))
+                cut_line = total
+            stopped = True
+            continue
+        out.append(raw)
+        size += len(raw)
+    if start > 0 and start >= total:
+        raise ToolFailure(f"offset {start + 1} is past the end of {shown_path} ({total} lines)")
+    body = b"".join(out).decode("utf-8", errors="replace")
     end = start + len(out)
+    if cut_line is not None:
+        note = (
+            f"\n\n[Line {cut_line} is longer than {MAX_BYTES // 1024} KB; only its start is shown. "
+            f"The file has {total} lines."
+            + (f" Use offset={end + 1} to continue with the next line.]" if end < total else "]")
+        )
+        return body + note, body
     if end < total:
         why = "size limit" if len(out) < limit else "line limit"
         note = f"\n\n[Showing lines {start + 1}-{end} of {total} ({why}). Use offset={end + 1} to continue.]"
         return body + note, body
     return body, body
+
+
+def _cut_utf8(raw: bytes, size: int) -> bytes:
+    cut = raw[:size]
+    return cut.decode("utf-8", errors="ignore").encode("utf-8")
