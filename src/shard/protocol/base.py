@@ -1,37 +1,99 @@
 """The base every wire model derives from.
 
-Two wire habits are decided here once:
+Wire habits decided here once:
 
 * Unknown extra fields are accepted and kept (PROTOCOL §7: additive evolution), so a message from a
   newer peer round-trips unchanged.
+* Types are strict: ``"5"`` is not a number and ``1`` is not ``true`` — a wrong type is INVALID_REQUEST
+  naming the field, never silently converted (R8.7).
+* An optional field may be left out but is never ``null`` ("when present, a string", R5.0.3). Fields
+  that are required *and* nullable (``ui_response.value``) and fields typed as any JSON keep ``null``.
+* On input from the wire (validation context ``{"wire": True}``) the ``type``/``kind`` tags must be
+  present; Python code may leave them to their defaults.
 * A model is dumped with ``exclude_unset``: an optional field that was never given is absent on the
-  wire, while one given as ``null`` stays ``null`` (``ui_response.value: null`` means something). A
-  field whose default is a value (the ``type``/``kind`` tags, ``effective: "next_provider_call"``,
-  ``compacted: false``) is always written, default or not.
+  wire. A field whose default is a value (the tags, ``effective: "next_provider_call"``,
+  ``compacted: false``) is always written, and the JSON Schema marks it required.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+from pydantic_core import PydanticCustomError
+
+_TAGS = ("type", "kind")
+
+
+def _schema_extra(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Make the schema say what the wire does: always-written fields are required, optional
+    fields are never null."""
+    cls: Any = model
+    props = schema.get("properties", {})
+    required = set(schema.get("required", [])) | set(cls._always_written)
+    if required:
+        schema["required"] = [name for name in props if name in required]
+    for name in cls._not_null:
+        prop = props.get(name)
+        if prop and "anyOf" in prop:
+            options = [o for o in prop["anyOf"] if o != {"type": "null"}]
+            if len(options) == 1:
+                rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+                props[name] = {**options[0], **rest}
+            else:
+                prop["anyOf"] = options
+                prop.pop("default", None)
+        elif prop:
+            prop.pop("default", None)
 
 
 class WireModel(BaseModel):
-    """A JSON object on the wire: extra keys allowed, tags always serialized."""
+    """A JSON object on the wire: strict types, extra keys allowed, value-defaults always written."""
 
-    model_config = ConfigDict(extra="allow", defer_build=True, validate_default=False)
+    model_config = ConfigDict(
+        extra="allow",
+        strict=True,
+        defer_build=True,
+        validate_default=False,
+        json_schema_extra=_schema_extra,
+    )
 
     _always_written: ClassVar[frozenset[str]] = frozenset()
+    _not_null: ClassVar[frozenset[str]] = frozenset()
+    _tags: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
+        fields = cls.model_fields
         cls._always_written = frozenset(
-            name
-            for name, field in cls.model_fields.items()
-            if not field.is_required() and field.default is not None
+            n for n, f in fields.items() if not f.is_required() and f.default is not None
         )
+        cls._not_null = frozenset(
+            n
+            for n, f in fields.items()
+            if not f.is_required() and f.default is None and f.annotation is not Any
+        )
+        cls._tags = frozenset(n for n in _TAGS if n in cls._always_written)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wire_rules(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, dict):
+            for name in cls._not_null:
+                if name in data and data[name] is None:
+                    raise PydanticCustomError(
+                        "null_not_allowed",
+                        "field '{field}' may be left out but cannot be null",
+                        {"field": name},
+                    )
+            if info.context and info.context.get("wire"):
+                for name in cls._tags:
+                    if name not in data:
+                        raise PydanticCustomError(
+                            "missing_tag", "field '{field}' is required", {"field": name}
+                        )
+        return data
 
     def model_post_init(self, context: Any, /) -> None:
         if self._always_written:

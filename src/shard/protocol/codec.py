@@ -8,6 +8,7 @@ messages name the offending field.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -21,6 +22,11 @@ from shard.protocol.events import EVENTS, ErrorInfo, EventBase, Response
 from shard.protocol.framing import Oversized, peek_envelope
 
 _M = TypeVar("_M", bound=WireModel)
+_WIRE = {"wire": True}
+# pydantic labels the member of a union it tried (``str``, ``list[str]``) inside error locations
+_UNION_LABEL = re.compile(
+    r"^(str|int|float|bool|none|list\[.*\]|dict\[.*\]|tuple\[.*\]|function-.*|.*\[.*\])$"
+)
 
 
 def decode_object(line: bytes | str) -> dict[str, Any]:
@@ -78,7 +84,7 @@ def parse_event(record: bytes | str | Mapping[str, Any]) -> EventBase:
 
 def _validate(model: type[_M], obj: dict[str, Any], msg_id: str | None, msg_type: str) -> _M:
     try:
-        return model.model_validate(obj)
+        return model.model_validate(obj, context=_WIRE)
     except ValidationError as exc:
         raise FrameError(
             f"invalid '{msg_type}': {describe_validation_error(exc)}", id=msg_id, command=msg_type
@@ -98,8 +104,7 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 def _is_union_tag(part: object) -> bool:
-    # pydantic puts the chosen union member's tag in the location; it is not a field name
-    return isinstance(part, str) and ("[" in part or part.startswith("function-"))
+    return isinstance(part, str) and bool(_UNION_LABEL.match(part))
 
 
 def encode(message: WireModel) -> bytes:
@@ -129,4 +134,4 @@ def _json_kind(value: object) -> str:
         return "a string"
     if isinstance(value, list):
         return "an array"
-    return type(value).__name__
+    return "an object"

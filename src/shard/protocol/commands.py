@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, StrictInt, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from shard.protocol.agents import HeadlessPolicy
@@ -225,6 +225,13 @@ class DaemonShutdown(CommandBase):
 
 class WorkspaceCommand(CommandBase):
     version: Literal[1] | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # True == 1 in Python; on the wire it is not the number 1
+            raise ValueError("version must be the number 1")
+        return value
 
 
 class WorkspaceCreate(WorkspaceCommand):

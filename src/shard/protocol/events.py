@@ -185,7 +185,7 @@ class Compaction(AgentEvent):
     tokens_before: int
     tokens_after: int
     first_kept_entry_id: str
-    message_range: tuple[str, str]
+    message_range: Annotated[list[str], Field(min_length=2, max_length=2)]
 
 
 class ErrorEvent(AgentEvent):
@@ -209,7 +209,7 @@ class PermissionResolved(AgentEvent):
 
     @model_validator(mode="after")
     def _one_form(self) -> PermissionResolved:
-        if ("decision" in self.model_fields_set) == ("choice_id" in self.model_fields_set):
+        if (self.decision is not None) == (self.choice_id is not None):
             raise ValueError("exactly one of 'decision' or 'choice_id' is required")
         return self
 

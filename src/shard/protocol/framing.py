@@ -36,6 +36,7 @@ class LineBuffer:
         self._buf = bytearray()
         self._scanned = 0  # bytes of _buf already known to hold no LF
         self._discarding: Oversized | None = None
+        self._last_cr = False  # while discarding: the last dropped byte was CR
 
     def feed(self, data: bytes) -> list[Record]:
         """Add ``data``; return every record it completed, in order."""
@@ -43,12 +44,16 @@ class LineBuffer:
         view = memoryview(data)
         while view:
             if self._discarding is not None:
-                nl = data.find(b"\n", len(data) - len(view))
+                offset = len(data) - len(view)
+                nl = data.find(b"\n", offset)
                 if nl < 0:
                     self._discarding = Oversized(self._discarding.size + len(view), self._discarding.prefix)
+                    self._last_cr = data[-1:] == b"\r"
                     return out
-                consumed = nl - (len(data) - len(view))
-                out.append(Oversized(self._discarding.size + consumed, self._discarding.prefix))
+                consumed = nl - offset
+                last_cr = data[nl - 1 : nl] == b"\r" if consumed else self._last_cr
+                size = self._discarding.size + consumed - (1 if last_cr else 0)
+                out.append(Oversized(size, self._discarding.prefix))
                 self._discarding = None
                 view = view[consumed + 1 :]
                 continue
@@ -66,8 +71,12 @@ class LineBuffer:
             if start:
                 del self._buf[:start]
             self._scanned = len(self._buf)
-            if len(self._buf) > self.max_line_bytes:
+            # A trailing CR may still be stripped when its LF arrives, so it does not count yet:
+            # the cap applies to the line as it will be read, whatever the chunking.
+            pending = len(self._buf) - (1 if self._buf.endswith(b"\r") else 0)
+            if pending > self.max_line_bytes:
                 self._discarding = Oversized(len(self._buf), bytes(self._buf[:_PREFIX_KEEP]))
+                self._last_cr = self._buf.endswith(b"\r")
                 self._buf.clear()
                 self._scanned = 0
         return out
@@ -76,7 +85,8 @@ class LineBuffer:
         """End of stream: a final line without LF is still a record."""
         out: list[Record] = []
         if self._discarding is not None:
-            out.append(self._discarding)
+            size = self._discarding.size - (1 if self._last_cr else 0)
+            out.append(Oversized(size, self._discarding.prefix))
             self._discarding = None
         elif self._buf:
             out.append(self._finish(bytes(self._buf)))
@@ -162,6 +172,30 @@ _SIMPLE_ESCAPES = {
 }
 
 
+def _hex4(text: str, at: int) -> int | None:
+    digits = text[at : at + 4]
+    if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+        return None
+    return int(digits, 16)
+
+
+def _scan_unicode_escape(text: str, i: int) -> tuple[str | None, int]:
+    """``\\uXXXX`` at ``i`` (a surrogate pair takes two escapes); None for a lone surrogate."""
+    first = _hex4(text, i + 2)
+    if first is None:
+        return None, i
+    if 0xD800 <= first <= 0xDBFF:
+        if text[i + 6 : i + 8] != "\\u":
+            return None, i
+        second = _hex4(text, i + 8)
+        if second is None or not 0xDC00 <= second <= 0xDFFF:
+            return None, i
+        return chr(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)), i + 12
+    if 0xDC00 <= first <= 0xDFFF:
+        return None, i
+    return chr(first), i + 6
+
+
 def _scan_string(text: str, start: int) -> tuple[str | None, int]:
     """Read the JSON string that opens at ``start``; return it and the index after it."""
     i = start + 1
@@ -176,12 +210,11 @@ def _scan_string(text: str, start: int) -> tuple[str | None, int]:
                 out.append(_SIMPLE_ESCAPES[esc])
                 i += 2
                 continue
-            if esc == "u" and i + 6 <= len(text):
-                try:
-                    out.append(chr(int(text[i + 2 : i + 6], 16)))
-                except ValueError:
+            if esc == "u":
+                code, i = _scan_unicode_escape(text, i)
+                if code is None:
                     return None, len(text)
-                i += 6
+                out.append(code)
                 continue
             return None, len(text)
         if c == '"':

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from shard.protocol.agents import (
     AgentInfo,
@@ -60,7 +62,7 @@ class CompactResult(WireModel):
     tokens_before: int
     tokens_after: int
     first_kept_entry_id: str
-    message_range: tuple[str, str]
+    message_range: Annotated[list[str], Field(min_length=2, max_length=2)]
 
 
 class CompactNoop(WireModel):
