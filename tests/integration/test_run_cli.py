@@ -32,6 +32,7 @@ async def test_run_prints_the_assistant_text(home, project):
     assert code == 0, err
     assert out == "Looking.\nThere are 2 entries.\n"
     assert "» ls" in err
+    assert "│ config.json" in err, "what the tool returned is previewed on stderr"
     assert "[session sess-" in err
 
 

@@ -80,12 +80,13 @@ class MessageAssembler:
                 name=event.name,
             )
         if isinstance(event, ToolCallArgs):
-            if not self.blocks or self.blocks[-1].kind != "tool_call":
-                return None  # arguments with no open tool call: nothing to attach them to
-            self.blocks[-1].parts.append(event.fragment)
+            index = self._tool_block(event.call_id)
+            if index is None:
+                return None  # arguments with no tool call to attach them to
+            self.blocks[index].parts.append(event.fragment)
             return MessageDelta(
                 message_id=self.message_id,
-                block_index=len(self.blocks) - 1,
+                block_index=index,
                 kind="tool_call",
                 args_delta=event.fragment,
             )
@@ -93,6 +94,16 @@ class MessageAssembler:
             self.usage = event
         elif isinstance(event, Stop):
             self.stop = event.reason
+        return None
+
+    def _tool_block(self, call_id: str | None) -> int | None:
+        """The block a fragment belongs to: the call it names, else the last block if it is a call."""
+        if call_id is not None:
+            for i in range(len(self.blocks) - 1, -1, -1):
+                if self.blocks[i].kind == "tool_call" and self.blocks[i].tool_call_id == call_id:
+                    return i
+        if self.blocks and self.blocks[-1].kind == "tool_call":
+            return len(self.blocks) - 1
         return None
 
     def _open(self, kind: str) -> _Block:

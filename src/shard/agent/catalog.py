@@ -1,16 +1,90 @@
-"""The model catalog: every selectable model, from config.toml plus the built-in offline provider.
+"""The model catalog: every selectable model, from config.toml plus the built-in providers.
 
-The built-in ``scripted/demo`` model is Shard's offline demo: a deterministic script, not an LLM. It
-is always listed (labelled as such) so a fresh install can be tried with no API key; it is never the
-default — with no model configured the first prompt explains how to configure one.
+Built-ins: ``anthropic`` when ANTHROPIC_API_KEY is set (ANTHROPIC_BASE_URL respected) and ``openai``
+when OPENAI_API_KEY is set (OPENAI_BASE_URL respected), each with a curated model list; a
+config.toml provider of the same name replaces the built-in. The built-in ``scripted/demo`` model is
+Shard's offline demo: a deterministic script, not an LLM. It is always listed (labelled as such) so a
+fresh install can be tried with no API key, and it is never the default.
+
+The default model: ``default_model`` from config.toml, else the first built-in API provider's first
+model; with none, the first prompt explains how to configure one.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NamedTuple
 
-from shard.agent.config import Config, ModelConfig, ProviderConfig
+from shard.agent.config import Config, ModelConfig, ProviderConfig, ReasoningLevelConfig
+
+_THINKING = (
+    ReasoningLevelConfig("off", "Off", "No extended thinking", budget_tokens=0),
+    ReasoningLevelConfig("low", "Low", "Think briefly (4k-token budget)", budget_tokens=4096),
+    ReasoningLevelConfig("medium", "Medium", "Think more (16k-token budget)", budget_tokens=16384),
+    ReasoningLevelConfig("high", "High", "Think hard (32k-token budget)", budget_tokens=32768),
+)
+_EFFORT = (
+    ReasoningLevelConfig("minimal", "Minimal", "Fastest, least reasoning"),
+    ReasoningLevelConfig("low", "Low"),
+    ReasoningLevelConfig("medium", "Medium"),
+    ReasoningLevelConfig("high", "High", "Most reasoning, slowest"),
+)
+
+
+def _claude(model: str, inp: float, out: float) -> ModelConfig:
+    return ModelConfig(
+        id=model,
+        context_window=200_000,
+        reasoning_levels=_THINKING,
+        default_reasoning="off",
+        max_output_tokens=64_000,
+        input_price=inp,
+        output_price=out,
+        cache_read_price=inp / 10,
+        cache_write_price=inp * 1.25,
+    )
+
+
+ANTHROPIC_MODELS = (
+    _claude("claude-sonnet-4-5", 3.0, 15.0),
+    _claude("claude-opus-4-1", 15.0, 75.0),
+    _claude("claude-haiku-4-5", 1.0, 5.0),
+)
+OPENAI_MODELS = (
+    ModelConfig("gpt-5", 400_000, _EFFORT, "medium", None, 128_000, 1.25, 10.0, cache_read_price=0.125),
+    ModelConfig("gpt-5-mini", 400_000, _EFFORT, "medium", None, 128_000, 0.25, 2.0, cache_read_price=0.025),
+    ModelConfig("gpt-4.1", 1_047_576, (), None, None, 32_768, 2.0, 8.0, cache_read_price=0.5),
+)
+
+
+def builtin_api_providers(env: dict[str, str] | os._Environ[str] = os.environ) -> list[ProviderConfig]:
+    """The API providers whose key variable is set, in preference order."""
+    found = []
+    if env.get("ANTHROPIC_API_KEY"):
+        found.append(
+            ProviderConfig(
+                name="anthropic",
+                kind="anthropic",
+                base_url=env.get("ANTHROPIC_BASE_URL") or None,
+                api_key_env="ANTHROPIC_API_KEY",
+                models=ANTHROPIC_MODELS,
+                builtin=True,
+            )
+        )
+    if env.get("OPENAI_API_KEY"):
+        found.append(
+            ProviderConfig(
+                name="openai",
+                kind="openai",
+                base_url=env.get("OPENAI_BASE_URL") or None,
+                api_key_env="OPENAI_API_KEY",
+                models=OPENAI_MODELS,
+                builtin=True,
+            )
+        )
+    return found
+
 
 BUILTIN_SCRIPTED = ProviderConfig(
     name="scripted",
@@ -74,6 +148,22 @@ class ModelCatalog:
             if len(matches) == 1:
                 return matches[0]
         return None
+
+
+def cost(
+    model: ModelConfig, inp: int, out: int, cache_read: int | None, cache_write: int | None
+) -> float | None:
+    """US dollars for one call from the catalog's per-million prices; None when they are unknown."""
+    if model.input_price is None or model.output_price is None:
+        return None
+    total = inp * model.input_price + out * model.output_price
+    total += (cache_read or 0) * (
+        model.cache_read_price if model.cache_read_price is not None else model.input_price
+    )
+    total += (cache_write or 0) * (
+        model.cache_write_price if model.cache_write_price is not None else model.input_price
+    )
+    return round(total / 1_000_000, 8)
 
 
 def capabilities_for(entry: ModelEntry | None) -> list[str]:

@@ -27,6 +27,8 @@ class ReasoningLevelConfig(NamedTuple):
     id: str
     label: str
     description: str | None = None
+    budget_tokens: int | None = None  # anthropic: extended-thinking budget; 0 turns thinking off
+    effort: str | None = None  # the value sent to the API (openai reasoning_effort); default: id
 
 
 class ModelConfig(NamedTuple):
@@ -35,6 +37,23 @@ class ModelConfig(NamedTuple):
     reasoning_levels: tuple[ReasoningLevelConfig, ...] = ()
     default_reasoning: str | None = None
     script: str | None = None  # scripted provider only: this model's script file
+    max_output_tokens: int | None = None
+    # US dollars per million tokens; usage.cost is computed from these when they are known
+    input_price: float | None = None
+    output_price: float | None = None
+    cache_read_price: float | None = None
+    cache_write_price: float | None = None
+
+
+class RetryConfig(NamedTuple):
+    """How provider calls are retried on 429 / 529 / 5xx / dropped connections."""
+
+    max_attempts: int = 5
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+
+
+DEFAULT_RETRY = RetryConfig()
 
 
 class ProviderConfig(NamedTuple):
@@ -54,6 +73,7 @@ class Config(NamedTuple):
     providers: tuple[ProviderConfig, ...] = ()
     max_input_bytes: int = DEFAULT_MAX_LINE_BYTES
     tool_extensions: tuple[str, ...] = ()
+    retry: RetryConfig = DEFAULT_RETRY
     source: Path | None = None
     extra: dict[str, Any] | None = None
 
@@ -124,14 +144,25 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
     extensions = _opt(tools, "extensions", list, f"{where}: tools") or []
     if not all(isinstance(e, str) and ":" in e for e in extensions):
         raise ConfigError(f"{where}: tools.extensions entries must be 'module:attribute' strings")
+    retry_table = _opt(data, "retry", dict, where) or {}
+    rat = f"{where}: retry"
+    retry = RetryConfig(
+        max_attempts=_opt(retry_table, "max_attempts", int, rat) or DEFAULT_RETRY.max_attempts,
+        base_delay=_number(retry_table, "base_delay", rat, DEFAULT_RETRY.base_delay),
+        max_delay=_number(retry_table, "max_delay", rat, DEFAULT_RETRY.max_delay),
+    )
+    if retry.max_attempts < 1:
+        raise ConfigError(f"{rat}.max_attempts must be at least 1")
+    known = {"default_model", "providers", "limits", "tools", "retry"}
     return Config(
         home=home,
         default_model=default_model,
         providers=tuple(providers),
         max_input_bytes=max_input or DEFAULT_MAX_LINE_BYTES,
         tool_extensions=tuple(extensions),
+        retry=retry,
         source=path,
-        extra={k: v for k, v in data.items() if k not in {"default_model", "providers", "limits", "tools"}},
+        extra={k: v for k, v in data.items() if k not in known},
     )
 
 
@@ -146,11 +177,16 @@ def _parse_model(m: object, at: str) -> ModelConfig:
             continue
         if not isinstance(lv, dict):
             raise ConfigError(f"{lat} must be a string or a table")
+        budget = _opt(lv, "budget_tokens", int, lat)
+        if budget is not None and budget < 0:
+            raise ConfigError(f"{lat}.budget_tokens must not be negative")
         levels.append(
             ReasoningLevelConfig(
                 id=_req(lv, "id", str, lat),
                 label=_opt(lv, "label", str, lat) or lv["id"],
                 description=_opt(lv, "description", str, lat),
+                budget_tokens=budget,
+                effort=_opt(lv, "effort", str, lat),
             )
         )
     default_reasoning = _opt(m, "default_reasoning", str, at)
@@ -159,13 +195,30 @@ def _parse_model(m: object, at: str) -> ModelConfig:
     context_window = _opt(m, "context_window", int, at)
     if context_window is not None and context_window <= 0:
         raise ConfigError(f"{at}.context_window must be positive")
+    max_output = _opt(m, "max_output_tokens", int, at)
+    if max_output is not None and max_output <= 0:
+        raise ConfigError(f"{at}.max_output_tokens must be positive")
     return ModelConfig(
         id=_req(m, "id", str, at),
         context_window=context_window,
         reasoning_levels=tuple(levels),
         default_reasoning=default_reasoning,
         script=_opt(m, "script", str, at),
+        max_output_tokens=max_output,
+        input_price=_number(m, "input_price", at, None),
+        output_price=_number(m, "output_price", at, None),
+        cache_read_price=_number(m, "cache_read_price", at, None),
+        cache_write_price=_number(m, "cache_write_price", at, None),
     )
+
+
+def _number(table: dict[str, Any], key: str, at: str, default: float | None) -> Any:
+    value = table.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigError(f"{at}.{key} must be a non-negative number")
+    return float(value)
 
 
 def _req(table: dict[str, Any], key: str, typ: type, at: str) -> Any:

@@ -21,6 +21,7 @@ from shard.agent.config import Config
 from shard.agent.modes import ModeController
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
+from shard.agent.providers.sdk import preload
 from shard.agent.session.history import MESSAGE_KINDS, entry_message, model_message, replay
 from shard.agent.session.store import SessionStore
 from shard.agent.status import StatusMachine
@@ -105,8 +106,15 @@ class Runtime:
         self.provider: Provider | None = None
         self.provider_entry: ModelEntry | None = None
         self._next_provider: tuple[ModelEntry, Provider] | None = None
+        # A default model whose provider cannot be built (say its key variable is unset) must not
+        # stop the agent from starting: the problem is reported when a prompt needs the provider.
+        self.provider_problem: ShardError | None = None
         if model is not None:
-            self._next_provider = (model, build_provider(model, config))
+            try:
+                self._next_provider = (model, build_provider(model, config))
+            except ShardError as exc:
+                self.provider_problem = exc
+        self._status_detail: str | None = None
         self.steers: deque[UserInput] = deque()
         self.follow_ups: deque[UserInput] = deque()
         self.turn_task: asyncio.Task[None] | None = None
@@ -121,7 +129,9 @@ class Runtime:
         self._sink(event)
 
     def set_status(self, status: AgentStatus, detail: str | None = None) -> None:
-        if self.status.move(status):
+        """Emit ``status`` on every transition, and when only the detail changes (e.g. retrying)."""
+        if self.status.move(status) or detail != self._status_detail:
+            self._status_detail = detail
             event = Status(status=status)
             if detail is not None:
                 event.detail = detail
@@ -305,6 +315,8 @@ class Runtime:
         self.record("model_change", model=entry.id, reasoning=reasoning)
         self.model, self.reasoning = entry, reasoning
         self._next_provider = (entry, provider)
+        self.provider_problem = None
+        preload(entry.provider.kind)
         self.emit(
             ModelChanged(
                 previous=result.previous,
@@ -314,14 +326,19 @@ class Runtime:
         )
         return result
 
-    def take_provider(self) -> tuple[ModelEntry, Provider] | None:
+    def take_provider(self) -> tuple[ModelEntry, Provider]:
         """At a provider-call boundary: swap in a pending selection, return what to call."""
         if self._next_provider is not None:
             self.provider_entry, self.provider = self._next_provider
             self._next_provider = None
         if self.provider is None or self.provider_entry is None:
-            return None
+            raise self.provider_problem or ShardError(ErrorCode.PROVIDER_ERROR, "no model is selected")
         return self.provider_entry, self.provider
+
+    def start_background_work(self) -> None:
+        """After sync: begin importing the active provider's SDK so the first prompt need not wait."""
+        if self.model is not None and self.provider_problem is None:
+            preload(self.model.provider.kind)
 
     def _reasoning_entry(self) -> ModelEntry:
         if self.model is None or not self.model.has_reasoning:

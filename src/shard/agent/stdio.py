@@ -122,6 +122,7 @@ async def serve(prepared: Prepared) -> int:
         await out.finish()
         return 3
     out.send(runtime.sync())
+    runtime.start_background_work()
 
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

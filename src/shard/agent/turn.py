@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from shard.agent.assembler import AssembledToolCall, MessageAssembler
+from shard.agent.catalog import ModelEntry, cost
 from shard.agent.gate import decide
 from shard.agent.providers.base import ProviderError, ProviderRequest, UsageReport
+from shard.agent.providers.retry import stream_with_retries
 from shard.agent.system_prompt import system_prompt
 from shard.agent.tools.base import ToolFailure, ToolOutput
 from shard.protocol.agents import Usage
@@ -49,25 +52,28 @@ class _TurnUsage:
     def __init__(self) -> None:
         self.total: Usage | None = None
 
-    def add(self, report: UsageReport, model: str) -> Usage:
-        call = Usage(input=report.input, output=report.output, model=model)
+    def add(self, report: UsageReport, entry: ModelEntry) -> Usage:
+        call = Usage(input=report.input, output=report.output, model=entry.id)
         for name in ("cache_read", "cache_write", "context_tokens"):
             value = getattr(report, name)
             if value is not None:
                 setattr(call, name, value)
+        price = cost(entry.model, report.input, report.output, report.cache_read, report.cache_write)
+        if price is not None:
+            call.cost = price
         if self.total is None:
             self.total = call.model_copy()
         else:
             t = self.total
             t.input += call.input
             t.output += call.output
-            for name in ("cache_read", "cache_write"):
+            for name in ("cache_read", "cache_write", "cost"):
                 value = getattr(call, name)
                 if value is not None:
-                    setattr(t, name, (getattr(t, name) or 0) + value)
+                    setattr(t, name, round((getattr(t, name) or 0) + value, 8))
             if call.context_tokens is not None:
                 t.context_tokens = call.context_tokens
-            t.model = model
+            t.model = entry.id
         return call
 
 
@@ -142,11 +148,11 @@ def _deliver(rt: Runtime, inp: UserInput) -> None:
 
 async def _call_model(rt: Runtime, usage: _TurnUsage) -> MessageAssembler | None:
     """One provider call, streamed. None when it failed (already reported)."""
-    chosen = rt.take_provider()
-    if chosen is None:
-        rt.emit(ErrorEvent(code=ErrorCode.PROVIDER_ERROR.value, message="no model is selected", fatal=False))
+    try:
+        entry, provider = rt.take_provider()
+    except ShardError as exc:
+        rt.emit(ErrorEvent(code=ErrorCode.PROVIDER_ERROR.value, message=exc.message, fatal=False))
         return None
-    entry, provider = chosen
     request = ProviderRequest(
         model=entry.model.id,
         system=system_prompt(rt.cwd, rt.modes.active, list(rt.tools)),
@@ -155,11 +161,16 @@ async def _call_model(rt: Runtime, usage: _TurnUsage) -> MessageAssembler | None
         reasoning=rt.reasoning if entry.has_reasoning else None,
     )
     assembler = MessageAssembler(new_id("msg"))
+
+    def on_retry(detail: str | None) -> None:
+        rt.set_status("streaming", detail)
+
     try:
-        async for event in provider.stream(request):
-            delta = assembler.feed(event)
-            if delta is not None:
-                rt.emit(delta)
+        async with aclosing(stream_with_retries(provider, request, rt.config.retry, on_retry)) as stream:
+            async for event in stream:
+                delta = assembler.feed(event)
+                if delta is not None:
+                    rt.emit(delta)
     except asyncio.CancelledError:
         _keep_partial(rt, assembler, incomplete="aborted", unrun=ABORTED)
         raise
@@ -170,7 +181,7 @@ async def _call_model(rt: Runtime, usage: _TurnUsage) -> MessageAssembler | None
             else ProviderError(f"the provider failed unexpectedly: {type(exc).__name__}: {exc}")
         )
         _keep_partial(rt, assembler, incomplete="error", unrun=CUT_OFF)
-        _report_usage(rt, usage, assembler, entry.id)
+        _report_usage(rt, usage, assembler, entry)
         rt.emit(ErrorEvent(code=error.code.value, message=error.message, fatal=False))
         return None
     extra: dict[str, Any] = {"stop_reason": assembler.stop or "end_turn", "model": entry.id}
@@ -179,7 +190,7 @@ async def _call_model(rt: Runtime, usage: _TurnUsage) -> MessageAssembler | None
     message = assembler.message()
     rt.record_message(message, **extra)
     rt.emit(MessageComplete(message_id=message.id, message=message))
-    _report_usage(rt, usage, assembler, entry.id)
+    _report_usage(rt, usage, assembler, entry)
     return assembler
 
 
@@ -187,10 +198,10 @@ def _usage_dict(report: UsageReport) -> dict[str, int]:
     return {k: v for k in report.__slots__ if (v := getattr(report, k)) is not None}
 
 
-def _report_usage(rt: Runtime, usage: _TurnUsage, assembler: MessageAssembler, model: str) -> None:
+def _report_usage(rt: Runtime, usage: _TurnUsage, assembler: MessageAssembler, entry: ModelEntry) -> None:
     if assembler.usage is None:
         return
-    call = usage.add(assembler.usage, model)
+    call = usage.add(assembler.usage, entry)
     rt.emit(UsageEvent(**call.to_wire()))
 
 

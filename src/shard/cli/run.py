@@ -55,6 +55,7 @@ async def _run(prepared, prompt: str, *, as_json: bool) -> int:  # noqa: ANN001
     )
     sink(runtime.hello())
     sink(runtime.sync())
+    runtime.start_background_work()
     interrupted = False
     loop = asyncio.get_running_loop()
     aborting: set[asyncio.Task[None]] = set()

@@ -36,6 +36,7 @@ class ToolCallStart:
 @dataclass(frozen=True, slots=True)
 class ToolCallArgs:
     fragment: str  # a piece of the JSON arguments text; concatenate, then parse (P1)
+    call_id: str | None = None  # which call, when a provider interleaves parallel calls; else the last
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +74,27 @@ class ProviderRequest:
 
 
 class ProviderError(ShardError):
-    """A provider call failed. ``retryable`` marks rate limits, overloads and dropped connections."""
+    """A provider call failed.
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+    ``retryable`` marks rate limits, overloads, server errors and dropped connections; ``retry_after``
+    is the server's Retry-After in seconds when it sent one; ``context_overflow`` marks a request the
+    model refused because the context is too long.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+        context_overflow: bool = False,
+    ) -> None:
         super().__init__(ErrorCode.PROVIDER_ERROR, message)
         self.retryable = retryable
         self.status = status
+        self.retry_after = retry_after
+        self.context_overflow = context_overflow
 
 
 class Provider(Protocol):

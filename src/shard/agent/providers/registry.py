@@ -29,7 +29,14 @@ def build_provider(entry: ModelEntry, config: Config) -> Provider:
             return ScriptedProvider(entry.provider.name, path, record)
         except ScriptError as exc:
             raise ShardError(ErrorCode.NOT_FOUND, str(exc)) from None
+    if kind == "anthropic":
+        from shard.agent.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(entry)
+    if kind == "openai":
+        from shard.agent.providers.openai import OpenAIProvider
+
+        return OpenAIProvider(entry)
     raise ShardError(
-        ErrorCode.NOT_FOUND,
-        f"provider kind {kind!r} (provider {entry.provider.name!r}) is not available in this build",
+        ErrorCode.NOT_FOUND, f"provider kind {kind!r} (provider {entry.provider.name!r}) is unknown"
     )

@@ -1,0 +1,245 @@
+"""The ``anthropic`` provider: the Messages API, streamed, through the official SDK.
+
+Request side (:func:`build_params`, pure): consecutive same-role messages are merged (tool results
+first in a user turn, as the API requires); thinking blocks go back with their signature (unsigned
+ones — from another provider — are dropped); images become base64 image blocks; two prompt-cache
+breakpoints mark the system prompt (which caches the tools with it) and the conversation's last block.
+
+Response side (:class:`AnthropicFold`, pure): the SDK's raw stream events fold into the normalized
+events — text, thinking (+ signature), tool_use starts and ``input_json_delta`` fragments, usage
+(input, output, cache read, cache write) and the stop reason. A stream that ends without
+``message_stop`` is a cut: the call fails and what arrived is kept, marked incomplete.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from shard.agent.catalog import ModelEntry
+from shard.agent.providers import sdk
+from shard.agent.providers.base import (
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    Stop,
+    StopReason,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgs,
+    ToolCallStart,
+    UsageReport,
+)
+from shard.agent.providers.errors import missing_key, translate
+from shard.protocol.content import (
+    ErrorContent,
+    ImageBlock,
+    JsonContent,
+    Message,
+    TextBlock,
+    TextContent,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from shard.protocol.errors import ErrorCode, ShardError
+
+DEFAULT_MAX_TOKENS = 16_384
+_EPHEMERAL = {"type": "ephemeral"}
+_STOP = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens", "refusal": "refusal"}
+
+
+class AnthropicProvider:
+    def __init__(self, entry: ModelEntry) -> None:
+        self.entry = entry
+        self.name = entry.provider.name
+        env = entry.provider.api_key_env
+        self._key = os.environ.get(env) if env else None
+        if not self._key:
+            raise ShardError(ErrorCode.NOT_FOUND, missing_key(entry.provider))
+        self._client: Any = None
+
+    async def _sdk_client(self) -> Any:
+        if self._client is None:
+            module = await sdk.load("anthropic")
+            kwargs: dict[str, Any] = {"api_key": self._key, "max_retries": 0, "timeout": 600.0}
+            if self.entry.provider.base_url:
+                kwargs["base_url"] = self.entry.provider.base_url
+            self._client = module.AsyncAnthropic(**kwargs)
+        return self._client
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        params = build_params(request, self.entry)
+        fold = AnthropicFold()
+        try:
+            client = await self._sdk_client()
+            stream = await client.messages.create(**params)
+            async with stream:
+                async for event in stream:
+                    for out in fold.feed(event):
+                        yield out
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise translate(exc, self.entry.provider, self._key) from None
+        if not fold.finished:
+            raise ProviderError(
+                f"{self.name}: the stream ended before the message was complete", retryable=True
+            )
+
+
+def _thinking_budget(entry: ModelEntry, level: str | None) -> int:
+    for lv in entry.model.reasoning_levels:
+        if lv.id == level:
+            return lv.budget_tokens or 0
+    return 0
+
+
+def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
+    """The ``messages.create`` keyword arguments for a request (pure)."""
+    budget = _thinking_budget(entry, request.reasoning)
+    max_tokens = entry.model.max_output_tokens or DEFAULT_MAX_TOKENS
+    if budget:
+        max_tokens = max(max_tokens, budget + 4096)
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": max_tokens,
+        "system": [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}],
+        "messages": convert_messages(request.messages),
+        "stream": True,
+    }
+    if request.tools:
+        params["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools
+        ]
+    if budget:
+        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    return params
+
+
+def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        blocks = [b for b in (_block(block) for block in message.content) if b is not None]
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == message.role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": message.role, "content": blocks})
+    for turn in turns:
+        if turn["role"] == "user":  # tool results must open the user turn that answers tool calls
+            turn["content"].sort(key=lambda b: b["type"] != "tool_result")
+    if turns:
+        last = dict(turns[-1]["content"][-1])
+        last["cache_control"] = _EPHEMERAL
+        turns[-1]["content"][-1] = last
+    return turns
+
+
+def _block(block: Any) -> dict[str, Any] | None:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text} if block.text else None
+    if isinstance(block, ThinkingBlock):
+        signature = (block.model_extra or {}).get("signature")
+        if not signature:
+            return None
+        return {"type": "thinking", "thinking": block.text, "signature": signature}
+    if isinstance(block, ToolCallBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.args}
+    if isinstance(block, ToolResultBlock):
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_call_id}
+        out["content"] = _result_text(block)
+        if block.is_error:
+            out["is_error"] = True
+        return out
+    if isinstance(block, ImageBlock):
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": block.mime_type, "data": block.data},
+        }
+    return None
+
+
+def _result_text(block: ToolResultBlock) -> str:
+    content = block.content
+    if isinstance(content, TextContent):
+        return content.text or "(no output)"
+    if isinstance(content, ErrorContent):
+        return content.message
+    assert isinstance(content, JsonContent)
+    return orjson.dumps(content.value).decode()
+
+
+class AnthropicFold:
+    """Raw Messages-API stream events → normalized events. Works on the SDK's event objects."""
+
+    def __init__(self) -> None:
+        self.finished = False
+        self._input = 0
+        self._cache_read: int | None = None
+        self._cache_write: int | None = None
+        self._output = 0
+        self._stop: StopReason = "end_turn"
+        self._tool_blocks: dict[int, str] = {}
+
+    def feed(self, event: Any) -> list[ProviderEvent]:
+        kind = getattr(event, "type", None)
+        if kind == "message_start":
+            self._usage(getattr(event.message, "usage", None))
+        elif kind == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                self._tool_blocks[event.index] = block.id
+                return [ToolCallStart(id=block.id, name=block.name)]
+            if block.type == "text" and getattr(block, "text", ""):
+                return [TextDelta(block.text)]
+            if block.type == "thinking" and getattr(block, "thinking", ""):
+                return [ThinkingDelta(block.thinking)]
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                return [TextDelta(delta.text)]
+            if delta.type == "thinking_delta":
+                return [ThinkingDelta(delta.thinking)]
+            if delta.type == "signature_delta":
+                return [ThinkingDelta("", signature=delta.signature)]
+            if delta.type == "input_json_delta":
+                return [ToolCallArgs(delta.partial_json, call_id=self._tool_blocks.get(event.index))]
+        elif kind == "message_delta":
+            self._usage(getattr(event, "usage", None))
+            reason = getattr(event.delta, "stop_reason", None)
+            if reason:
+                self._stop = _STOP.get(reason, "other")  # type: ignore[assignment]
+        elif kind == "message_stop":
+            self.finished = True
+            return [
+                UsageReport(
+                    input=self._input,
+                    output=self._output,
+                    cache_read=self._cache_read,
+                    cache_write=self._cache_write,
+                    context_tokens=self._input
+                    + (self._cache_read or 0)
+                    + (self._cache_write or 0)
+                    + self._output,
+                ),
+                Stop(self._stop),
+            ]
+        return []
+
+    def _usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        if getattr(usage, "input_tokens", None) is not None:
+            self._input = usage.input_tokens
+        if getattr(usage, "output_tokens", None) is not None:
+            self._output = usage.output_tokens
+        if getattr(usage, "cache_read_input_tokens", None) is not None:
+            self._cache_read = usage.cache_read_input_tokens
+        if getattr(usage, "cache_creation_input_tokens", None) is not None:
+            self._cache_write = usage.cache_creation_input_tokens

@@ -1,0 +1,121 @@
+"""Translate an SDK or transport failure into a ProviderError — once, at the provider boundary.
+
+Both official SDKs raise the same family (``APIStatusError`` with ``status_code`` and ``response``,
+``APIConnectionError``, ``APITimeoutError``); the transport underneath raises its own errors when a
+stream is cut. Nothing here ever puts a key in a message: messages are built from the status, the
+server's error text and the *name* of the variable that holds the key.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from typing import Any
+
+from shard.agent.config import ProviderConfig
+from shard.agent.providers.base import ProviderError
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+_OVERFLOW_MARKERS = (
+    "prompt is too long",
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "too many tokens",
+)
+
+
+def key_hint(provider: ProviderConfig) -> str:
+    if provider.api_key_env is None:
+        return (
+            f"provider '{provider.name}' in config.toml has no api_key_env; "
+            "set it to the name of the variable holding the key"
+        )
+    if provider.builtin:
+        return f"check the key in the {provider.api_key_env} environment variable"
+    return (
+        f"check the key in the {provider.api_key_env} environment variable "
+        f"(api_key_env of provider '{provider.name}' in config.toml)"
+    )
+
+
+def missing_key(provider: ProviderConfig) -> str:
+    return (
+        f"provider '{provider.name}' needs an API key: set the {provider.api_key_env} environment variable"
+        if provider.api_key_env
+        else f"provider '{provider.name}' needs an API key: set api_key_env in its config.toml entry"
+    )
+
+
+def translate(exc: BaseException, provider: ProviderConfig, key: str | None = None) -> ProviderError:
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        detail = _server_message(exc)
+        if status in (401, 403):
+            return ProviderError(
+                f"{provider.name}: authentication failed (HTTP {status}): {key_hint(provider)}"
+                + (f" — the server said: {detail}" if detail else ""),
+                status=status,
+            )
+        overflow = status in (400, 413) and any(m in detail.lower() for m in _OVERFLOW_MARKERS)
+        return ProviderError(
+            f"{provider.name}: HTTP {status}" + (f": {detail}" if detail else ""),
+            retryable=status in RETRYABLE_STATUS,
+            status=status,
+            retry_after=_retry_after(getattr(exc, "response", None)),
+            context_overflow=overflow,
+        )
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return ProviderError(f"{provider.name}: the request timed out", retryable=True)
+    module = type(exc).__module__
+    if (
+        "Connection" in name
+        or module.startswith(("httpx", "httpcore", "h11", "anyio", "ssl"))
+        or isinstance(exc, ConnectionError | EOFError)
+    ):
+        cause = exc.__cause__ or exc.__context__
+        why = str(cause or exc) or name
+        return ProviderError(f"{provider.name}: connection lost ({_scrub(why, key)})", retryable=True)
+    return ProviderError(f"{provider.name}: {name}: {_scrub(str(exc), key)}")
+
+
+def _server_message(exc: BaseException) -> str:
+    body: Any = getattr(exc, "body", None)
+    message = None
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            message = err.get("message")
+        elif isinstance(err, str):
+            message = err
+        message = message or body.get("message")
+    if not isinstance(message, str) or not message:
+        message = str(getattr(exc, "message", "") or "")
+    return message[:500]
+
+
+def _retry_after(response: Any) -> float | None:
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return float(raw_ms) / 1000
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _scrub(text: str, key: str | None) -> str:
+    if key and key in text:
+        text = text.replace(key, "[redacted]")
+    return text[:500]

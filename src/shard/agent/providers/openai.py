@@ -1,0 +1,305 @@
+"""The ``openai`` provider: Chat Completions, streamed, through the official SDK, against any
+OpenAI-compatible ``base_url`` (OpenAI, Ollama, vLLM, llama.cpp server, OpenRouter).
+
+Request side (:func:`build_params`, pure): the system prompt, user text and images (``image_url`` data
+URLs), assistant text with ``tool_calls``, tool results as ``role: "tool"`` messages (errors prefixed
+so the model knows), ``reasoning_effort`` for models with reasoning levels, and
+``stream_options.include_usage``. Thinking from other providers is not sent back.
+
+Response side (:class:`OpenAIFold`, pure): chunks fold into normalized events. Servers differ, so the
+fold assumes little: a tool-call delta may lack ``index`` or ``id`` (a stable key is made up), parallel
+calls may interleave (each argument fragment is tagged with its call), the name may come late, the
+usage chunk and ``finish_reason`` may never come (the stop is inferred), reasoning text may arrive as
+``reasoning_content`` or ``reasoning``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from shard.agent.catalog import ModelEntry
+from shard.agent.providers import sdk
+from shard.agent.providers.base import (
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    Stop,
+    StopReason,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgs,
+    ToolCallStart,
+    UsageReport,
+)
+from shard.agent.providers.errors import missing_key, translate
+from shard.protocol.content import (
+    ErrorContent,
+    ImageBlock,
+    JsonContent,
+    Message,
+    TextBlock,
+    TextContent,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.ids import new_id
+
+_FINISH: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+# Local servers (Ollama, llama.cpp, vLLM) take no key, but the SDK insists on one.
+_NO_KEY = "not-needed"
+
+
+class OpenAIProvider:
+    def __init__(self, entry: ModelEntry) -> None:
+        self.entry = entry
+        self.name = entry.provider.name
+        env = entry.provider.api_key_env
+        if env is None:
+            self._key = _NO_KEY
+        else:
+            key = os.environ.get(env)
+            if not key:
+                raise ShardError(ErrorCode.NOT_FOUND, missing_key(entry.provider))
+            self._key = key
+        self._client: Any = None
+
+    async def _sdk_client(self) -> Any:
+        if self._client is None:
+            module = await sdk.load("openai")
+            kwargs: dict[str, Any] = {"api_key": self._key, "max_retries": 0, "timeout": 600.0}
+            if self.entry.provider.base_url:
+                kwargs["base_url"] = self.entry.provider.base_url
+            self._client = module.AsyncOpenAI(**kwargs)
+        return self._client
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        params = build_params(request, self.entry)
+        fold = OpenAIFold()
+        try:
+            client = await self._sdk_client()
+            stream = await client.chat.completions.create(**params)
+            async with stream:
+                async for chunk in stream:
+                    for out in fold.feed(chunk):
+                        yield out
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise translate(exc, self.entry.provider, self._key) from None
+        if not fold.saw_anything:
+            raise ProviderError(f"{self.name}: the server sent an empty response", retryable=True)
+        for out in fold.finish():
+            yield out
+
+
+def _effort(entry: ModelEntry, level: str | None) -> str | None:
+    for lv in entry.model.reasoning_levels:
+        if lv.id == level:
+            return lv.effort or lv.id
+    return None
+
+
+def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
+    """The ``chat.completions.create`` keyword arguments for a request (pure)."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": convert_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in request.tools
+        ]
+    effort = _effort(entry, request.reasoning)
+    if effort is not None:
+        params["reasoning_effort"] = effort
+    if entry.model.max_output_tokens:
+        params["max_completion_tokens"] = entry.model.max_output_tokens
+    return params
+
+
+def convert_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    for message in messages:
+        if message.role == "assistant":
+            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+            calls = [
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": orjson.dumps(b.args).decode()},
+                }
+                for b in message.content
+                if isinstance(b, ToolCallBlock)
+            ]
+            if not text and not calls:
+                continue
+            turn: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                turn["tool_calls"] = calls
+            out.append(turn)
+            continue
+        parts: list[dict[str, Any]] = []
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                out.append(
+                    {"role": "tool", "tool_call_id": block.tool_call_id, "content": _result_text(block)}
+                )
+            elif isinstance(block, TextBlock) and block.text:
+                parts.append({"type": "text", "text": block.text})
+            elif isinstance(block, ImageBlock):
+                url = f"data:{block.mime_type};base64,{block.data}"
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+        if parts:
+            only_text = all(p["type"] == "text" for p in parts)
+            content: Any = "\n\n".join(p["text"] for p in parts) if only_text else parts
+            out.append({"role": "user", "content": content})
+    return out
+
+
+def _result_text(block: ToolResultBlock) -> str:
+    content = block.content
+    if isinstance(content, TextContent):
+        text = content.text or "(no output)"
+    elif isinstance(content, ErrorContent):
+        text = content.message
+    else:
+        assert isinstance(content, JsonContent)
+        text = orjson.dumps(content.value).decode()
+    return f"Error: {text}" if block.is_error else text
+
+
+class _Call:
+    __slots__ = ("buffered", "id", "name", "started")
+
+    def __init__(self, call_id: str | None) -> None:
+        self.id = call_id
+        self.name: str | None = None
+        self.started = False
+        self.buffered: list[str] = []
+
+
+class OpenAIFold:
+    """Chat Completions chunks → normalized events. Works on the SDK's chunk objects."""
+
+    def __init__(self) -> None:
+        self.saw_anything = False
+        self._calls: dict[Any, _Call] = {}
+        self._last_key: Any = None
+        self._finish: str | None = None
+        self._usage: UsageReport | None = None
+
+    def feed(self, chunk: Any) -> list[ProviderEvent]:
+        out: list[ProviderEvent] = []
+        self.saw_anything = True
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._usage = _usage(usage)
+        for choice in getattr(chunk, "choices", None) or []:
+            if getattr(choice, "index", 0) not in (0, None):
+                continue  # n > 1 is never requested; ignore stray alternatives
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                reasoning = _extra(delta, "reasoning_content") or _extra(delta, "reasoning")
+                if isinstance(reasoning, str) and reasoning:
+                    out.append(ThinkingDelta(reasoning))
+                content = getattr(delta, "content", None)
+                if content:
+                    out.append(TextDelta(content))
+                for tc in getattr(delta, "tool_calls", None) or []:
+                    out.extend(self._tool_delta(tc))
+            if getattr(choice, "finish_reason", None):
+                self._finish = choice.finish_reason
+        return out
+
+    def _tool_delta(self, tc: Any) -> list[ProviderEvent]:
+        index = getattr(tc, "index", None)
+        call_id = getattr(tc, "id", None) or None
+        fn = getattr(tc, "function", None)
+        name = getattr(fn, "name", None) if fn is not None else None
+        args = getattr(fn, "arguments", None) if fn is not None else None
+        if index is not None:
+            key: Any = ("index", index)
+        elif call_id is not None:
+            key = ("id", call_id)
+        elif self._last_key is not None and not name:
+            key = self._last_key
+        else:
+            key = ("anon", len(self._calls))
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = _Call(call_id)
+        self._last_key = key
+        if call_id and not call.id:
+            call.id = call_id
+        if name and not call.name:
+            call.name = name
+        out: list[ProviderEvent] = []
+        if not call.started and call.name:
+            out.extend(self._start(call))
+        if args:
+            if call.started:
+                out.append(ToolCallArgs(args, call_id=call.id))
+            else:
+                call.buffered.append(args)  # no name yet: hold the arguments until the call can start
+        return out
+
+    def _start(self, call: _Call) -> list[ProviderEvent]:
+        call.id = call.id or new_id("tc")
+        call.started = True
+        out: list[ProviderEvent] = [ToolCallStart(id=call.id, name=call.name or "")]
+        out.extend(ToolCallArgs(piece, call_id=call.id) for piece in call.buffered)
+        call.buffered.clear()
+        return out
+
+    def finish(self) -> list[ProviderEvent]:
+        """At the end of the stream: start calls still waiting for a name, report usage and stop."""
+        out: list[ProviderEvent] = []
+        for call in self._calls.values():
+            if not call.started:
+                out.extend(self._start(call))
+        if self._usage is not None:
+            out.append(self._usage)
+        if self._finish is not None:
+            reason = _FINISH.get(self._finish, "other")
+        else:
+            reason = "tool_use" if self._calls else "end_turn"
+        out.append(Stop(reason))
+        return out
+
+
+def _extra(obj: Any, name: str) -> Any:
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None) or {}
+        value = extra.get(name)
+    return value
+
+
+def _usage(usage: Any) -> UsageReport:
+    prompt = getattr(usage, "prompt_tokens", None) or 0
+    completion = getattr(usage, "completion_tokens", None) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return UsageReport(
+        input=prompt - (cached or 0),
+        output=completion,
+        cache_read=cached,
+        context_tokens=prompt + completion,
+    )
