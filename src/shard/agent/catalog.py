@@ -13,6 +13,7 @@ model; with none, the first prompt explains how to configure one.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -58,7 +59,7 @@ OPENAI_MODELS = (
 )
 
 
-def builtin_api_providers(env: dict[str, str] | os._Environ[str] = os.environ) -> list[ProviderConfig]:
+def builtin_api_providers(env: Mapping[str, str]) -> list[ProviderConfig]:
     """The API providers whose key variable is set, in preference order."""
     found = []
     if env.get("ANTHROPIC_API_KEY"):
@@ -131,12 +132,19 @@ class ModelEntry(NamedTuple):
 
 
 class ModelCatalog:
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, env: Mapping[str, str] | None = None) -> None:
         providers = list(config.providers)
-        if not any(p.name == BUILTIN_SCRIPTED.name for p in providers):
+        names = {p.name for p in providers}
+        builtins = [
+            p for p in builtin_api_providers(os.environ if env is None else env) if p.name not in names
+        ]
+        providers += builtins
+        if BUILTIN_SCRIPTED.name not in names:
             providers.append(BUILTIN_SCRIPTED)
         self.entries: tuple[ModelEntry, ...] = tuple(ModelEntry(p, m) for p in providers for m in p.models)
         self.default_selection = config.default_model
+        if self.default_selection is None and builtins:
+            self.default_selection = f"{builtins[0].name}/{builtins[0].models[0].id}"
 
     def resolve(self, selection: str) -> ModelEntry | None:
         """A catalog id (``provider/model``) or a model name that only one provider has."""

@@ -4,6 +4,7 @@ when it runs, so ``shard agent --stdio`` reaches ``hello`` before any heavy modu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from shard._version import __version__
@@ -64,3 +65,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     build_parser().print_help()
     return 2
+
+
+def entry() -> None:
+    """The process entry point (console script and ``python -m shard``).
+
+    Leaves with ``os._exit`` once the command has finished and flushed: tearing down the interpreter
+    after a provider SDK was loaded costs ~0.5 s here and does nothing useful — sessions are written
+    with unbuffered writes and fsynced at turn end. ``main()`` itself returns normally, for callers
+    that run it in-process.
+    """
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
