@@ -36,7 +36,7 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-PROVIDERS_TOML = """default_model = "anthropic/claude-sonnet-4-5"
+PROVIDERS_TOML = """default_model = "anthropic/claude-sonnet-5-5"
 
 [[providers]]
 name = "local"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
-from shard.agent.gate import decide
 from shard.agent.modes import BUILTIN_MODES, BuildPolicy, Mode, ModeController, PlanPolicy
+from shard.agent.permissions.gate import build_request, outside_paths, precheck
 from shard.agent.tools.base import Tool, ToolContext, ToolOutput, ToolParams
 from shard.agent.tools.ls import LsTool
 from shard.agent.tools.paths import display, is_inside, resolve
@@ -52,8 +52,16 @@ class NoLsPolicy:
 REVIEW = Mode("review", "Review only: no listing.", NoLsPolicy())
 
 
+class _NeedsApproval:
+    """What precheck's None means here: not allowed without asking, no refusal of its own."""
+
+    allowed = False
+    reason = None
+
+
 async def gate(tool: Tool, args: dict[str, object], cwd: Path, mode: Mode = BUILD):
-    return await decide(tool, tool.parse(args), ToolContext(cwd=cwd), mode)
+    verdict = precheck(tool, tool.parse(args), ToolContext(cwd=cwd), mode)
+    return _NeedsApproval() if verdict is None else verdict
 
 
 # --- the gate ------------------------------------------------------------------------------------
@@ -77,9 +85,9 @@ async def test_read_only_tools_inside_the_cwd_run_without_asking(tmp_path: Path,
 
 
 @pytest.mark.parametrize("raw", ["../secret.txt", "sub/../../secret.txt", "{outside}"])
-async def test_read_only_tool_outside_the_cwd_is_denied(tmp_path: Path, raw: str) -> None:
-    """Checks that a read-only tool reaching outside the cwd is denied with a message naming the
-    path, the cwd and the headless deny policy."""
+async def test_read_only_tool_outside_the_cwd_needs_approval(tmp_path: Path, raw: str) -> None:
+    """Checks that a read-only tool reaching outside the cwd does not run without approval, and
+    that the request built for it names the outside path."""
     cwd = tmp_path / "proj"
     cwd.mkdir()
     (tmp_path / "secret.txt").write_text("s")
@@ -88,9 +96,13 @@ async def test_read_only_tool_outside_the_cwd_is_denied(tmp_path: Path, raw: str
     decision = await gate(ReadTool(), {"path": raw}, cwd)
 
     assert not decision.allowed
-    assert decision.reason is not None
-    assert f"{tmp_path / 'secret.txt'} is outside the working directory {cwd}" in decision.reason
-    assert "headless policy: deny" in decision.reason
+    assert decision.reason is None, "not refused: it needs asking"
+    tool, ctx = ReadTool(), ToolContext(cwd=cwd)
+    args = tool.parse({"path": raw})
+    assert outside_paths(tool, args, ctx) == [tmp_path / "secret.txt"]
+    request = build_request(tool, args, {"path": raw}, ctx, outside_paths(tool, args, ctx))
+    assert "outside the working directory" in request.prompt
+    assert str(tmp_path / "secret.txt") in request.prompt
 
 
 async def test_a_symlink_cannot_smuggle_a_path_outside(tmp_path: Path) -> None:
@@ -137,14 +149,12 @@ async def test_plan_mode_refuses_a_mutating_tool(tmp_path: Path) -> None:
     assert not (tmp_path / "new.txt").exists()
 
 
-async def test_build_mode_denies_a_mutating_tool_for_lack_of_an_approver(tmp_path: Path) -> None:
-    """Checks that in build mode a mutating tool inside the cwd still needs approval, which the
-    headless policy denies with a message saying the tool can change things."""
+async def test_build_mode_mutating_tool_needs_approval(tmp_path: Path) -> None:
+    """Checks that in build mode a mutating tool inside the cwd is neither run nor refused: it
+    needs approval."""
     decision = await gate(WriteTool(), {"path": "new.txt"}, tmp_path, BUILD)
     assert not decision.allowed
-    assert decision.reason is not None
-    assert "the 'write' tool can change things" in decision.reason
-    assert "plan mode" not in decision.reason
+    assert decision.reason is None
 
 
 async def test_the_mode_policy_is_asked_before_the_path_check(tmp_path: Path) -> None:
@@ -285,16 +295,24 @@ def ext_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.
     sys.modules.pop(name, None)
 
 
-def test_built_in_tools_are_read_and_ls() -> None:
-    """Covers: R9.4.11. The built-in set is read and ls, both read-only."""
+def test_built_in_tools_and_their_read_only_flags() -> None:
+    """Covers: R9.4.11, R9.4.12. read, grep, find and ls are read-only; write, edit and bash are not."""
     tools = build_tools()
-    assert sorted(tools) == ["ls", "read"]
-    assert all(t.read_only for t in tools.values())
+    assert list(tools) == ["read", "write", "edit", "bash", "grep", "find", "ls"]
+    assert {n: t.read_only for n, t in tools.items()} == {
+        "read": True,
+        "write": False,
+        "edit": False,
+        "bash": False,
+        "grep": True,
+        "find": True,
+        "ls": True,
+    }
 
 
 def test_allow_list_narrows_the_set() -> None:
     """Checks the allow-list: only named tools remain; an empty list leaves none."""
-    assert list(build_tools(allow=["ls", "bash"])) == ["ls"]
+    assert list(build_tools(allow=["ls", "bash", "nope"])) == ["bash", "ls"]
     assert build_tools(allow=[]) == {}
 
 
@@ -302,7 +320,7 @@ def test_allow_list_narrows_the_set() -> None:
 async def test_extension_tools_load_from_module_attr(ext_module: str, attr: str, tmp_path: Path) -> None:
     """Checks "module:attr" extensions: a Tool subclass or instance joins the built-ins and runs."""
     tools = build_tools((f"{ext_module}:{attr}",))
-    assert sorted(tools) == ["echo", "ls", "read"]
+    assert sorted(tools) == sorted([*build_tools(), "echo"])
     echo = tools["echo"]
     out = await echo.execute(echo.parse({"text": "hi"}), ToolContext(cwd=tmp_path))
     assert out.content == TextContent(text="hi")

@@ -14,6 +14,7 @@ TEST_TOOLS = [
     "shard.testing.tools:SleepTool",
     "shard.testing.tools:CrashTool",
     "shard.testing.tools:TouchTool",
+    "shard.testing.tools:AskTool",
 ]
 
 Starter = Callable[..., Awaitable[AgentProcess]]

@@ -109,11 +109,11 @@ async def test_unknown_tool_and_bad_arguments_are_refused_before_running(start):
     assert "colour" in results[2]["content"]["message"]
 
 
-async def test_read_outside_cwd_is_denied_by_the_gate(start, tmp_path):
-    """A read-only tool runs freely inside the cwd; a path outside it needs approval, which nobody
-    can give here, so it is denied before running.
+async def test_read_outside_cwd_asks_and_a_denial_never_runs_it(start, tmp_path):
+    """A read-only tool runs freely inside the cwd; a path outside it goes through the gate, which
+    asks; denied, the tool never starts and nothing of the file reaches anyone.
 
-    Covers: R4.3.4
+    Covers: R4.3.4, R9.4.9
     """
     secret = tmp_path / "secret.txt"
     secret.write_text("top secret")
@@ -121,28 +121,40 @@ async def test_read_outside_cwd_is_denied_by_the_gate(start, tmp_path):
     agent = await start(steps)
     await agent.handshake()
     await agent.send({"type": "prompt", "message": "go"})
+    read = await agent.until_type("permission_request")
+    request = read[-1]
+    assert request["tool_name"] == "read"
+    assert "outside the working directory" in request["prompt"]
+    await agent.send({"type": "permission_response", "request_id": request["request_id"], "decision": "deny"})
     read = await agent.idle()
     assert "tool_call" not in types(read)
     result = next(m for m in read if m["type"] == "tool_result")
     assert result["is_error"] is True
-    assert "outside the working directory" in result["content"]["message"]
-    assert "top secret" not in str(read)
+    assert "denied" in result["content"]["message"]
+    assert "top secret" not in str(agent.seen)
 
 
-async def test_mutating_tool_in_build_mode_is_denied_without_a_responder(start, project):
-    """In build mode a mutating tool needs approval; with nobody able to approve, the default
-    headless policy denies it and nothing changes on disk.
+async def test_mutating_tool_is_denied_when_nobody_can_answer(start, project):
+    """With no client left to answer (stdin closed) the default headless policy denies a mutating
+    tool: permission_resolved {deny, source: headless}, and nothing changes on disk.
 
-    Covers: R4.3.4
+    Covers: R4.3.4, R6.3.14
     """
-    agent = await start([tool_step("touch", {"path": "made.txt"}), text_step("ok")])
+    step = tool_step("touch", {"path": "made.txt"})
+    step["blocks"].insert(0, {"type": "pause", "ms": 300})  # stdin closes before the gate runs
+    agent = await start([step, text_step("ok")])
     await agent.handshake()
     await agent.send({"type": "prompt", "message": "go"})
+    await agent.close_stdin()
     read = await agent.idle()
+    resolved = next(m for m in read if m["type"] == "permission_resolved")
+    assert resolved["decision"] == "deny"
+    assert resolved["source"] == "headless"
     result = next(m for m in read if m["type"] == "tool_result")
     assert result["is_error"] is True
-    assert "headless policy: deny" in result["content"]["message"]
+    assert "headless" in result["content"]["message"]
     assert not (project / "made.txt").exists()
+    assert await agent.finish() == 0
 
 
 async def test_no_model_configured_says_how_to_configure(home: Path, project: Path):

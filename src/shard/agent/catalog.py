@@ -19,44 +19,46 @@ from typing import NamedTuple
 
 from shard.agent.config import Config, ModelConfig, ProviderConfig, ReasoningLevelConfig
 
-_THINKING = (
+# Built-in model lists follow the installed SDKs' current model names. Prices are not built in: they
+# change and cannot be checked from here — set input_price/output_price in config.toml for usage.cost.
+_ANTHROPIC_LEVELS = (
     ReasoningLevelConfig("off", "Off", "No extended thinking", budget_tokens=0),
-    ReasoningLevelConfig("low", "Low", "Think briefly (4k-token budget)", budget_tokens=4096),
-    ReasoningLevelConfig("medium", "Medium", "Think more (16k-token budget)", budget_tokens=16384),
-    ReasoningLevelConfig("high", "High", "Think hard (32k-token budget)", budget_tokens=32768),
+    ReasoningLevelConfig("low", "Low", "Adaptive thinking, low effort", effort="low"),
+    ReasoningLevelConfig("medium", "Medium", "Adaptive thinking, medium effort", effort="medium"),
+    ReasoningLevelConfig("high", "High", "Adaptive thinking, high effort", effort="high"),
+    ReasoningLevelConfig("max", "Max", "Adaptive thinking, maximum effort", effort="max"),
 )
-_EFFORT = (
-    ReasoningLevelConfig("minimal", "Minimal", "Fastest, least reasoning"),
+_OPENAI_LEVELS = (
+    ReasoningLevelConfig("none", "None", "No reasoning"),
     ReasoningLevelConfig("low", "Low"),
     ReasoningLevelConfig("medium", "Medium"),
-    ReasoningLevelConfig("high", "High", "Most reasoning, slowest"),
+    ReasoningLevelConfig("high", "High"),
+    ReasoningLevelConfig("xhigh", "Extra high", "Most reasoning, slowest"),
 )
 
 
-def _claude(model: str, inp: float, out: float) -> ModelConfig:
+def _claude(model: str) -> ModelConfig:
     return ModelConfig(
         id=model,
         context_window=200_000,
-        reasoning_levels=_THINKING,
-        default_reasoning="off",
+        reasoning_levels=_ANTHROPIC_LEVELS,
+        default_reasoning="medium",
         max_output_tokens=64_000,
-        input_price=inp,
-        output_price=out,
-        cache_read_price=inp / 10,
-        cache_write_price=inp * 1.25,
     )
 
 
-ANTHROPIC_MODELS = (
-    _claude("claude-sonnet-4-5", 3.0, 15.0),
-    _claude("claude-opus-4-1", 15.0, 75.0),
-    _claude("claude-haiku-4-5", 1.0, 5.0),
-)
-OPENAI_MODELS = (
-    ModelConfig("gpt-5", 400_000, _EFFORT, "medium", None, 128_000, 1.25, 10.0, cache_read_price=0.125),
-    ModelConfig("gpt-5-mini", 400_000, _EFFORT, "medium", None, 128_000, 0.25, 2.0, cache_read_price=0.025),
-    ModelConfig("gpt-4.1", 1_047_576, (), None, None, 32_768, 2.0, 8.0, cache_read_price=0.5),
-)
+def _gpt(model: str) -> ModelConfig:
+    return ModelConfig(
+        id=model,
+        context_window=400_000,
+        reasoning_levels=_OPENAI_LEVELS,
+        default_reasoning="medium",
+        max_output_tokens=128_000,
+    )
+
+
+ANTHROPIC_MODELS = (_claude("claude-sonnet-5-5"), _claude("claude-opus-5-5"), _claude("claude-haiku-5-5"))
+OPENAI_MODELS = (_gpt("gpt-5.5"), _gpt("gpt-5.4"), _gpt("gpt-5.4-mini"))
 
 
 def builtin_api_providers(env: Mapping[str, str]) -> list[ProviderConfig]:

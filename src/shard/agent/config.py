@@ -74,6 +74,7 @@ class Config(NamedTuple):
     max_input_bytes: int = DEFAULT_MAX_LINE_BYTES
     tool_extensions: tuple[str, ...] = ()
     retry: RetryConfig = DEFAULT_RETRY
+    headless_timeout: float = 300.0  # [permissions]: how long a queued request waits with no client
     source: Path | None = None
     extra: dict[str, Any] | None = None
 
@@ -153,7 +154,9 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
     )
     if retry.max_attempts < 1:
         raise ConfigError(f"{rat}.max_attempts must be at least 1")
-    known = {"default_model", "providers", "limits", "tools", "retry"}
+    permissions = _opt(data, "permissions", dict, where) or {}
+    headless_timeout = _number(permissions, "headless_timeout", f"{where}: permissions", 300.0)
+    known = {"default_model", "providers", "limits", "tools", "retry", "permissions"}
     return Config(
         home=home,
         default_model=default_model,
@@ -161,6 +164,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         max_input_bytes=max_input or DEFAULT_MAX_LINE_BYTES,
         tool_extensions=tuple(extensions),
         retry=retry,
+        headless_timeout=headless_timeout,
         source=path,
         extra={k: v for k, v in data.items() if k not in known},
     )

@@ -9,6 +9,7 @@ steer and follow-up queues — and answers commands.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from shard._version import PROTOCOL_VERSION, __version__
+from shard.agent import ui
 from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
 from shard.agent.config import Config
 from shard.agent.modes import ModeController
+from shard.agent.permissions.board import InvalidAnswer, RequestBoard
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
 from shard.agent.providers.sdk import preload
@@ -88,13 +91,15 @@ class Runtime:
         reasoning: str | None,
         tools: dict[str, Tool],
         sink: Sink,
+        headless_policy: str = "deny",
+        headless_timeout: float = 300.0,
+        has_responder: bool = True,
     ) -> None:
         self.config = config
         self.catalog = catalog
         self.store = store
         self.cwd = cwd
         self.tools = tools
-        self.tool_ctx = ToolContext(cwd=cwd)
         self.modes = ModeController(active=mode)
         self.status = StatusMachine()
         self._sink = sink
@@ -122,6 +127,15 @@ class Runtime:
         self.idle.set()
         self.failed_turns = 0
         self.fatal: ShardError | None = None
+        # Permission and UI requests (PROTOCOL §9.5) and who can answer them.
+        self.board = RequestBoard(self.emit)
+        self.grants: list[Any] = [e.get("rule") for e in store.entries if e["kind"] == "grant"]
+        self.headless_policy = headless_policy
+        self.headless_timeout = headless_timeout
+        self.has_responder = has_responder
+        self.responder_lost = asyncio.Event()
+        self.spill_dir = store.path.parent / "spill"
+        self.tool_env = tool_environment(config)
 
     # --- outbound -----------------------------------------------------------------------------
 
@@ -149,7 +163,7 @@ class Runtime:
             mode=self.modes.active.name,
             capabilities=self.capabilities(),
             live_window=LiveWindow(messages=list(self.window)),
-            pending_requests=[],
+            pending_requests=self.board.pending(),
             session_id=self.store.session_id,
         )
 
@@ -224,8 +238,14 @@ class Runtime:
                 f"session_op '{command.op}' is not available in this runtime yet",
             )
         if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
-            # No request is ever pending here yet; an answer to an unknown request is dropped
-            # silently, exactly as a late answer is (PROTOCOL §6.3).
+            # First valid answer wins; a late or unknown one is dropped silently (PROTOCOL §6.3).
+            try:
+                if isinstance(command, cmd.PermissionResponse):
+                    self.board.answer_permission(command, source="client")
+                else:
+                    self.board.answer_ui(command, source="client")
+            except InvalidAnswer as exc:
+                raise ShardError(ErrorCode.INVALID_REQUEST, str(exc)) from None
             return None
         raise ShardError(ErrorCode.INVALID_REQUEST, f"'{command.type}' is not handled here")
 
@@ -273,6 +293,19 @@ class Runtime:
 
     async def wait_idle(self) -> None:
         await self.idle.wait()
+
+    def lose_responder(self) -> None:
+        """The last client able to answer requests is gone: the headless policy takes over."""
+        self.has_responder = False
+        self.responder_lost.set()
+
+    def tool_context(self, tool_call_id: str) -> ToolContext:
+        async def ask_user(kind: str, **fields: Any) -> Any:
+            return await ui.ask(self, kind, **fields)
+
+        return ToolContext(
+            cwd=self.cwd, spill_dir=self.spill_dir, env=self.tool_env, tool_call_id=tool_call_id, ui=ask_user
+        )
 
     # --- modes --------------------------------------------------------------------------------
 
@@ -382,6 +415,17 @@ class Runtime:
             self.reasoning = effort
             self.emit(ReasoningLevelChanged(model=result.model, previous=previous, active=effort))
         return result
+
+
+def tool_environment(config: Config) -> dict[str, str]:
+    """What commands the agent runs see: this process's environment without provider keys (a model
+    could otherwise print them), with pagers off and git never prompting."""
+    secret = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} | {
+        p.api_key_env for p in config.providers if p.api_key_env
+    }
+    env = {k: v for k, v in os.environ.items() if k not in secret}
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
 
 
 def describe_model(entry: ModelEntry) -> ModelDescriptor:

@@ -115,6 +115,8 @@ async def serve(prepared: Prepared) -> int:
             reasoning=prepared.reasoning,
             tools=tools,
             sink=out.send,
+            headless_policy=prepared.options.headless_policy,
+            headless_timeout=prepared.config.headless_timeout,
         )
         _record_startup_choices(runtime, prepared)
     except ShardError as exc:
@@ -142,6 +144,7 @@ async def serve(prepared: Prepared) -> int:
                     continue  # a blank line carries no message; it is not an error
                 await runtime.handle(record)
             if chunk is None:
+                runtime.lose_responder()  # nobody is left to answer permission or UI requests
                 await runtime.wait_idle()
                 return
 

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from shard.agent.assembler import AssembledToolCall, MessageAssembler
 from shard.agent.catalog import ModelEntry, cost
-from shard.agent.gate import decide
+from shard.agent.permissions import gate
 from shard.agent.providers.base import ProviderError, ProviderRequest, UsageReport
 from shard.agent.providers.retry import stream_with_retries
 from shard.agent.system_prompt import system_prompt
@@ -244,16 +244,20 @@ async def _run_one(rt: Runtime, call: AssembledToolCall) -> ToolOutput:
         args = tool.parse(call.args)
     except ValidationError as exc:
         return refused(f"Invalid arguments for '{call.name}': {describe_validation_error(exc)}.")
-    decision = await decide(tool, args, rt.tool_ctx, rt.modes.active)
-    if not decision.allowed:
-        return refused(decision.reason or "Permission denied.")
-    event = ToolCall(tool_call_id=call.id, name=call.name, args=call.args, read_only=tool.read_only)
-    render = tool.start_render(args, rt.tool_ctx)
+    ctx = rt.tool_context(call.id)
+    try:
+        verdict = await gate.check(rt, tool, args, call.args, ctx)
+        if not verdict.allowed:
+            return refused(verdict.reason or "Permission denied.")
+        event = ToolCall(tool_call_id=call.id, name=call.name, args=call.args, read_only=tool.read_only)
+        render = tool.start_render(args, ctx)
+    except ToolFailure as exc:  # e.g. an edit that cannot apply: nobody is asked to approve it
+        return refused(str(exc))
     if render is not None:
         event.render = render
     rt.emit(event)
     try:
-        return await tool.execute(args, rt.tool_ctx)
+        return await tool.execute(args, ctx)
     except ToolFailure as exc:
         return refused(str(exc))
     except asyncio.CancelledError:

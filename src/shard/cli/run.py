@@ -52,6 +52,9 @@ async def _run(prepared, prompt: str, *, as_json: bool) -> int:  # noqa: ANN001
         reasoning=prepared.reasoning,
         tools=build_tools(prepared.config.tool_extensions),
         sink=sink,
+        headless_policy=prepared.options.headless_policy,
+        headless_timeout=prepared.config.headless_timeout,
+        has_responder=False,  # a one-shot run has nobody to ask: the headless policy answers
     )
     sink(runtime.hello())
     sink(runtime.sync())

@@ -7,10 +7,11 @@
 
 from shard.testing.agent_process import AgentProcess, shard_command
 from shard.testing.home import recorded_requests, text_step, tool_step, types, write_scripted_home
-from shard.testing.tools import CrashTool, SleepTool, TouchTool
+from shard.testing.tools import AskTool, CrashTool, SleepTool, TouchTool
 
 __all__ = [
     "AgentProcess",
+    "AskTool",
     "CrashTool",
     "SleepTool",
     "TouchTool",

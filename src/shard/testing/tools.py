@@ -9,7 +9,7 @@ from pydantic import Field
 
 from shard.agent.tools.base import Tool, ToolContext, ToolOutput, ToolParams
 from shard.agent.tools.paths import resolve
-from shard.protocol.content import TextContent
+from shard.protocol.content import JsonContent, TextContent
 
 
 class SleepParams(ToolParams):
@@ -63,3 +63,28 @@ class TouchTool(Tool[TouchParams]):
     async def execute(self, args: TouchParams, ctx: ToolContext) -> ToolOutput:
         resolve(ctx.cwd, args.path).touch()
         return ToolOutput(content=TextContent(text=f"touched {args.path}"))
+
+
+class AskParams(ToolParams):
+    kind: str = Field(description="select, confirm, input, editor or notify")
+    title: str | None = None
+    message: str | None = None
+    options: list[str] | None = None
+    prefill: str | None = None
+    placeholder: str | None = None
+    notify_type: str | None = None
+
+
+class AskTool(Tool[AskParams]):
+    """Asks the user through a ui_request and returns what came back (a testing tool)."""
+
+    name = "ask"
+    description = "Ask the user a question (a testing tool)."
+    params = AskParams
+    read_only = True
+
+    async def execute(self, args: AskParams, ctx: ToolContext) -> ToolOutput:
+        assert ctx.ui is not None
+        fields = args.model_dump(exclude_none=True, exclude={"kind"})
+        answer = await ctx.ui(args.kind, **fields)
+        return ToolOutput(content=JsonContent(value={"answer": answer}))

@@ -3,7 +3,9 @@
 Request side (:func:`build_params`, pure): consecutive same-role messages are merged (tool results
 first in a user turn, as the API requires); thinking blocks go back with their signature (unsigned
 ones — from another provider — are dropped); images become base64 image blocks; two prompt-cache
-breakpoints mark the system prompt (which caches the tools with it) and the conversation's last block.
+breakpoints mark the system prompt (which caches the tools with it) and the conversation's last block;
+the reasoning level becomes manual thinking (``budget_tokens``) or adaptive thinking with
+``output_config.effort``.
 
 Response side (:class:`AnthropicFold`, pure): the SDK's raw stream events fold into the normalized
 events — text, thinking (+ signature), tool_use starts and ``input_json_delta`` fragments, usage
@@ -91,16 +93,29 @@ class AnthropicProvider:
             )
 
 
-def _thinking_budget(entry: ModelEntry, level: str | None) -> int:
+_EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
+
+
+def _thinking(entry: ModelEntry, level_id: str | None) -> tuple[int, str | None]:
+    """(manual thinking budget, adaptive effort) for a reasoning level; (0, None): no thinking.
+
+    A level with ``budget_tokens`` > 0 asks for manual extended thinking with that budget; one with an
+    ``effort`` (or whose id is an effort name) asks for adaptive thinking at that effort.
+    """
     for lv in entry.model.reasoning_levels:
-        if lv.id == level:
-            return lv.budget_tokens or 0
-    return 0
+        if lv.id == level_id:
+            if lv.budget_tokens:
+                return lv.budget_tokens, None
+            if lv.budget_tokens == 0:
+                return 0, None
+            effort = lv.effort or (lv.id if lv.id in _EFFORTS else None)
+            return 0, effort
+    return 0, None
 
 
 def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
     """The ``messages.create`` keyword arguments for a request (pure)."""
-    budget = _thinking_budget(entry, request.reasoning)
+    budget, effort = _thinking(entry, request.reasoning)
     max_tokens = entry.model.max_output_tokens or DEFAULT_MAX_TOKENS
     if budget:
         max_tokens = max(max_tokens, budget + 4096)
@@ -118,6 +133,9 @@ def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
         ]
     if budget:
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    elif effort:
+        params["thinking"] = {"type": "adaptive"}
+        params["output_config"] = {"effort": effort}
     return params
 
 

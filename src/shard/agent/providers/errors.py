@@ -9,6 +9,7 @@ server's error text and the *name* of the variable that holds the key.
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from typing import Any
 
@@ -50,7 +51,9 @@ def missing_key(provider: ProviderConfig) -> str:
 def translate(exc: BaseException, provider: ProviderConfig, key: str | None = None) -> ProviderError:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
-        detail = _server_message(exc)
+        detail = _scrub(_server_message(exc), key)
+        if status < 400:  # an error event inside a 200 stream: take its type's HTTP meaning
+            status = _STREAM_ERRORS.get(_error_type(exc), 500)
         if status in (401, 403):
             return ProviderError(
                 f"{provider.name}: authentication failed (HTTP {status}): {key_hint(provider)}"
@@ -58,8 +61,9 @@ def translate(exc: BaseException, provider: ProviderConfig, key: str | None = No
                 status=status,
             )
         overflow = status in (400, 413) and any(m in detail.lower() for m in _OVERFLOW_MARKERS)
+        label = "HTTP 529 overloaded" if status == 529 else f"HTTP {status}"
         return ProviderError(
-            f"{provider.name}: HTTP {status}" + (f": {detail}" if detail else ""),
+            f"{provider.name}: {label}" + (f": {detail}" if detail else ""),
             retryable=status in RETRYABLE_STATUS,
             status=status,
             retry_after=_retry_after(getattr(exc, "response", None)),
@@ -78,6 +82,31 @@ def translate(exc: BaseException, provider: ProviderConfig, key: str | None = No
         why = str(cause or exc) or name
         return ProviderError(f"{provider.name}: connection lost ({_scrub(why, key)})", retryable=True)
     return ProviderError(f"{provider.name}: {name}: {_scrub(str(exc), key)}")
+
+
+# Anthropic streams report errors as SSE `event: error` after a 200; these are their HTTP twins.
+_STREAM_ERRORS = {
+    "overloaded_error": 529,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+}
+
+
+def _error_type(exc: BaseException) -> str | None:
+    body: Any = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("type"), str):
+            return err["type"]
+        if isinstance(body.get("type"), str) and body.get("type") != "error":
+            return body["type"]
+    return None
 
 
 def _server_message(exc: BaseException) -> str:
@@ -116,6 +145,8 @@ def _retry_after(response: Any) -> float | None:
 
 
 def _scrub(text: str, key: str | None) -> str:
-    if key and key in text:
+    """Remove the key (and any long prefix of it a server may quote) from text we pass on."""
+    if key and len(key) >= 8:
         text = text.replace(key, "[redacted]")
+        text = re.sub(re.escape(key[:8]) + r"\S*", "[redacted]", text)
     return text[:500]

@@ -24,7 +24,7 @@ def backoff_delay(attempt: int, policy: RetryConfig, retry_after: float | None, 
     server's Retry-After, when given, is honoured (also capped, so a hostile header cannot park the
     agent for an hour).
     """
-    exp = min(policy.max_delay, policy.base_delay * (2 ** (attempt - 1)))
+    exp = min(policy.max_delay, policy.base_delay * (2 ** min(attempt - 1, 60)))
     delay = exp * (0.5 + rand / 2)
     if retry_after is not None:
         delay = max(0.0, min(policy.max_delay, retry_after))

@@ -12,12 +12,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+import orjson
 from pydantic import BaseModel, ConfigDict
 
 from shard.agent.providers.base import ToolSpec
+from shard.agent.tools.paths import display
 from shard.protocol.content import ErrorContent, JsonContent, TextContent
+from shard.protocol.permissions import PermissionDetail
 from shard.protocol.render import RenderDescriptor
 
 ToolContent = TextContent | JsonContent | ErrorContent
@@ -36,9 +39,19 @@ class ToolFailure(Exception):
     """An expected, explained failure; the message is what the model reads."""
 
 
+class UiAsker(Protocol):
+    async def __call__(self, kind: str, **fields: Any) -> Any:
+        """Ask the user (a ``ui_request``); the answer, or None when dismissed or nobody can answer."""
+        ...
+
+
 @dataclass(slots=True)
 class ToolContext:
     cwd: Path
+    spill_dir: Path | None = None  # where tools put full outputs they had to truncate
+    env: dict[str, str] | None = None  # environment for subprocesses (secrets removed); None: inherit
+    tool_call_id: str = ""
+    ui: UiAsker | None = None  # how a tool asks the user something
 
 
 @dataclass(slots=True)
@@ -69,6 +82,17 @@ class Tool(ABC, Generic[P]):
 
     def start_render(self, args: P, ctx: ToolContext) -> RenderDescriptor | None:
         return None
+
+    def describe(self, args: P, ctx: ToolContext) -> tuple[str, list[PermissionDetail]]:
+        """What a permission request for this call shows: a one-line prompt and the details.
+
+        May raise ToolFailure when the call cannot succeed (an edit that does not apply), so nobody
+        is asked to approve it.
+        """
+        shown = ", ".join(display(ctx.cwd, p) for p in self.touched_paths(args, ctx))
+        prompt = f"Allow {self.name}" + (f" on {shown}?" if shown else "?")
+        value = orjson.dumps(args.model_dump(exclude_none=True), option=orjson.OPT_INDENT_2).decode()
+        return prompt, [PermissionDetail(label="input", value=value, format="code")]
 
     @abstractmethod
     async def execute(self, args: P, ctx: ToolContext) -> ToolOutput: ...

@@ -7,13 +7,18 @@ from __future__ import annotations
 import importlib
 
 from shard.agent.tools.base import Tool
+from shard.agent.tools.bash import BashTool
+from shard.agent.tools.edit import EditTool
+from shard.agent.tools.find import FindTool
+from shard.agent.tools.grep import GrepTool
 from shard.agent.tools.ls import LsTool
 from shard.agent.tools.read import ReadTool
+from shard.agent.tools.write import WriteTool
 from shard.protocol.errors import ErrorCode, ShardError
 
 
 def builtin_tools() -> list[Tool]:
-    return [ReadTool(), LsTool()]
+    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), FindTool(), LsTool()]
 
 
 def load_extension(spec: str) -> Tool:

@@ -1,0 +1,193 @@
+"""The PermissionGate in front of every tool call (PROTOCOL §4.3, §9.5; DESIGN §6).
+
+Order: the mode's policy (``plan`` refuses a mutating tool before anything is asked) → read-only
+tools whose paths all lie inside the working directory run → stored grants → ask. Asking goes to
+the connected client; with no client able to answer, the headless policy decides:
+
+* ``deny`` (default): denied at once — stored grants included: nobody is watching.
+* ``allow_if_rule_matches``: a stored grant allows it; anything else is denied.
+* ``queue``: the request stays open (it is in ``sync.pending_requests``) until someone answers it or
+  the headless timeout passes (then ``error {TIMEOUT}`` and deny).
+
+Answers: ``allow``/``deny`` once, or a ``persist`` choice that also stores a grant — ``exact`` (this
+tool with exactly this input again; what the legacy ``allow_always`` means) or, for a bash command
+that can be analysed, a ``bash_signature`` grant for commands like it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shard.agent.modes import Mode
+from shard.agent.permissions.board import PermissionAnswer
+from shard.agent.permissions.grants import exact_rule, matches, signature_rule
+from shard.agent.permissions.shell import analyze
+from shard.agent.tools.base import Tool, ToolContext, ToolParams
+from shard.agent.tools.paths import display, is_inside
+from shard.protocol.errors import ErrorCode
+from shard.protocol.events import ErrorEvent, PermissionRequest
+from shard.protocol.ids import new_id
+from shard.protocol.permissions import PermissionChoice, PermissionDetail
+
+if TYPE_CHECKING:
+    from shard.agent.runtime import Runtime
+
+ALLOW, ALWAYS, ALWAYS_LIKE, DENY = "allow", "always", "always-like", "deny"
+HEADLESS_POLICIES = ("deny", "allow_if_rule_matches", "queue")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    allowed: bool
+    reason: str | None = None
+
+
+def outside_paths(tool: Tool, args: ToolParams, ctx: ToolContext) -> list[Path]:
+    """The call's paths that lie outside the working directory (and the agent's spill folder)."""
+    roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
+    return [p for p in tool.touched_paths(args, ctx) if not any(is_inside(r, p) for r in roots)]
+
+
+def precheck(tool: Tool, args: ToolParams, ctx: ToolContext, mode: Mode) -> Verdict | None:
+    """The part of the gate that needs no state (pure): the mode's refusal, or a read-only call
+    inside the working directory that runs without asking; None when approval is needed."""
+    refusal = mode.policy.refuse(tool.name, tool.read_only)
+    if refusal is not None:
+        return Verdict(False, refusal)
+    if tool.read_only and not outside_paths(tool, args, ctx):
+        return Verdict(True)
+    return None
+
+
+async def check(
+    rt: Runtime, tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext
+) -> Verdict:
+    early = precheck(tool, args, ctx, rt.modes.active)
+    if early is not None:
+        return early
+    outside = outside_paths(tool, args, ctx)
+    headless = not rt.has_responder
+    if not (headless and rt.headless_policy == "deny") and any(
+        matches(rule, tool.name, raw_args) for rule in rt.grants
+    ):
+        return Verdict(True)
+    request = build_request(tool, args, raw_args, ctx, outside)
+    answer = await _ask(rt, request)
+    allowed = answer.decision in ("allow", "allow_always") or answer.choice_id in (ALLOW, ALWAYS, ALWAYS_LIKE)
+    if answer.decision == "allow_always" or answer.choice_id == ALWAYS:
+        _grant(rt, exact_rule(tool.name, raw_args))
+    elif answer.choice_id == ALWAYS_LIKE:
+        signatures = analyze(raw_args.get("command", "")) if tool.name == "bash" else None
+        if signatures:
+            _grant(rt, signature_rule(signatures))
+    if allowed:
+        return Verdict(True)
+    why = {"headless": "no one could approve it here (headless policy)", "timeout": "no answer came in time"}
+    because = why.get(answer.source or "", "the user denied it")
+    return Verdict(
+        False, f"Permission denied: {because}. Do not retry the same call; ask the user or do something else."
+    )
+
+
+def _grant(rt: Runtime, rule: dict[str, Any]) -> None:
+    rt.record("grant", rule=rule)
+    rt.grants.append(rule)
+
+
+async def _ask(rt: Runtime, request: PermissionRequest) -> PermissionAnswer:
+    """Open the request and wait for it to be settled, applying the headless policy when no client
+    can answer — now, or when the last one goes away while it waits."""
+    previous = rt.status.current
+    rt.set_status("waiting_for_permission")  # before the request, so it arrives to a waiting agent
+    future = rt.board.open(request)
+    rid = request.request_id
+    deadline: float | None = None
+    try:
+        while not future.done():
+            if not rt.has_responder:
+                if rt.headless_policy != "queue":
+                    rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "headless"))
+                    break
+                if deadline is None:
+                    deadline = asyncio.get_running_loop().time() + rt.headless_timeout
+            lost = asyncio.ensure_future(rt.responder_lost.wait()) if rt.has_responder else None
+            waiters: set[asyncio.Future[Any]] = {future} | ({lost} if lost else set())
+            timeout = None if deadline is None else max(0.0, deadline - asyncio.get_running_loop().time())
+            try:
+                await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if lost is not None:
+                    lost.cancel()
+            if not future.done() and deadline is not None and asyncio.get_running_loop().time() >= deadline:
+                rt.emit(
+                    ErrorEvent(
+                        code=ErrorCode.TIMEOUT.value,
+                        message=(
+                            f"permission request {rid} got no answer within {rt.headless_timeout:g} s; denied"
+                        ),
+                        fatal=False,
+                    )
+                )
+                rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "timeout"))
+    except asyncio.CancelledError:
+        rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "abort"))
+        raise
+    finally:
+        with contextlib.suppress(Exception):
+            rt.set_status(previous if previous != "waiting_for_permission" else "streaming")
+    return future.result()
+
+
+def build_request(
+    tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext, outside: list[Path]
+) -> PermissionRequest:
+    prompt, details = tool.describe(args, ctx)
+    if outside:
+        where = ", ".join(display(ctx.cwd, p) for p in outside)
+        prompt = f"{prompt} (outside the working directory: {where})"
+        details = [
+            *details,
+            PermissionDetail(label="outside the working directory", value=where, format="path"),
+        ]
+    choices = [
+        PermissionChoice(id=ALLOW, label="Allow once", accelerator="y", intent="allow"),
+        PermissionChoice(
+            id=ALWAYS,
+            label="Always allow this exact call",
+            description=(
+                "Stored in this session: the same tool with exactly the same input runs without asking."
+            ),
+            accelerator="a",
+            intent="persist",
+        ),
+    ]
+    if tool.name == "bash":
+        signatures = analyze(str(raw_args.get("command", "")))
+        if signatures:
+            like = "; ".join(f"`{s.describe()}`" for s in dict.fromkeys(signatures))
+            choices.append(
+                PermissionChoice(
+                    id=ALWAYS_LIKE,
+                    label=f"Always allow commands like {like}",
+                    description=(
+                        "Stored in this session: commands that run only these programs with exactly these "
+                        "flags (any other arguments) run without asking."
+                    ),
+                    accelerator="l",
+                    intent="persist",
+                )
+            )
+    choices.append(PermissionChoice(id=DENY, label="Deny", accelerator="n", intent="deny"))
+    return PermissionRequest(
+        request_id=new_id("req"),
+        tool_name=tool.name,
+        input=raw_args,
+        prompt=prompt,
+        options=["allow", "allow_always", "deny"],
+        details=details,
+        choices=choices,
+    )

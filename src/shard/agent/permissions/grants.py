@@ -1,0 +1,80 @@
+"""Stored permission grants and the matchers that interpret them (PROTOCOL §9.5, DESIGN §6).
+
+A grant is a ``grant`` session entry, so grants survive restarts and travel with forks. Its ``rule``
+is interpreted only by the matcher registered for its ``kind``:
+
+* ``exact`` — ``{kind, tool, input}``: this tool with exactly this input (canonical JSON) again. What
+  the legacy ``allow_always`` decision records.
+* ``bash_signature`` v1 — ``{kind, version: 1, signatures: [{executable, flags}]}``: a bash command
+  whose every simple command's signature (see :mod:`shell`) is one of the recorded ones.
+
+An unknown kind, an unknown version or a malformed rule never matches (fail closed). Rules come only
+from the runtime's own grants, never from configuration or clients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from shard.agent.permissions.shell import Signature, analyze
+
+
+def canonical(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def exact_rule(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "exact", "tool": tool, "input": canonical(args)}
+
+
+def signature_rule(signatures: list[Signature]) -> dict[str, Any]:
+    unique = sorted(set(signatures))
+    return {
+        "kind": "bash_signature",
+        "version": 1,
+        "signatures": [{"executable": s.executable, "flags": list(s.flags)} for s in unique],
+    }
+
+
+def matches(rule: Any, tool: str, args: dict[str, Any]) -> bool:
+    """Does a stored rule allow this call? False for anything it cannot interpret."""
+    if not isinstance(rule, dict):
+        return False
+    matcher = _MATCHERS.get(rule.get("kind"))  # type: ignore[arg-type]
+    if matcher is None:
+        return False
+    try:
+        return matcher(rule, tool, args)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False  # malformed: fail closed
+
+
+def _match_exact(rule: dict[str, Any], tool: str, args: dict[str, Any]) -> bool:
+    if not isinstance(rule["tool"], str) or not isinstance(rule["input"], str):
+        return False
+    return rule["tool"] == tool and rule["input"] == canonical(args)
+
+
+def _match_signature(rule: dict[str, Any], tool: str, args: dict[str, Any]) -> bool:
+    if tool != "bash" or rule.get("version") != 1:
+        return False
+    allowed = set()
+    for sig in rule["signatures"]:
+        exe, flags = sig["executable"], sig["flags"]
+        if (
+            not isinstance(exe, str)
+            or not isinstance(flags, list)
+            or not all(isinstance(f, str) for f in flags)
+        ):
+            return False
+        allowed.add(Signature(exe, tuple(sorted(flags))))
+    command = args.get("command")
+    if not isinstance(command, str):
+        return False
+    found = analyze(command)
+    return found is not None and all(sig in allowed for sig in found)
+
+
+_MATCHERS = {"exact": _match_exact, "bash_signature": _match_signature}

@@ -1,0 +1,170 @@
+"""UI requests from tools (PROTOCOL §9.5): ui_request, ui_response, ui_resolved."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from shard.agent.boot import AgentOptions, prepare
+from shard.agent.runtime import Runtime
+from shard.agent.tools.registry import build_tools
+from shard.testing import text_step, tool_step, types, write_scripted_home
+
+
+def ask_step(**args) -> dict:
+    return tool_step("ask", args)
+
+
+async def test_select_round_trip(start):
+    """A tool's select question reaches the client as ui_request; the first valid answer resolves it
+    (ui_resolved once) and the tool gets the value; status waits on the UI meanwhile.
+
+    Covers: R9.5.19, R9.5.20, R9.5.21, R9.5.22, R6.3.4, R6.3.5, R6.3.7, R5.1.8
+    """
+    steps = [ask_step(kind="select", title="Pick", options=["red", "green"]), text_step("ok")]
+    agent = await start(steps)
+    await agent.handshake()
+    await agent.send({"type": "prompt", "message": "ask me"})
+    request = (await agent.until_type("ui_request"))[-1]
+    assert request["kind"] == "select"
+    assert request["options"] == ["red", "green"]
+    assert request["title"] == "Pick"
+    assert {"type": "status", "status": "waiting_for_ui"} in agent.seen
+    resp, _ = await agent.request(
+        {"type": "ui_response", "id": "bad", "request_id": request["request_id"], "value": "blue"}
+    )
+    assert resp["success"] is False
+    assert resp["error"]["code"] == "INVALID_REQUEST"
+    await agent.send({"type": "ui_response", "request_id": request["request_id"], "value": "green"})
+    await agent.send(
+        {"type": "ui_response", "id": "late", "request_id": request["request_id"], "value": "red"}
+    )
+    read = await agent.idle()
+    resolved = [m for m in agent.seen if m["type"] == "ui_resolved"]
+    assert len(resolved) == 1
+    assert resolved[0]["request_id"] == request["request_id"]
+    assert resolved[0]["value"] == "green"
+    late = next(m for m in agent.seen if m.get("id") == "late")
+    assert late["success"] is True
+    result = next(m for m in read if m["type"] == "tool_result")
+    assert result["content"] == {"kind": "json", "value": {"answer": "green"}}
+
+
+async def test_confirm_and_input(start):
+    """confirm answers yes/no (the tool gets a boolean); input takes any text; null dismisses.
+
+    Covers: R9.5.20, R9.5.21
+    """
+    steps = [
+        {
+            "blocks": [
+                {"type": "tool_call", "name": "ask", "args": {"kind": "confirm", "message": "Sure?"}},
+                {"type": "tool_call", "name": "ask", "args": {"kind": "input", "prefill": "abc"}},
+                {"type": "tool_call", "name": "ask", "args": {"kind": "editor"}},
+            ]
+        },
+        text_step("ok"),
+    ]
+    agent = await start(steps)
+    await agent.handshake()
+    await agent.send({"type": "prompt", "message": "go"})
+    answers = ["yes", "typed text", None]
+    for answer in answers:
+        request = (await agent.until_type("ui_request"))[-1]
+        await agent.send({"type": "ui_response", "request_id": request["request_id"], "value": answer})
+    read = await agent.idle()
+    results = [m["content"]["value"]["answer"] for m in agent.seen if m["type"] == "tool_result"]
+    assert results == [True, "typed text", None]
+    assert "error" not in types(read)
+
+
+async def test_headless_ui_request_resolves_null(start):
+    """With nobody to answer, a UI request resolves with null at once.
+
+    Covers: R6.3.15
+    """
+    step = ask_step(kind="select", options=["a", "b"])
+    step["blocks"].insert(0, {"type": "pause", "ms": 300})  # stdin closes before the question
+    agent = await start([step, text_step("ok")])
+    await agent.handshake()
+    await agent.send({"type": "prompt", "message": "go"})
+    await agent.close_stdin()
+    read = await agent.idle()
+    resolved = next(m for m in read if m["type"] == "ui_resolved")
+    assert resolved["value"] is None
+    assert resolved["source"] == "headless"
+    result = next(m for m in read if m["type"] == "tool_result")
+    assert result["content"]["value"] == {"answer": None}
+
+
+async def test_notify_opens_nothing(start):
+    """notify informs only: a ui_request with no pending state and no resolution."""
+    agent = await start([ask_step(kind="notify", message="FYI", notify_type="info"), text_step("ok")])
+    await agent.handshake()
+    await agent.send({"type": "prompt", "message": "go"})
+    read = await agent.idle()
+    notify = next(m for m in read if m["type"] == "ui_request")
+    assert notify["kind"] == "notify"
+    assert "ui_resolved" not in types(read)
+    assert "waiting_for_ui" not in [m.get("status") for m in read]
+
+
+async def test_pending_requests_appear_in_sync(tmp_path: Path):
+    """While a permission request and then a UI request are open, sync carries them in
+    pending_requests (what a reconnecting client re-shows); once resolved they are gone.
+
+    Covers: R6.4.22, R9.1.4
+    """
+    steps = [
+        tool_step("write", {"path": "a.txt", "content": "A"}),
+        tool_step("ask", {"kind": "input"}),
+        text_step("ok"),
+    ]
+    home = write_scripted_home(tmp_path / "home", steps, extensions=["shard.testing.tools:AskTool"])
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    prepared = prepare(AgentOptions(home=str(home), cwd=str(cwd)))
+    events: list = []
+    arrived = asyncio.Event()
+
+    def sink(event) -> None:
+        events.append(event)
+        arrived.set()
+
+    runtime = Runtime(
+        config=prepared.config,
+        catalog=prepared.catalog,
+        store=prepared.store,
+        cwd=prepared.cwd,
+        mode=prepared.mode,
+        model=prepared.model,
+        reasoning=prepared.reasoning,
+        tools=build_tools(prepared.config.tool_extensions),
+        sink=sink,
+    )
+
+    async def until(kind: str):
+        while not any(e.type == kind for e in events):
+            arrived.clear()
+            await asyncio.wait_for(arrived.wait(), 10)
+        return next(e for e in events if e.type == kind)
+
+    await runtime.handle(b'{"type":"prompt","message":"go"}')
+    request = await until("permission_request")
+    sync = runtime.sync()
+    assert sync.status == "waiting_for_permission"
+    assert [r.request_id for r in sync.pending_requests] == [request.request_id]
+    assert sync.pending_requests[0].type == "permission_request"
+    await runtime.handle(
+        f'{{"type":"permission_response","request_id":"{request.request_id}","decision":"allow"}}'.encode()
+    )
+    ui_request = await until("ui_request")
+    sync = runtime.sync()
+    assert sync.status == "waiting_for_ui"
+    assert [r.request_id for r in sync.pending_requests] == [ui_request.request_id]
+    await runtime.handle(
+        f'{{"type":"ui_response","request_id":"{ui_request.request_id}","value":"x"}}'.encode()
+    )
+    await runtime.wait_idle()
+    assert runtime.sync().pending_requests == []
+    assert (cwd / "a.txt").read_text() == "A"

@@ -1,0 +1,153 @@
+"""A local stand-in for the Anthropic and OpenAI HTTP APIs: it replays recorded SSE transcripts.
+
+The server answers ``POST /v1/messages`` (Anthropic Messages) and ``POST /v1/chat/completions``
+(OpenAI Chat Completions) from a script of replies, one reply per request, in order, whatever the
+path; it records every request it receives (path, headers, JSON body). A request that finds the script
+empty gets a 500 and is recorded too, so a test that counts requests sees stray retries.
+
+Replies:
+
+* :class:`Stream` — 200 ``text/event-stream``: a fixture file (or raw text), written one SSE event at a
+  time; ``events=N`` stops after N events and ends the response cleanly (a truncated stream), and
+  ``cut_after=N`` writes N events and then closes the connection abruptly (a dropped stream);
+  ``hold_after=N`` writes N events, then waits for the ``release`` event before the rest (a stream
+  still in flight, for commands sent mid-stream).
+* :class:`Fail` — an HTTP error status with a JSON body and optional headers (``retry-after``…).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def fixture(name: str) -> str:
+    """The text of ``fixtures/<name>`` (e.g. ``"anthropic/text.sse"``)."""
+    return (FIXTURES / name).read_text()
+
+
+def sse_events(text: str) -> list[str]:
+    """Split an SSE transcript into its events (each with its terminating blank line)."""
+    return [block + "\n\n" for block in text.split("\n\n") if block.strip()]
+
+
+@dataclass
+class Stream:
+    body: str  # a fixture name ("openai/text.sse") or raw SSE text (contains "data:")
+    events: int | None = None  # write only the first N events, then end the response cleanly
+    cut_after: int | None = None  # write the first N events, then drop the connection
+    hold_after: int | None = None  # write the first N events, then wait for ``release``
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def text(self) -> str:
+        return self.body if "data:" in self.body else fixture(self.body)
+
+
+@dataclass
+class Fail:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Reply = Stream | Fail
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class ProviderServer:
+    """``await ProviderServer.start()``; ``server.replies.extend([...])``; ``await server.close()``."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[Received] = []
+        self._runner: web.AppRunner | None = None
+        self._held: list[Stream] = []
+        self.port = 0
+
+    @classmethod
+    async def start(cls) -> ProviderServer:
+        server = cls()
+        app = web.Application()
+        app.router.add_post("/v1/messages", server._handle)
+        app.router.add_post("/v1/chat/completions", server._handle)
+        app.router.add_route("*", "/{tail:.*}", server._unexpected)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        server._runner = runner
+        server.port = runner.addresses[0][1]
+        return server
+
+    async def close(self) -> None:
+        for stream in self._held:  # a test that failed mid-hold must not leave a handler waiting
+            stream.release.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def anthropic_url(self) -> str:
+        """The base_url the Anthropic SDK wants (it appends ``/v1/messages``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """The base_url the OpenAI SDK wants (it appends ``/chat/completions``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.requests]
+
+    def _record(self, request: web.Request, raw: bytes) -> None:
+        try:
+            body = orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            body = raw.decode(errors="replace")
+        self.requests.append(Received(request.path, dict(request.headers), body))
+
+    async def _unexpected(self, request: web.Request) -> web.StreamResponse:
+        self._record(request, await request.read())
+        return web.json_response({"error": {"message": f"no route {request.path}"}}, status=404)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self._record(request, await request.read())
+        if not self.replies:
+            return web.json_response(
+                {"error": {"type": "api_error", "message": "the test script has no reply left"}}, status=500
+            )
+        reply = self.replies.popleft()
+        if isinstance(reply, Fail):
+            return web.json_response(reply.body, status=reply.status, headers=reply.headers)
+        events = sse_events(reply.text())
+        limit = reply.cut_after if reply.cut_after is not None else reply.events
+        response = web.StreamResponse(
+            status=200, headers={"content-type": "text/event-stream", "cache-control": "no-cache"}
+        )
+        await response.prepare(request)
+        for i, event in enumerate(events[:limit]):
+            if i == reply.hold_after:
+                self._held.append(reply)
+                await reply.release.wait()
+            await response.write(event.encode())
+        if reply.cut_after is not None:
+            # Drop the connection mid-body: the chunked response never gets its terminating chunk.
+            assert request.transport is not None
+            request.transport.close()
+            return response
+        await response.write_eof()
+        return response

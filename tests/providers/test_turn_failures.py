@@ -1,0 +1,301 @@
+"""Provider failures through the real turn loop: a ``shard agent --stdio`` process whose config.toml
+points an ``openai``/``anthropic`` provider at the local test server (``[retry] base_delay = 0.01``).
+
+Retries show as ``status`` events with a ``detail``; giving up, auth failures and cut streams are one
+``error`` PROVIDER_ERROR with ``fatal: false`` and the agent takes the next prompt; usage carries cost
+from the configured prices; the key never shows up anywhere but the request's auth header."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from shard.testing import AgentProcess, types
+
+from ._server import Fail, ProviderServer, Stream
+from ._support import KEY, KEY_ENV, files_containing, provider_toml, session_entries, write_home
+
+OA_MODELS = (
+    '[{ id = "m", context_window = 32768, input_price = 2.0, output_price = 8.0, cache_read_price = 0.5 }]'
+)
+ANTH_MODELS = (
+    '[{ id = "claude-test", context_window = 200000, input_price = 3.0, output_price = 15.0, '
+    "cache_read_price = 0.3, cache_write_price = 3.75 }]"
+)
+SERVER_ERROR = {
+    "error": {"message": "The server had an error while processing your request.", "type": "server_error"}
+}
+
+Spawn = Callable[..., Awaitable[AgentProcess]]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "README.md").write_text("# Demo\nThe launch code is 7-4-1.\n")
+    return root
+
+
+@pytest.fixture
+async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncIterator[Spawn]:
+    """``await spawn(kind="openai")``: write config.toml for the test server, start the agent."""
+    procs: list[AgentProcess] = []
+
+    async def _spawn(kind: str = "openai") -> AgentProcess:
+        home = tmp_path / "home"
+        if kind == "openai":
+            write_home(
+                home, provider_toml("local", "openai", server.openai_url, OA_MODELS), default_model="local/m"
+            )
+        else:
+            body = provider_toml("anth", "anthropic", server.anthropic_url, ANTH_MODELS)
+            write_home(home, body, default_model="anth/claude-test")
+        proc = await AgentProcess.start(home, project, env={KEY_ENV: KEY})
+        procs.append(proc)
+        await proc.handshake()
+        return proc
+
+    yield _spawn
+    for proc in procs:
+        await proc.kill()
+
+
+def _of(read: list[dict], kind: str) -> list[dict]:
+    return [m for m in read if m["type"] == kind]
+
+
+def _final_text(read: list[dict]) -> str:
+    message = _of(read, "message_complete")[-1]["message"]
+    return "".join(b.get("text", "") for b in message["content"] if b["type"] == "text")
+
+
+async def test_429_then_success_shows_retry_status_and_completes(spawn, server):
+    """A 429 (Retry-After: 0) then a good stream: a ``status`` with a detail mentioning 'retrying'
+    and '429', then a status without detail before the first delta, then the turn completes with
+    no error. The server saw exactly two requests.
+
+    Covers: R9.1.19
+    """
+    server.replies.extend(
+        [
+            Fail(429, {"error": {"message": "Rate limit reached", "type": "requests"}}, {"retry-after": "0"}),
+            Stream("openai/text.sse"),
+        ]
+    )
+    agent = await spawn()
+    await agent.send({"type": "prompt", "id": "p1", "message": "hello"})
+    read = await agent.idle()
+    assert "error" not in types(read)
+    statuses = [(i, m) for i, m in enumerate(read) if m["type"] == "status"]
+    detailed = [(i, m) for i, m in statuses if "detail" in m]
+    assert len(detailed) == 1
+    at, retry = detailed[0]
+    assert retry["status"] == "streaming"
+    assert "retrying" in retry["detail"]
+    assert "429" in retry["detail"]
+    cleared = [i for i, m in statuses if i > at and "detail" not in m]
+    first_delta = types(read).index("message_delta")
+    assert cleared
+    assert cleared[0] < first_delta
+    assert read[cleared[0]]["status"] == "streaming"
+    assert _final_text(read) == "Hello, world!"
+    assert "turn_end" in types(read)
+    assert len(server.requests) == 2
+
+
+async def test_persistent_500_gives_up_with_one_nonfatal_error(spawn, server):
+    """Three 500s with max_attempts = 3: exactly three requests, retry status details in between,
+    then exactly one ``error`` PROVIDER_ERROR, fatal false, saying it gave up; the turn ends, the
+    agent goes idle and answers the next prompt.
+
+    Covers: R8.2, R8.17, R9.4.23, R9.4.25
+    """
+    server.replies.extend([Fail(500, SERVER_ERROR) for _ in range(3)])
+    agent = await spawn()
+    await agent.send({"type": "prompt", "message": "hello"})
+    read = await agent.idle()
+    errors = _of(read, "error")
+    assert len(errors) == 1
+    error = errors[0]
+    assert set(error) == {"type", "code", "message", "fatal"}
+    assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
+    assert "500" in error["message"]
+    assert "gave up after 3 attempts" in error["message"]
+    details = [m["detail"] for m in _of(read, "status") if "detail" in m]
+    assert len(details) == 2
+    assert all("retrying" in d and "500" in d for d in details)
+    assert "turn_end" in types(read)
+    assert len(server.requests) == 3
+
+    server.replies.append(Stream("openai/text.sse"))
+    await agent.send({"type": "prompt", "id": "p2", "message": "again"})
+    read2 = await agent.idle()
+    assert read2[0] == {"type": "response", "id": "p2", "command": "prompt", "success": True}
+    assert "error" not in types(read2)
+    assert _final_text(read2) == "Hello, world!"
+    assert len(server.requests) == 4
+
+
+async def test_401_is_one_clear_error_naming_the_key_variable(spawn, server):
+    """A 401 is not retried: one request, one ``error`` (fatal false) naming the api_key_env variable
+    and not containing the key; no 'retrying' status.
+
+    Covers: R8.17, R9.4.23, R9.4.25, R4.1.0.5
+    """
+    server.replies.append(
+        Fail(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error"}})
+    )
+    agent = await spawn()
+    await agent.send({"type": "prompt", "message": "hello"})
+    read = await agent.idle()
+    errors = _of(read, "error")
+    assert len(errors) == 1
+    assert (errors[0]["code"], errors[0]["fatal"]) == ("PROVIDER_ERROR", False)
+    assert KEY_ENV in errors[0]["message"]
+    assert "401" in errors[0]["message"]
+    assert KEY not in errors[0]["message"]
+    assert not [m for m in _of(read, "status") if "detail" in m]
+    assert len(server.requests) == 1
+
+
+async def test_stream_cut_mid_message_keeps_partial_and_is_not_retried(spawn, server, tmp_path):
+    """The connection drops after two text chunks: the partial text is in message_complete, the
+    session entry carries "incomplete":"error", one non-fatal PROVIDER_ERROR, no retry (the server
+    saw exactly one request), and the next prompt works.
+
+    Covers: R8.17, R9.4.23, R9.4.25
+    """
+    server.replies.append(Stream("openai/text.sse", cut_after=3))
+    agent = await spawn()
+    await agent.send({"type": "prompt", "message": "hello"})
+    read = await agent.idle()
+    seq = [t for t in types(read) if t not in ("message_delta", "status")]
+    assert seq == ["response", "turn_start", "message_complete", "message_complete", "error", "turn_end"]
+    partial = _of(read, "message_complete")[-1]
+    assert partial["message"]["role"] == "assistant"
+    assert partial["message"]["content"] == [{"type": "text", "text": "Hello, world"}]
+    error = _of(read, "error")[0]
+    assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
+    assert len(server.requests) == 1
+    entry = next(e for e in session_entries(tmp_path / "home") if e.get("id") == partial["message_id"])
+    assert entry["incomplete"] == "error"
+    assert entry["message"]["content"] == [{"type": "text", "text": "Hello, world"}]
+
+    server.replies.append(Stream("openai/text.sse"))
+    await agent.send({"type": "prompt", "message": "again"})
+    read2 = await agent.idle()
+    assert _final_text(read2) == "Hello, world!"
+    assert len(server.requests) == 2
+
+
+async def test_usage_carries_cost_from_configured_prices(spawn, server):
+    """An anthropic-kind provider with input/output/cache prices: the ``usage`` event after the call
+    carries input, output, cache_read, cache_write, context_tokens, the model id, and the cost in
+    dollars computed from the per-million prices; turn_end.usage totals it.
+
+    Covers: R9.4.18, R11.0.18
+    """
+    server.replies.append(Stream("anthropic/cache_usage.sse"))
+    agent = await spawn("anthropic")
+    await agent.send({"type": "prompt", "message": "hello"})
+    read = await agent.idle()
+    usage = _of(read, "usage")
+    assert len(usage) == 1
+    u = usage[0]
+    expected_cost = (12 * 3.0 + 42 * 15.0 + 20000 * 0.3 + 1500 * 3.75) / 1_000_000  # = 0.012291
+    assert {k: u[k] for k in ("input", "output", "cache_read", "cache_write", "context_tokens", "model")} == {
+        "input": 12,
+        "output": 42,
+        "cache_read": 20000,
+        "cache_write": 1500,
+        "context_tokens": 12 + 20000 + 1500 + 42,
+        "model": "anth/claude-test",
+    }
+    assert u["cost"] == pytest.approx(expected_cost, abs=1e-9)
+    assert u["cost"] == pytest.approx(0.012291, abs=1e-9)
+    assert types(read).index("usage") > types(read).index("message_complete")
+    end = _of(read, "turn_end")[0]
+    assert end["usage"]["cost"] == pytest.approx(expected_cost, abs=1e-9)
+    assert end["usage"]["input"] == 12
+
+
+async def test_usage_cost_accumulates_over_provider_calls(spawn, server):
+    """One usage event per provider call (tool call, then answer), each priced on its own tokens
+    (openai: cached tokens at the cache_read price); turn_end sums the costs.
+
+    Covers: R9.4.18
+    """
+    server.replies.extend([Stream("openai/tool_call.sse"), Stream("openai/cache_usage.sse")])
+    agent = await spawn()
+    await agent.send({"type": "prompt", "message": "read the readme"})
+    read = await agent.idle()
+    usage = _of(read, "usage")
+    assert len(usage) == 2
+    first = (402 * 2.0 + 17 * 8.0) / 1_000_000
+    second = (86 * 2.0 + 300 * 8.0 + 1920 * 0.5) / 1_000_000
+    assert usage[0]["cost"] == pytest.approx(first, abs=1e-9)
+    assert usage[1]["cost"] == pytest.approx(second, abs=1e-9)
+    assert (usage[1]["input"], usage[1]["cache_read"], usage[1]["context_tokens"]) == (86, 1920, 2306)
+    assert _of(read, "turn_end")[0]["usage"]["cost"] == pytest.approx(first + second, abs=1e-9)
+
+
+async def test_api_key_never_leaks_into_events_stderr_or_home(spawn, server, tmp_path):
+    """After list_models, a tool-using turn, a 401 and a cut stream, the key value appears in no event
+    on stdout, not in stderr, and in no file under SHARD_HOME — while the server did receive it in
+    the Authorization header (so the search is not vacuous).
+
+    Covers: R4.1.0.5, R9.2.23
+    """
+    server.replies.extend(
+        [
+            Stream("openai/tool_call.sse"),
+            Stream("openai/answer.sse"),
+            Fail(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error"}}),
+            Stream("openai/text.sse", cut_after=2),
+        ]
+    )
+    agent = await spawn()
+    response, _ = await agent.request({"type": "list_models", "id": "lm"})
+    assert response["success"] is True
+    assert "local/m" in [m["id"] for m in response["data"]["models"]]
+    for prompt in ("read the readme", "again", "once more"):
+        await agent.send({"type": "prompt", "message": prompt})
+        await agent.idle()
+    assert types(agent.seen).count("error") == 2
+    assert server.requests[0].headers["Authorization"] == f"Bearer {KEY}"
+    stdout_text = "\n".join(map(str, agent.seen))
+    assert KEY not in stdout_text
+    assert await agent.finish() == 0
+    assert KEY not in await agent.stderr_text()
+    home = tmp_path / "home"
+    assert list(home.rglob("session.jsonl"))
+    assert files_containing(home, KEY) == []
+
+
+async def test_unset_key_variable_is_reported_when_a_prompt_needs_it(tmp_path, project, server):
+    """The default model's api_key_env is not set: the agent still starts, and a prompt ends in one
+    non-fatal PROVIDER_ERROR naming the variable — without contacting the server.
+
+    Covers: R8.17, R9.4.25
+    """
+    home = write_home(
+        tmp_path / "home",
+        provider_toml("local", "openai", server.openai_url, OA_MODELS),
+        default_model="local/m",
+    )
+    agent = await AgentProcess.start(home, project)
+    try:
+        await agent.handshake()
+        await agent.send({"type": "prompt", "message": "hello"})
+        read = await agent.idle()
+        errors = _of(read, "error")
+        assert len(errors) == 1
+        assert (errors[0]["code"], errors[0]["fatal"]) == ("PROVIDER_ERROR", False)
+        assert KEY_ENV in errors[0]["message"]
+        assert "turn_end" in types(read)
+        assert server.requests == []
+    finally:
+        await agent.kill()
