@@ -285,8 +285,19 @@ def test_default_reasoning(tmp_path: Path) -> None:
 def test_base_capabilities_are_always_advertised(tmp_path: Path) -> None:
     """Covers: R7.3, R7.4, R7.5, R7.6, R7.7. With no model, or a model without reasoning levels,
     the runtime advertises exactly streaming-deltas, mode-catalog, mode-switch, model-catalog and
-    model-switch, spelled as the protocol spells them."""
-    expected = {"streaming-deltas", "mode-catalog", "mode-switch", "model-catalog", "model-switch"}
+    model-switch, plus the ui:* kinds it can ask, spelled as the protocol spells them."""
+    expected = {
+        "streaming-deltas",
+        "mode-catalog",
+        "mode-switch",
+        "model-catalog",
+        "model-switch",
+        "ui:select",
+        "ui:confirm",
+        "ui:input",
+        "ui:editor",
+        "ui:notify",
+    }
     demo = ModelCatalog(load_config(tmp_path)).resolve("scripted/demo")
     for entry in (None, demo):
         caps = capabilities_for(entry)

@@ -8,7 +8,18 @@ from shard.protocol.codec import parse_event
 from shard.protocol.events import Hello, Sync
 from shard.testing import text_step
 
-BASE_CAPS = ["streaming-deltas", "mode-catalog", "mode-switch", "model-catalog", "model-switch"]
+BASE_CAPS = [
+    "streaming-deltas",
+    "mode-catalog",
+    "mode-switch",
+    "model-catalog",
+    "model-switch",
+    "ui:select",
+    "ui:confirm",
+    "ui:input",
+    "ui:editor",
+    "ui:notify",
+]
 
 
 async def test_hello_comes_first_without_any_client_message(start):

@@ -103,6 +103,12 @@ BASE_CAPABILITIES = (
     "mode-switch",
     "model-catalog",
     "model-switch",
+    # the UI request kinds a runtime can send (PROTOCOL §7 spells ui:select and ui:editor)
+    "ui:select",
+    "ui:confirm",
+    "ui:input",
+    "ui:editor",
+    "ui:notify",
 )
 REASONING_CAPABILITIES = ("reasoning-catalog", "reasoning-switch")
 

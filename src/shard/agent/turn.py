@@ -278,6 +278,8 @@ def _finish_call(rt: Runtime, call_id: str, output: ToolOutput, duration_ms: flo
         fields["exit_code"] = output.exit_code
     if duration_ms is not None:
         fields["duration_ms"] = round(duration_ms, 3)
+    if output.images:
+        fields["images"] = [image.to_wire() for image in output.images]
     rt.record("tool_result", entry_id=new_id("msg"), **fields)
     event = ToolResult(tool_call_id=call_id, content=output.content, is_error=output.is_error)
     if output.exit_code is not None:
@@ -286,4 +288,6 @@ def _finish_call(rt: Runtime, call_id: str, output: ToolOutput, duration_ms: flo
         event.duration_ms = round(duration_ms, 3)
     if output.render is not None:
         event.render = output.render
+    if output.images:
+        event.images = output.images  # additive field: the pictures the model was shown
     rt.emit(event)

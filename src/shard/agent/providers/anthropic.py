@@ -171,7 +171,17 @@ def _block(block: Any) -> dict[str, Any] | None:
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.args}
     if isinstance(block, ToolResultBlock):
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_call_id}
-        out["content"] = _result_text(block)
+        images = (block.model_extra or {}).get("images") or []
+        if images:
+            out["content"] = [{"type": "text", "text": _result_text(block)}] + [
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": i["mime_type"], "data": i["data"]},
+                }
+                for i in images
+            ]
+        else:
+            out["content"] = _result_text(block)
         if block.is_error:
             out["is_error"] = True
         return out

@@ -136,7 +136,17 @@ def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
 
 def convert_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    pending_images: list[dict[str, Any]] = []
+
+    def flush_images() -> None:
+        # after the run of tool messages (which must directly follow their assistant message)
+        if pending_images:
+            out.append({"role": "user", "content": list(pending_images)})
+            pending_images.clear()
+
     for message in messages:
+        if not (message.role == "user" and all(isinstance(b, ToolResultBlock) for b in message.content)):
+            flush_images()
         if message.role == "assistant":
             text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
             calls = [
@@ -161,6 +171,19 @@ def convert_messages(system: str, messages: list[Message]) -> list[dict[str, Any
                 out.append(
                     {"role": "tool", "tool_call_id": block.tool_call_id, "content": _result_text(block)}
                 )
+                # a tool message carries text only: its pictures follow as a user message
+                images = (block.model_extra or {}).get("images") or []
+                if images:
+                    pending_images.append(
+                        {"type": "text", "text": f"Images from tool call {block.tool_call_id}:"}
+                    )
+                    pending_images.extend(
+                        {
+                            "type": "image_url",
+                            "image_url": {"url": f"data:{i['mime_type']};base64,{i['data']}"},
+                        }
+                        for i in images
+                    )
             elif isinstance(block, TextBlock) and block.text:
                 parts.append({"type": "text", "text": block.text})
             elif isinstance(block, ImageBlock):
@@ -170,6 +193,7 @@ def convert_messages(system: str, messages: list[Message]) -> list[dict[str, Any
             only_text = all(p["type"] == "text" for p in parts)
             content: Any = "\n\n".join(p["text"] for p in parts) if only_text else parts
             out.append({"role": "user", "content": content})
+    flush_images()
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from shard.protocol.content import ErrorContent, Message, TextContent, ToolResultBlock
+from shard.protocol.content import ErrorContent, Image, Message, TextContent, ToolResultBlock
 from shard.protocol.errors import ErrorCode, ShardError
 
 MESSAGE_KINDS = frozenset({"message", "tool_result"})
@@ -23,13 +23,14 @@ def entry_message(entry: dict[str, Any]) -> Message:
     try:
         if entry["kind"] == "message":
             return Message.model_validate(entry["message"])
-        block = ToolResultBlock.model_validate(
-            {
-                "tool_call_id": entry["tool_call_id"],
-                "content": entry["content"],
-                "is_error": entry.get("is_error", False),
-            }
-        )
+        fields = {
+            "tool_call_id": entry["tool_call_id"],
+            "content": entry["content"],
+            "is_error": entry.get("is_error", False),
+        }
+        if entry.get("images"):
+            fields["images"] = [Image.model_validate(i).to_wire() for i in entry["images"]]
+        block = ToolResultBlock.model_validate(fields)
         return Message(id=entry["id"], role="user", content=[block])
     except (KeyError, ValidationError) as exc:
         raise ShardError(
@@ -53,7 +54,7 @@ def model_message(entry: dict[str, Any], message: Message) -> Message:
     else:  # JSON output: the model reads it as text, with the exit code after it
         dumped = orjson.dumps(block.content.value).decode()
         content = TextContent(text=f"{dumped}\n\n{suffix}")
-    injected = ToolResultBlock(tool_call_id=block.tool_call_id, content=content)
+    injected = ToolResultBlock(tool_call_id=block.tool_call_id, content=content, **(block.model_extra or {}))
     if block.is_error is not None:
         injected.is_error = block.is_error
     return Message(id=message.id, role="user", content=[injected])

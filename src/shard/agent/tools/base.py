@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from shard.agent.providers.base import ToolSpec
 from shard.agent.tools.paths import display
-from shard.protocol.content import ErrorContent, JsonContent, TextContent
+from shard.protocol.content import ErrorContent, Image, JsonContent, TextContent
 from shard.protocol.permissions import PermissionDetail
 from shard.protocol.render import RenderDescriptor
 
@@ -60,6 +60,7 @@ class ToolOutput:
     is_error: bool = False
     render: RenderDescriptor | None = None
     exit_code: int | None = None
+    images: list[Image] | None = None  # pictures for the model (read on a png, jpg, gif, webp)
 
 
 class Tool(ABC, Generic[P]):

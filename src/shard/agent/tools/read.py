@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import stat
 from pathlib import Path
 from typing import BinaryIO
@@ -11,9 +12,17 @@ from pydantic import Field
 
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.agent.tools.paths import display, resolve
-from shard.protocol.content import TextContent
+from shard.protocol.content import Image, TextContent
 from shard.protocol.render import CodeRender, KeyValue, KvRender, RenderDescriptor
 
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 _SNIFF = 8192
@@ -58,12 +67,48 @@ class ReadTool(Tool[ReadParams]):
 
     async def execute(self, args: ReadParams, ctx: ToolContext) -> ToolOutput:
         path = resolve(ctx.cwd, args.path)
+        mime = IMAGE_TYPES.get(path.suffix.lower())
+        if mime is not None:
+            return await asyncio.to_thread(_image, path, display(ctx.cwd, path), mime)
         text, shown = await asyncio.to_thread(_read, path, display(ctx.cwd, path), args)
         lang = _LANGS.get(path.suffix.lower())
         render = CodeRender(path=display(ctx.cwd, path), text=shown)
         if lang:
             render.lang = lang
         return ToolOutput(content=TextContent(text=text), render=render)
+
+
+def _image(path: Path, shown: str, mime: str) -> ToolOutput:
+    """An image file, handed to the model as a picture (checked by its magic bytes, size-capped)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ToolFailure(f"{shown}: no such file") from None
+    except OSError as exc:
+        raise ToolFailure(f"{shown}: {exc.strerror}") from None
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ToolFailure(
+            f"{shown} is an image of {len(data)} bytes; images over {MAX_IMAGE_BYTES // (1024 * 1024)} MB "
+            "are not sent to the model"
+        )
+    actual = _sniff_image(data)
+    if actual is None:
+        raise ToolFailure(f"{shown} does not look like a {mime} image")
+    text = f"Image {shown} ({actual}, {len(data)} bytes), attached for you to see."
+    image = Image(data=base64.b64encode(data).decode("ascii"), mime_type=actual)
+    return ToolOutput(content=TextContent(text=text), images=[image])
+
+
+def _sniff_image(data: bytes) -> str | None:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 def _read(path: Path, shown_path: str, args: ReadParams) -> tuple[str, str]:
