@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shard.agent.session.history import entry_message, model_message, replay
+from shard.agent.session.history import LiveView
+from shard.agent.session.history import model_message as _model_message
 from shard.agent.session.store import SessionStore, load_entries
+from shard.agent.session.window import entry_item
 from shard.protocol.content import (
     ErrorContent,
     JsonContent,
@@ -22,6 +24,21 @@ from shard.protocol.content import (
     ToolResultBlock,
 )
 from shard.protocol.errors import ErrorCode, ShardError
+
+
+def entry_message(entry):
+    """The Message one entry stands for (via the live view, so malformed ones are SESSION_CORRUPT)."""
+    return LiveView([entry]).messages[-1]
+
+
+def model_message(entry, message):
+    return _model_message(entry_item(entry), message)
+
+
+def replay(entries):
+    view = LiveView(entries)
+    return view.messages, view.model_messages
+
 
 USER = Message(id="msg-u1", role="user", content=[TextBlock(text="run the tests")])
 CALL = Message(

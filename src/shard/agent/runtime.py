@@ -25,7 +25,7 @@ from shard.agent.permissions.board import InvalidAnswer, RequestBoard
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
 from shard.agent.providers.sdk import preload
-from shard.agent.session.history import MESSAGE_KINDS, entry_message, model_message, replay
+from shard.agent.session.history import LiveView
 from shard.agent.session.store import SessionStore
 from shard.agent.status import StatusMachine
 from shard.agent.tools.base import Tool, ToolContext
@@ -103,7 +103,7 @@ class Runtime:
         self.modes = ModeController(active=mode)
         self.status = StatusMachine()
         self._sink = sink
-        self.window, self.model_view = replay(store.entries)
+        self.view = LiveView(store.entries)
         # The selection clients see is `model`; the provider the next call uses is swapped in only
         # at a provider-call boundary (PROTOCOL §9.2 set_model).
         self.model: ModelEntry | None = model
@@ -162,10 +162,21 @@ class Runtime:
             status=self.status.current,
             mode=self.modes.active.name,
             capabilities=self.capabilities(),
-            live_window=LiveWindow(messages=list(self.window)),
+            live_window=self._live_window(),
             pending_requests=self.board.pending(),
             session_id=self.store.session_id,
         )
+
+    def _live_window(self) -> LiveWindow:
+        window = LiveWindow(messages=list(self.view.messages))
+        if self.view.compaction_index is not None:
+            window.compaction_index = self.view.compaction_index
+        return window
+
+    @property
+    def model_view(self) -> list[Message]:
+        """What the next provider request carries."""
+        return self.view.model_messages
 
     def fail(self, error: ShardError) -> None:
         """A fatal error: report it once and refuse further work (status ``error``)."""
@@ -179,10 +190,7 @@ class Runtime:
     def record(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         """Append an entry (before the event that reports it is sent) and keep the views current."""
         entry = self.store.append(kind, **fields)
-        if kind in MESSAGE_KINDS:
-            msg = entry_message(entry)
-            self.window.append(msg)
-            self.model_view.append(model_message(entry, msg))
+        self.view.add(entry)
         return entry
 
     def record_message(self, message: Message, **extra: Any) -> dict[str, Any]:

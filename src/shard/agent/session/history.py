@@ -1,8 +1,10 @@
-"""Views of session entries as messages: the live window clients see, and what the model sees.
+"""The live window as models: what clients see (``sync``) and what the model sees.
 
-The two differ only at the history-assembly seam PROTOCOL §9.4 names: a tool result that carries an
-exit code is shown to the model with ``[exit code: N]`` appended to its text, while clients get the
-pure output and the structured ``exit_code``.
+:class:`LiveView` follows the dict-based :class:`~shard.agent.session.window.Window` entry by entry
+and keeps two model lists beside it. They differ only at the history-assembly seam PROTOCOL §9.4
+names: a tool result that carries an exit code is shown to the model with ``[exit code: N]`` appended,
+while clients get the pure output and the structured ``exit_code``. Validating into models is the
+authoritative check of a session's messages: a failure is SESSION_CORRUPT.
 """
 
 from __future__ import annotations
@@ -12,40 +14,29 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from shard.protocol.content import ErrorContent, Image, Message, TextContent, ToolResultBlock
+from shard.agent.session.window import MESSAGE_KINDS, Item, Window, WindowError
+from shard.protocol.content import ErrorContent, Message, TextContent, ToolResultBlock
 from shard.protocol.errors import ErrorCode, ShardError
 
-MESSAGE_KINDS = frozenset({"message", "tool_result"})
+
+def _corrupt(entry_id: object, why: object) -> ShardError:
+    return ShardError(ErrorCode.SESSION_CORRUPT, f"session entry {entry_id!r} is malformed: {why}")
 
 
-def entry_message(entry: dict[str, Any]) -> Message:
-    """The Message a ``message`` or ``tool_result`` entry holds; SESSION_CORRUPT if malformed."""
+def item_message(item: Item) -> Message:
     try:
-        if entry["kind"] == "message":
-            return Message.model_validate(entry["message"])
-        fields = {
-            "tool_call_id": entry["tool_call_id"],
-            "content": entry["content"],
-            "is_error": entry.get("is_error", False),
-        }
-        if entry.get("images"):
-            fields["images"] = [Image.model_validate(i).to_wire() for i in entry["images"]]
-        block = ToolResultBlock.model_validate(fields)
-        return Message(id=entry["id"], role="user", content=[block])
-    except (KeyError, ValidationError) as exc:
-        raise ShardError(
-            ErrorCode.SESSION_CORRUPT, f"session entry {entry.get('id')!r} is malformed: {exc}"
-        ) from None
+        return Message.model_validate(item.message)
+    except ValidationError as exc:
+        raise _corrupt(item.entry_id, exc) from None
 
 
-def model_message(entry: dict[str, Any], message: Message) -> Message:
-    """The message as the model sees it (exit codes injected as text)."""
-    code = entry.get("exit_code") if entry["kind"] == "tool_result" else None
-    if code is None:
+def model_message(item: Item, message: Message) -> Message:
+    """The message as the model sees it (an exit code injected as text)."""
+    if item.exit_code is None:
         return message
     block = message.content[0]
     assert isinstance(block, ToolResultBlock)
-    suffix = f"[exit code: {code}]"
+    suffix = f"[exit code: {item.exit_code}]"
     if isinstance(block.content, TextContent):
         text = f"{block.content.text}\n\n{suffix}" if block.content.text else suffix
         content: TextContent | ErrorContent = TextContent(text=text)
@@ -60,13 +51,36 @@ def model_message(entry: dict[str, Any], message: Message) -> Message:
     return Message(id=message.id, role="user", content=[injected])
 
 
-def replay(entries: list[dict[str, Any]]) -> tuple[list[Message], list[Message]]:
-    """(live window, model view) of a loaded session."""
-    window: list[Message] = []
-    model_view: list[Message] = []
-    for entry in entries:
-        if entry["kind"] in MESSAGE_KINDS:
-            msg = entry_message(entry)
-            window.append(msg)
-            model_view.append(model_message(entry, msg))
-    return window, model_view
+class LiveView:
+    """The window of a session, as dicts and as models, kept in step."""
+
+    def __init__(self, entries: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
+        self.dicts = Window()
+        self.messages: list[Message] = []
+        self.model_messages: list[Message] = []
+        for entry in entries:
+            self.add(entry)
+
+    @property
+    def compaction_index(self) -> int | None:
+        return self.dicts.compaction_index
+
+    def add(self, entry: dict[str, Any]) -> None:
+        kind = entry["kind"]
+        try:
+            if kind in MESSAGE_KINDS:
+                item = self.dicts.add(entry)
+                assert item is not None
+                message = item_message(item)
+                self.messages.append(message)
+                self.model_messages.append(model_message(item, message))
+            elif kind == "compaction":
+                first = entry.get("first_kept_entry_id")
+                keep = next((i for i, it in enumerate(self.dicts.items) if it.entry_id == first), None)
+                self.dicts.compact(entry)
+                assert keep is not None
+                summary = item_message(self.dicts.items[0])
+                self.messages = [summary, *self.messages[keep:]]
+                self.model_messages = [summary, *self.model_messages[keep:]]
+        except (WindowError, KeyError, TypeError) as exc:
+            raise _corrupt(entry.get("id"), exc) from None

@@ -1,0 +1,116 @@
+"""The live window: what of a session the model and the clients currently see — pure, dict-based.
+
+Replaying a session's entries gives the live window (PROTOCOL §9.1 ``live_window``): each ``message``
+entry's Message, each ``tool_result`` entry as a ``user`` Message holding one ``tool_result`` block,
+and at each ``compaction`` entry everything before its ``first_kept_entry_id`` is replaced by one
+summary message. It works on plain dicts so that start-up can send ``sync`` before pydantic loads;
+the runtime validates the same dicts into models afterwards (and that validation is authoritative).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+MESSAGE_KINDS = frozenset({"message", "tool_result"})
+
+
+class Item(NamedTuple):
+    entry_id: str
+    message: dict[str, Any]  # a protocol Message in wire form
+    exit_code: int | None = None  # tool results: shown to the model as "[exit code: N]"
+    summary_of: int | None = None  # a compaction summary: its index
+
+
+class WindowError(ValueError):
+    """An entry that cannot be part of a window; the caller reports SESSION_CORRUPT."""
+
+
+def entry_item(entry: dict[str, Any]) -> Item:
+    """The window item a ``message`` or ``tool_result`` entry stands for."""
+    if entry["kind"] == "message":
+        message = entry.get("message")
+        _check_message(message, entry["id"])
+        return Item(entry["id"], message)
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_call_id": entry.get("tool_call_id"),
+        "content": entry.get("content"),
+        "is_error": entry.get("is_error", False),
+    }
+    if entry.get("images"):
+        block["images"] = entry["images"]
+    if not isinstance(block["tool_call_id"], str) or not isinstance(block["content"], dict):
+        raise WindowError(f"tool_result entry {entry['id']} lacks tool_call_id or content")
+    code = entry.get("exit_code")
+    return Item(entry["id"], {"id": entry["id"], "role": "user", "content": [block]}, code)
+
+
+def summary_item(entry: dict[str, Any], total: int) -> Item:
+    text = summary_text(entry.get("summary", ""), entry.get("index", 0), total)
+    return Item(entry["id"], {"id": entry["id"], "role": "user", "content": [{"type": "text", "text": text}]},
+                summary_of=entry.get("index"))  # fmt: skip
+
+
+def summary_text(summary: str, index: int, total: int) -> str:
+    """How a compaction summary reads to the model: what it is, and that recall can bring back the rest."""
+    which = f"1..{total}" if total > 1 else "1"
+    return (
+        f"[Summary of the earlier conversation (compaction {index}). The original messages are not lost: "
+        f"call the recall tool with index {which} to read them exactly.]\n\n{summary}"
+    )
+
+
+class Window:
+    """The items in view, and the index of the compaction that shaped it (None: none yet)."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.compaction_index: int | None = None
+        self.compactions = 0
+
+    def add(self, entry: dict[str, Any]) -> Item | None:
+        """Fold one entry in; returns the item it added (None for entries that add none)."""
+        kind = entry["kind"]
+        if kind in MESSAGE_KINDS:
+            item = entry_item(entry)
+            self.items.append(item)
+            return item
+        if kind == "compaction":
+            self.compact(entry)
+        return None
+
+    def compact(self, entry: dict[str, Any]) -> None:
+        first = entry.get("first_kept_entry_id")
+        keep_from = next((i for i, it in enumerate(self.items) if it.entry_id == first), None)
+        if keep_from is None:
+            raise WindowError(f"compaction {entry['id']} keeps from {first!r}, which is not in the window")
+        self.compactions += 1
+        self.compaction_index = entry.get("index", self.compactions)
+        self.items = [summary_item(entry, self.compactions), *self.items[keep_from:]]
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [it.message for it in self.items]
+
+
+def replay(entries: list[dict[str, Any]], upto: str | None = None) -> Window:
+    """The window after every entry (or after the entry ``upto``)."""
+    window = Window()
+    for entry in entries:
+        window.add(entry)
+        if entry["id"] == upto:
+            break
+    return window
+
+
+_BLOCK_TYPES = frozenset({"text", "thinking", "tool_call", "tool_result", "image"})
+
+
+def _check_message(message: Any, entry_id: str) -> None:
+    """Cheap shape checks; full validation happens when the runtime loads the models."""
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        raise WindowError(f"message entry {entry_id} has no valid message")
+    content = message.get("content")
+    if not isinstance(content, list) or not all(
+        isinstance(b, dict) and b.get("type") in _BLOCK_TYPES for b in content
+    ):
+        raise WindowError(f"message entry {entry_id} has malformed content")
