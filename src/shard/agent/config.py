@@ -56,6 +56,14 @@ class RetryConfig(NamedTuple):
 DEFAULT_RETRY = RetryConfig()
 
 
+class CompactionConfig(NamedTuple):
+    """``[compaction]``: when the automatic tiers run and how much recent context they keep."""
+
+    enabled: bool = True
+    threshold: float = 0.8  # fraction of the context window that triggers the idle-time compaction
+    keep_recent_tokens: int = 20_000
+
+
 class ProviderConfig(NamedTuple):
     name: str
     kind: str
@@ -75,6 +83,7 @@ class Config(NamedTuple):
     tool_extensions: tuple[str, ...] = ()
     retry: RetryConfig = DEFAULT_RETRY
     headless_timeout: float = 300.0  # [permissions]: how long a queued request waits with no client
+    compaction: CompactionConfig = CompactionConfig()
     source: Path | None = None
     extra: dict[str, Any] | None = None
 
@@ -156,7 +165,19 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         raise ConfigError(f"{rat}.max_attempts must be at least 1")
     permissions = _opt(data, "permissions", dict, where) or {}
     headless_timeout = _number(permissions, "headless_timeout", f"{where}: permissions", 300.0)
-    known = {"default_model", "providers", "limits", "tools", "retry", "permissions"}
+    table = _opt(data, "compaction", dict, where) or {}
+    cat = f"{where}: compaction"
+    enabled = _opt(table, "enabled", bool, cat)
+    threshold = _number(table, "threshold", cat, 0.8)
+    if not 0 < threshold <= 1:
+        raise ConfigError(f"{cat}.threshold must be in (0, 1]")
+    keep = _opt(table, "keep_recent_tokens", int, cat)
+    if keep is not None and keep <= 0:
+        raise ConfigError(f"{cat}.keep_recent_tokens must be positive")
+    compaction = CompactionConfig(
+        enabled=True if enabled is None else enabled, threshold=threshold, keep_recent_tokens=keep or 20_000
+    )
+    known = {"default_model", "providers", "limits", "tools", "retry", "permissions", "compaction"}
     return Config(
         home=home,
         default_model=default_model,
@@ -165,6 +186,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         tool_extensions=tuple(extensions),
         retry=retry,
         headless_timeout=headless_timeout,
+        compaction=compaction,
         source=path,
         extra={k: v for k, v in data.items() if k not in known},
     )

@@ -9,7 +9,9 @@ steer and follow-up queues — and answers commands.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,16 +21,20 @@ from typing import Any
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
 from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.compaction import estimate_tokens
 from shard.agent.config import Config
 from shard.agent.modes import ModeController
 from shard.agent.permissions.board import InvalidAnswer, RequestBoard
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
 from shard.agent.providers.sdk import preload
+from shard.agent.session.fork import fork
 from shard.agent.session.history import LiveView
-from shard.agent.session.store import SessionStore
+from shard.agent.session.listing import list_sessions, title_of, write_meta
+from shard.agent.session.store import SessionStore, find_session, load_entries
 from shard.agent.status import StatusMachine
 from shard.agent.tools.base import Tool, ToolContext
+from shard.agent.tools.recall import RecallTool
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AgentStatus, ModeDescriptor, ModelDescriptor, ReasoningLevel
 from shard.protocol.base import WireModel
@@ -49,9 +55,12 @@ from shard.protocol.events import (
 )
 from shard.protocol.framing import Oversized
 from shard.protocol.results import (
+    ForkResult,
     ListModelsResult,
     ListModesResult,
     ListReasoningLevelsResult,
+    SessionListResult,
+    SessionSummary,
     SetModelResult,
     SetModeResult,
     SetReasoningLevelResult,
@@ -136,6 +145,26 @@ class Runtime:
         self.responder_lost = asyncio.Event()
         self.spill_dir = store.path.parent / "spill"
         self.tool_env = tool_environment(config)
+        # Compaction and session bookkeeping.
+        self.compacting = False
+        self._context_reported: int | None = None
+        self._context_since = 0
+        self._message_count = sum(1 for e in store.entries if e["kind"] in ("message", "tool_result"))
+        self._title: str | None = next(
+            (
+                _first_text(e["message"])
+                for e in store.entries
+                if e["kind"] == "message" and e["message"].get("role") == "user"
+            ),
+            None,
+        )
+        self.tools.setdefault("recall", RecallTool(self._entries_of))
+
+    def _entries_of(self, session_id: str | None) -> list[dict[str, Any]]:
+        """Entries of this session, or of another (a fork's source) for recall."""
+        if session_id is None or session_id == self.store.session_id:
+            return self.store.entries
+        return load_entries(find_session(self.config.home, session_id))
 
     # --- outbound -----------------------------------------------------------------------------
 
@@ -191,6 +220,11 @@ class Runtime:
         """Append an entry (before the event that reports it is sent) and keep the views current."""
         entry = self.store.append(kind, **fields)
         self.view.add(entry)
+        if kind in ("message", "tool_result"):
+            self._message_count += 1
+            self._context_since += estimate_tokens(self.view.messages[-1])
+            if self._title is None and kind == "message" and fields["message"].get("role") == "user":
+                self._title = _first_text(fields["message"])
         return entry
 
     def record_message(self, message: Message, **extra: Any) -> dict[str, Any]:
@@ -210,6 +244,10 @@ class Runtime:
         except ShardError as exc:
             self.emit(error_response(exc, id=command.id, command=command.type))
             return
+        if data is not DEFERRED:
+            self.respond(command, data)
+
+    def respond(self, command: cmd.CommandBase, data: WireModel | None) -> None:
         response = Response(success=True)
         if command.id is not None:
             response.id = command.id
@@ -218,7 +256,7 @@ class Runtime:
             response.data = data.to_wire()
         self.emit(response)
 
-    async def _dispatch(self, command: cmd.CommandBase) -> WireModel | None:
+    async def _dispatch(self, command: cmd.CommandBase) -> Any:
         if isinstance(command, cmd.Prompt):
             self._accept_input(UserInput(command.message, command.images), command.streaming_behavior)
             return None
@@ -241,10 +279,7 @@ class Runtime:
         if isinstance(command, cmd.SetReasoningLevel):
             return self._set_reasoning_level(command.model, command.effort)
         if isinstance(command, cmd.SessionOp):
-            raise ShardError(
-                ErrorCode.NOT_FOUND,
-                f"session_op '{command.op}' is not available in this runtime yet",
-            )
+            return self._session_op(command)
         if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
             # First valid answer wins; a late or unknown one is dropped silently (PROTOCOL §6.3).
             try:
@@ -267,6 +302,8 @@ class Runtime:
         if self.fatal is not None:
             raise ShardError(self.fatal.code, f"the agent cannot continue: {self.fatal.message}")
         if self.busy:
+            if behavior is None and self.compacting:
+                behavior = "follow_up"  # a prompt sent during a compaction runs right after it
             if behavior is None:
                 raise ShardError(
                     ErrorCode.INVALID_REQUEST,
@@ -274,6 +311,8 @@ class Runtime:
                     "'steer' (deliver before the next model call) or 'follow_up' (deliver when "
                     "the agent stops), or use steer",
                 )
+            if behavior == "steer" and self.compacting:
+                behavior = "follow_up"  # nothing to steer: no turn is running
             (self.steers if behavior == "steer" else self.follow_ups).append(inp)
             return
         if self.model is None:
@@ -314,6 +353,117 @@ class Runtime:
         return ToolContext(
             cwd=self.cwd, spill_dir=self.spill_dir, env=self.tool_env, tool_call_id=tool_call_id, ui=ask_user
         )
+
+    # --- session_op: list / compact / fork (PROTOCOL §9.2) ----------------------------------------
+
+    def _session_op(self, command: cmd.SessionOp) -> Any:
+        args = command.typed_args
+        if command.op == "list":
+            sessions = [SessionSummary(**s) for s in list_sessions(self.config.home, str(self.cwd))]
+            return SessionListResult(sessions=sessions)
+        if self.busy:
+            raise ShardError(
+                ErrorCode.CONFLICT,
+                f"session_op {command.op} runs between turns; a turn is queued or running (nothing was done)",
+            )
+        if command.op == "fork":
+            assert isinstance(args, cmd.ForkArgs)
+            fork_id, session_id, head = fork(
+                self.store,
+                args.from_entry_id,
+                model=self.model.id if self.model else None,
+                mode=self.modes.active.name,
+            )
+            return ForkResult(fork_id=fork_id, session_id=session_id, head_entry_id=head)
+        assert isinstance(args, cmd.CompactArgs)
+        self.summarizer()  # NOT_FOUND now, before any status change, when there is nothing to summarize with
+        keep = args.keep_recent_tokens or self.config.compaction.keep_recent_tokens
+        self.idle.clear()
+        self.compacting = True
+        self.turn_task = asyncio.get_running_loop().create_task(self._manual_compaction(command, keep))
+        return DEFERRED
+
+    async def _manual_compaction(self, command: cmd.SessionOp, keep: int) -> None:
+        from shard.agent.compaction import compact
+
+        try:
+            self.set_status("compacting")
+            result = await compact(self, keep)
+            self.respond(command, result)
+        except ShardError as exc:
+            self.emit(error_response(exc, id=command.id, command=command.type))
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            aborted = ShardError(ErrorCode.INTERNAL_ERROR, "compaction aborted; nothing was appended")
+            self.emit(error_response(aborted, id=command.id, command=command.type))
+        finally:
+            self.compacting = False
+            self.turn_task = None
+            if self.fatal is None:
+                self.set_status("idle")
+            self.idle.set()
+            if self.follow_ups and self.fatal is None:
+                self.start_turn(self.follow_ups.popleft())
+
+    def summarizer(self) -> tuple[ModelEntry, Provider]:
+        """The provider compaction summarizes with: the active selection."""
+        if self._next_provider is not None:
+            return self._next_provider
+        if self.provider is not None and self.provider_entry is not None:
+            return self.provider_entry, self.provider
+        if self.provider_problem is not None:
+            raise ShardError(ErrorCode.NOT_FOUND, f"no model can summarize: {self.provider_problem.message}")
+        raise ShardError(ErrorCode.NOT_FOUND, "no model is configured, so nothing can summarize the session")
+
+    # --- context accounting (compaction triggers) -----------------------------------------------
+
+    def context_tokens(self) -> int:
+        """The provider's last report of the context, plus an estimate of what was added since."""
+        if self._context_reported is None:
+            return sum(estimate_tokens(m) for m in self.view.messages)
+        return self._context_reported + self._context_since
+
+    def note_usage(self, context_tokens: int) -> None:
+        self._context_reported, self._context_since = context_tokens, 0
+
+    def context_reset(self, tokens: int) -> None:
+        self._context_reported, self._context_since = tokens, 0
+
+    def _over(self, fraction: float) -> bool:
+        window = self.model.model.context_window if self.model else None
+        if not self.config.compaction.enabled or not window:
+            return False
+        return self.context_tokens() >= window * fraction
+
+    def compaction_due(self) -> bool:
+        """The default tier: above the threshold once the agent goes idle."""
+        return self._over(self.config.compaction.threshold)
+
+    def overflow_due(self) -> bool:
+        """The emergency tier: the next call would not fit the window."""
+        return self._over(1.0)
+
+    def save_meta(self) -> None:
+        """Refresh meta.json (what session listing reads instead of the whole file)."""
+        if not self.store.exists:
+            return
+        header = self.store.header
+        meta: dict[str, Any] = {
+            "session_id": self.store.session_id,
+            "cwd": header.get("cwd"),
+            "created": header.get("ts"),
+            "updated": time.time(),
+            "message_count": self._message_count,
+        }
+        if self._title:
+            meta["title"] = self._title
+        if header.get("sourceSessionId"):
+            meta["source_session_id"] = header["sourceSessionId"]
+            meta["source_entry_id"] = header.get("sourceEntryId")
+        with contextlib.suppress(OSError):
+            write_meta(self.store.path, meta)
 
     # --- modes --------------------------------------------------------------------------------
 
@@ -423,6 +573,16 @@ class Runtime:
             self.reasoning = effort
             self.emit(ReasoningLevelChanged(model=result.model, previous=previous, active=effort))
         return result
+
+
+DEFERRED = object()  # a command whose response is sent later, by the work it started
+
+
+def _first_text(message: dict[str, Any]) -> str | None:
+    for block in message.get("content", []):
+        if block.get("type") == "text" and block.get("text"):
+            return title_of(block["text"])
+    return None
 
 
 def tool_environment(config: Config) -> dict[str, str]:

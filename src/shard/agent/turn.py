@@ -85,12 +85,32 @@ async def drive(rt: Runtime, first: UserInput) -> None:
             completed = await _turn(rt, inp)
             if not completed:
                 break
+            if not rt.follow_ups and rt.compaction_due():
+                await _auto_compact(rt, "compacting")  # the default tier: as the agent goes idle
             inp = rt.follow_ups.popleft() if rt.follow_ups else None
     finally:
         rt.turn_task = None
         if rt.fatal is None:
             rt.set_status("idle")
         rt.idle.set()
+
+
+async def _auto_compact(rt: Runtime, after: str) -> bool:
+    """Run the pipeline for an automatic tier; a failure is reported, never fatal. True if it ran."""
+    from shard.agent.compaction import compact
+
+    rt.set_status("compacting")
+    rt.compacting = True
+    try:
+        result = await compact(rt, rt.config.compaction.keep_recent_tokens)
+        return bool(result.compacted)
+    except ShardError as exc:
+        rt.emit(ErrorEvent(code=exc.code.value, message=exc.message, fatal=False))
+        return False
+    finally:
+        rt.compacting = False
+        if after != "compacting":
+            rt.set_status(after)  # type: ignore[arg-type]
 
 
 async def _turn(rt: Runtime, inp: UserInput) -> bool:
@@ -105,6 +125,8 @@ async def _turn(rt: Runtime, inp: UserInput) -> bool:
         while True:
             while rt.steers:
                 _deliver(rt, rt.steers.popleft())
+            if rt.overflow_due():  # the emergency tier: the next call would not fit
+                await _auto_compact(rt, "streaming")
             assembler = await _call_model(rt, usage)
             if assembler is None:
                 ok = False
@@ -135,6 +157,7 @@ def _end(rt: Runtime, turn_id: str, usage: _TurnUsage) -> None:
         end.usage = usage.total
     rt.emit(end)
     rt.store.sync()
+    rt.save_meta()
 
 
 def _deliver(rt: Runtime, inp: UserInput) -> None:
@@ -147,7 +170,27 @@ def _deliver(rt: Runtime, inp: UserInput) -> None:
 
 
 async def _call_model(rt: Runtime, usage: _TurnUsage) -> MessageAssembler | None:
-    """One provider call, streamed. None when it failed (already reported)."""
+    """One provider call, streamed. None when it failed (already reported). A provider's "context
+    too long" answer, before anything streamed, compacts once and tries again."""
+    for attempt in (1, 2):
+        try:
+            return await _call_once(rt, usage, overflow_retry=attempt == 1)
+        except _Overflow:
+            if not await _auto_compact(rt, "streaming"):
+                break
+    rt.emit(
+        ErrorEvent(
+            code=ErrorCode.PROVIDER_ERROR.value, message="the context is too long for the model", fatal=False
+        )
+    )
+    return None
+
+
+class _Overflow(Exception):
+    pass
+
+
+async def _call_once(rt: Runtime, usage: _TurnUsage, *, overflow_retry: bool) -> MessageAssembler | None:
     try:
         entry, provider = rt.take_provider()
     except ShardError as exc:
@@ -180,6 +223,8 @@ async def _call_model(rt: Runtime, usage: _TurnUsage) -> MessageAssembler | None
             if isinstance(exc, ProviderError)
             else ProviderError(f"the provider failed unexpectedly: {type(exc).__name__}: {exc}")
         )
+        if error.context_overflow and assembler.empty and overflow_retry:
+            raise _Overflow from None
         _keep_partial(rt, assembler, incomplete="error", unrun=CUT_OFF)
         _report_usage(rt, usage, assembler, entry)
         rt.emit(ErrorEvent(code=error.code.value, message=error.message, fatal=False))
@@ -202,6 +247,8 @@ def _report_usage(rt: Runtime, usage: _TurnUsage, assembler: MessageAssembler, e
     if assembler.usage is None:
         return
     call = usage.add(assembler.usage, entry)
+    if call.context_tokens is not None:
+        rt.note_usage(call.context_tokens)
     rt.emit(UsageEvent(**call.to_wire()))
 
 

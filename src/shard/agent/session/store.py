@@ -1,6 +1,7 @@
 """The session JSONL store (DESIGN §6): ``$SHARD_HOME/sessions/<session_id>/session.jsonl``.
 
-One entry per line, each ``{id, parent_id, kind, ts, ...}``; the first is the ``header``. Entries form
+One entry per line, each ``{id, parent_id, kind, ts, ...}``; the first is the ``header`` (or, in a
+fork, the fork-marker ``checkpoint``, which carries the same fields). Entries form
 one chain (``parent_id`` is the previous entry's id). Appends go to an ``O_APPEND`` descriptor as one
 ``write`` per entry, so by the time :meth:`SessionStore.append` returns the entry is in the OS and
 survives a crash of this process; the caller sends the event that reports it only afterwards.
@@ -186,8 +187,9 @@ def load_entries(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     if not entries:
         raise corrupt(path, "no header line")
     header = entries[0]
-    if header["kind"] != "header" or not isinstance(header.get("session_id"), str):
-        raise corrupt(path, "line 1 is not a session header")
+    is_fork = header["kind"] == "checkpoint" and header.get("artifactKind") == "fork"
+    if (header["kind"] != "header" and not is_fork) or not isinstance(header.get("session_id"), str):
+        raise corrupt(path, "line 1 is neither a session header nor a fork checkpoint")
     if not isinstance(header.get("version"), int) or header["version"] > FORMAT_VERSION:
         raise corrupt(path, f"unsupported session format version {header.get('version')!r}")
     if torn and repair:

@@ -1,0 +1,111 @@
+"""``session_op fork`` (PROTOCOL §9.2): the live window at an entry becomes a new session.
+
+The new JSONL goes to ``<source session dir>/forks/<new session id>/session.jsonl``. Its first row is
+the fork-marker checkpoint — ``artifactKind: "fork"`` with ``forkId``, ``sourceSessionId`` and
+``sourceEntryId`` — which also carries what a header carries (session id, cwd, model, mode). Then come
+copies of the window's rows under fresh ids: a compaction summary in force at that point (so the
+fork's window starts the same way), the message and tool_result rows, and the grants, so the fork
+continues with the permissions the user gave. The source file is only read. The fork is written to a
+temporary name and renamed into place, so it exists whole or not at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from shard.agent.session.store import FORMAT_VERSION, SESSION_FILE, SessionStore
+from shard.agent.session.window import MESSAGE_KINDS, replay
+from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.ids import new_id
+
+
+def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: str) -> tuple[str, str, str]:
+    """Write the fork; returns (fork_id, session_id, head_entry_id)."""
+    entries = store.entries
+    position = next((i for i, e in enumerate(entries) if e["id"] == from_entry_id), None)
+    if position is None:
+        raise ShardError(ErrorCode.NOT_FOUND, f"no entry {from_entry_id!r} in session {store.session_id}")
+    upto = entries[: position + 1]
+    window = replay(upto)
+    in_window = {item.entry_id for item in window.items}
+    fork_id, session_id = new_id("fork"), new_id("sess")
+    now = time.time()
+    rows: list[dict[str, Any]] = [
+        {
+            "id": new_id("ent"),
+            "parent_id": None,
+            "kind": "checkpoint",
+            "ts": now,
+            "artifactKind": "fork",
+            "forkId": fork_id,
+            "sourceSessionId": store.session_id,
+            "sourceEntryId": from_entry_id,
+            "version": FORMAT_VERSION,
+            "session_id": session_id,
+            "cwd": store.header.get("cwd"),
+            "model": model,
+            "mode": mode,
+        }
+    ]
+    fresh: dict[str, str] = {}
+
+    def add(entry: dict[str, Any], **changes: Any) -> None:
+        row = {**entry, **changes, "parent_id": rows[-1]["id"], "ts": entry.get("ts", now)}
+        rows.append(row)
+
+    last_compaction = next((e for e in reversed(upto) if e["kind"] == "compaction"), None)
+    for entry in upto:
+        if entry["kind"] == "grant":
+            add(entry, id=new_id("ent"))
+    kept = [e for e in upto if e["kind"] in MESSAGE_KINDS and e["id"] in in_window]
+    for entry in kept:
+        new = new_id("msg")
+        fresh[entry["id"]] = new
+        changes: dict[str, Any] = {"id": new}
+        if entry["kind"] == "message":
+            changes["message"] = {**entry["message"], "id": new}
+        add(entry, **changes)
+    if last_compaction is not None and window.compaction_index is not None and kept:
+        # The summary in force goes right before the rows it precedes; its message_range still names
+        # the source's ids, where recall finds the originals.
+        summary = {
+            **last_compaction,
+            "id": new_id("ent"),
+            "first_kept_entry_id": fresh[kept[0]["id"]],
+            "sourceSessionId": store.session_id,
+        }
+        first_kept_row = next(i for i, r in enumerate(rows) if r["id"] == fresh[kept[0]["id"]])
+        rows.insert(first_kept_row + 1, summary)
+        _rechain(rows)
+    target = store.path.parent / "forks" / session_id / SESSION_FILE
+    try:
+        _write_new(target, rows)
+    except OSError as exc:
+        raise ShardError(ErrorCode.INTERNAL_ERROR, f"cannot write the fork: {exc.strerror}") from None
+    return fork_id, session_id, rows[-1]["id"]
+
+
+def _rechain(rows: list[dict[str, Any]]) -> None:
+    for previous, row in itertools.pairwise(rows):
+        row["parent_id"] = previous["id"]
+
+
+def _write_new(target: Path, rows: list[dict[str, Any]]) -> None:
+    import orjson
+
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    data = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)

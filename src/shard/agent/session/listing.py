@@ -1,0 +1,138 @@
+"""``session_op list``: the sessions of a working directory, newest first, without reading whole files.
+
+Each session directory holds ``meta.json`` beside its JSONL — title (the first prompt), created,
+updated, message count — rewritten atomically by the runtime at the end of each turn. Listing reads
+only those small files (and a session's first line when its meta is missing: older or crashed
+sessions, whose counts are then taken from a scan). Forks live under their source's ``forks/``
+folder and are listed both on their own and under their source.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from shard.agent.session.store import SESSION_FILE, sessions_dir
+
+META_FILE = "meta.json"
+TITLE_CHARS = 80
+
+
+def write_meta(session_file: Path, meta: dict[str, Any]) -> None:
+    """Replace ``meta.json`` atomically (a crash leaves the old one or the new one)."""
+    target = session_file.with_name(META_FILE)
+    tmp = target.with_name(f".{META_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(meta, ensure_ascii=False))
+    os.replace(tmp, target)
+
+
+def title_of(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+def list_sessions(home: Path, cwd: str) -> list[dict[str, Any]]:
+    root = sessions_dir(home)
+    found: list[dict[str, Any]] = []
+    forks_by_source: dict[str, list[dict[str, Any]]] = {}
+    try:
+        top = list(os.scandir(root))
+    except FileNotFoundError:
+        return []
+    for d in top:
+        if not d.is_dir():
+            continue
+        session_dir = Path(d.path)
+        info = _describe(session_dir)
+        if info is not None:
+            found.append(info)
+        forks = session_dir / "forks"
+        if forks.is_dir():
+            for f in os.scandir(forks):
+                fork = _describe(Path(f.path)) if f.is_dir() else None
+                if fork is not None:
+                    found.append(fork)
+                    forks_by_source.setdefault(fork.get("source_session_id", ""), []).append(fork)
+    mine = [s for s in found if s.pop("_cwd", None) == cwd]
+    for s in mine:
+        forks = forks_by_source.get(s["session_id"])
+        if forks:
+            s["forks"] = [
+                {
+                    "session_id": f["session_id"],
+                    "source_session_id": s["session_id"],
+                    "source_entry_id": f.get("source_entry_id", ""),
+                    "created": f["created"],
+                }
+                for f in sorted(forks, key=lambda f: f["created"])
+            ]
+    mine.sort(key=lambda s: s["updated"], reverse=True)
+    return mine
+
+
+def _describe(session_dir: Path) -> dict[str, Any] | None:
+    path = session_dir / SESSION_FILE
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    meta: dict[str, Any] = {}
+    try:
+        meta = json.loads((session_dir / META_FILE).read_text())
+    except (OSError, ValueError):
+        meta = _scan(path)
+    if not meta.get("session_id"):
+        return None
+    info: dict[str, Any] = {
+        "session_id": meta["session_id"],
+        "created": meta.get("created", stat.st_ctime),
+        "updated": max(meta.get("updated", 0), stat.st_mtime),
+        "message_count": meta.get("message_count", 0),
+        "_cwd": meta.get("cwd"),
+    }
+    if meta.get("title"):
+        info["title"] = meta["title"]
+    if meta.get("source_session_id"):
+        info["source_session_id"] = meta["source_session_id"]
+        info["source_entry_id"] = meta.get("source_entry_id", "")
+    return info
+
+
+def _scan(path: Path) -> dict[str, Any]:
+    """Without meta.json: the header line, then a count over the file (once, for old sessions)."""
+    meta: dict[str, Any] = {}
+    try:
+        with open(path, "rb") as f:
+            first = json.loads(f.readline() or b"{}")
+            meta = {
+                "session_id": first.get("session_id"),
+                "cwd": first.get("cwd"),
+                "created": first.get("ts"),
+                "source_session_id": first.get("sourceSessionId"),
+                "source_entry_id": first.get("sourceEntryId"),
+            }
+            count = 0
+            for line in f:
+                if b'"kind":"message"' in line or b'"kind":"tool_result"' in line:
+                    count += 1
+                    if "title" not in meta and b'"role":"user"' in line and b'"kind":"message"' in line:
+                        text = _first_text(line)
+                        if text:
+                            meta["title"] = title_of(text)
+            meta["message_count"] = count
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in meta.items() if v is not None}
+
+
+def _first_text(line: bytes) -> str | None:
+    try:
+        entry = json.loads(line)
+        for block in entry["message"]["content"]:
+            if block.get("type") == "text":
+                return block["text"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return None
