@@ -289,3 +289,45 @@ def test_words_at_command_positions_are_the_executables(case: tuple[str, list[Si
     found = analyze(command)
     assert found is not None, command
     assert [(s.executable, s.flags) for s in found] == expected, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -c 'ls'",
+        "sh -c ls",
+        "xargs rm < files.txt",
+        "env ls",
+        "sudo ls",
+        "timeout 5 ls",
+        "nohup ./server",
+        "find . -name '*.py'",
+        "awk '{print $1}' data.txt",
+        "sed 's/a/b/' file",
+        "python -c 'print(1)'",
+        "python3 -c print",
+        "node -e 'require(\"fs\")'",
+        "perl -e 1",
+        "ls | xargs cat",
+        "/usr/bin/env ls",
+    ],
+)
+def test_programs_that_run_other_programs_are_refused(command):
+    """A program that runs other programs or code from its arguments cannot be granted by
+    signature: the grant would allow anything (bash -c 'ls' then bash -c 'rm -rf ~').
+
+    Covers: R9.5.17, R9.5.15
+    """
+    assert analyze(command) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("python script.py --verbose", [("python", ("--verbose",))]),
+        ("node build.js", [("node", ())]),
+    ],
+)
+def test_interpreters_running_a_file_are_analysed(command, expected):
+    """An interpreter running a script file (no inline code) keeps an ordinary signature."""
+    assert [(s.executable, s.flags) for s in analyze(command)] == expected

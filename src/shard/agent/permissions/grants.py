@@ -40,9 +40,9 @@ def signature_rule(signatures: list[Signature]) -> dict[str, Any]:
 
 def matches(rule: Any, tool: str, args: dict[str, Any]) -> bool:
     """Does a stored rule allow this call? False for anything it cannot interpret."""
-    if not isinstance(rule, dict):
+    if not isinstance(rule, dict) or not isinstance(rule.get("kind"), str):
         return False
-    matcher = _MATCHERS.get(rule.get("kind"))  # type: ignore[arg-type]
+    matcher = _MATCHERS.get(rule["kind"])
     if matcher is None:
         return False
     try:
@@ -58,7 +58,8 @@ def _match_exact(rule: dict[str, Any], tool: str, args: dict[str, Any]) -> bool:
 
 
 def _match_signature(rule: dict[str, Any], tool: str, args: dict[str, Any]) -> bool:
-    if tool != "bash" or rule.get("version") != 1:
+    version = rule.get("version")
+    if tool != "bash" or type(version) is not int or version != 1:  # True == 1, but is no version
         return False
     allowed = set()
     for sig in rule["signatures"]:

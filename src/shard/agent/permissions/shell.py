@@ -9,8 +9,12 @@ direction). The answer is a list of :class:`Signature` ``(executable, sorted fla
 It refuses (returns ``None``) — so no grant can ever match — whenever it cannot be sure what runs:
 unbalanced quotes or parentheses, control keywords (``if``, ``for``, ``while``, ``case``, functions),
 leading ``NAME=value`` assignments (``PATH=…`` changes which binary runs), ``eval``/``exec``/``source``,
-here-documents, and output redirection to anything but ``/dev/null`` or another descriptor (a grant
-for ``git status`` must not become a licence to overwrite files).
+here-documents, output redirection to anything but ``/dev/null`` or another descriptor (a grant
+for ``git status`` must not become a licence to overwrite files), programs that run other programs
+or code from their arguments (shells, ``env``, ``sudo``, ``xargs``, ``timeout``, ``find``, ``awk``,
+``sed``…, and interpreters given inline code with ``-c``/``-e``): a grant for such a command could
+never mean "commands like this one". Substitutions are analysed wherever bash would run them —
+inside double quotes, ``$'…'`` quoting and arithmetic expansion included.
 
 The executable is the command word as typed (``./git`` is not ``git``); for tools whose first
 argument selects a subcommand (``git``, ``npm``, ``cargo``, …) it is ``"git status"``, so a grant for
@@ -35,6 +39,21 @@ _KEYWORDS = frozenset(
      "function", "select", "time", "coproc", "!", "{", "}", "[[", "]]"}
 )  # fmt: skip
 _OPAQUE = frozenset({"eval", "exec", "source", "."})
+# Programs that run other programs (or code) given as arguments: a signature grant for one of them
+# would allow anything, so a command using one can only be granted exactly.
+_RUNS_OTHERS = frozenset(
+    {
+        "sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "env", "sudo", "doas", "su",
+        "xargs", "parallel", "timeout", "nohup", "nice", "ionice", "command", "builtin", "time",
+        "watch", "ssh", "flock", "strace", "ltrace", "chroot", "unshare", "nsenter", "setsid",
+        "stdbuf", "script", "busybox", "awk", "gawk", "mawk", "nawk", "sed", "gsed", "find",
+    }
+)  # fmt: skip
+_INTERPRETERS = frozenset(
+    {"python", "python3", "python2", "node", "nodejs", "perl", "ruby", "php", "lua", "deno", "bun",
+     "Rscript", "osascript", "pwsh", "powershell", "tclsh", "jq"}
+)  # fmt: skip
+_CODE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--run", "-x", "-p", "--print"})
 _CONTROL = frozenset({"|", "||", "&", "&&", ";", ";;", "\n", "(", ")", "|&"})
 _REDIRECTS = (">>", ">|", "&>>", "&>", "<<<", "<<", "<>", ">&", "<&", ">", "<")
 _SAFE_TARGETS = frozenset({"/dev/null"})
@@ -68,6 +87,16 @@ def _analyze(command: str, out: list[Signature], depth: int) -> None:
     tokens, inner = _tokenize(command)
     for sub in inner:
         _analyze(sub, out, depth + 1)
+    depth = 0
+    for text, is_op in tokens:
+        if is_op and text == "(":
+            depth += 1
+        elif is_op and text == ")":
+            depth -= 1
+            if depth < 0:
+                raise _Refuse
+    if depth:
+        raise _Refuse
     words: list[tuple[str, bool]] = []  # (text, is_operator)
     for tok in tokens:
         if tok[1] and tok[0] in _CONTROL:
@@ -104,6 +133,11 @@ def _simple(words: list[tuple[str, bool]], out: list[Signature]) -> None:
         return
     exe = args[0]
     if exe in _KEYWORDS or exe in _OPAQUE or exe.startswith("{") or not exe:
+        raise _Refuse
+    base = exe.rsplit("/", 1)[-1]
+    if base in _RUNS_OTHERS:
+        raise _Refuse
+    if base in _INTERPRETERS and any(a in _CODE_FLAGS or a.startswith(("-c", "-e")) for a in args[1:]):
         raise _Refuse
     rest = args[1:]
     if exe in SUBCOMMAND_TOOLS and rest:
@@ -167,9 +201,13 @@ def _tokenize(command: str) -> tuple[list[tuple[str, bool]], list[str]]:
             word.append("`sub`")
             in_word = True
             i = close + 1
+        elif c == "$" and i + 1 < n and command[i + 1] == "'":
+            i = _ansi_c_quoted(command, i + 2, word)
+            in_word = True
         elif c == "$" and i + 1 < n and command[i + 1] == "(":
             body, i = _balanced(command, i + 2)
-            if body.startswith("("):  # $(( arithmetic ))
+            if body.startswith("("):  # $(( arithmetic )): bash still runs the substitutions inside
+                inner.extend(_substitutions(body))
                 word.append("$((…))")
             else:
                 inner.append(body)
@@ -227,11 +265,31 @@ def _double_quoted(command: str, i: int, word: list[str], inner: list[str]) -> i
             i = close + 1
         elif c == "$" and i + 1 < n and command[i + 1] == "(":
             body, i = _balanced(command, i + 2)
-            if not body.startswith("("):
+            if body.startswith("("):
+                inner.extend(_substitutions(body))
+            else:
                 inner.append(body)
         else:
             word.append(c)
             i += 1
+    raise _Refuse
+
+
+def _ansi_c_quoted(command: str, i: int, word: list[str]) -> int:
+    """``$'…'``: backslash escapes anything, including a quote; returns the index after it."""
+    n = len(command)
+    while i < n:
+        c = command[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise _Refuse
+            word.append(command[i + 1])
+            i += 2
+            continue
+        if c == "'":
+            return i + 1
+        word.append(c)
+        i += 1
     raise _Refuse
 
 
@@ -263,15 +321,15 @@ def _balanced(command: str, i: int) -> tuple[str, int]:
 
 
 def _substitutions(text: str) -> list[str]:
-    """Bodies of ``$(…)`` and backticks inside ``text`` (used for single-quoted text)."""
+    """Bodies of ``$(…)`` and backticks inside ``text`` (single-quoted text, arithmetic)."""
     found: list[str] = []
     i = 0
     while i < len(text):
-        if text.startswith("$(", i) and not text.startswith("$((", i):
-            try:
-                body, i = _balanced(text, i + 2)
-            except _Refuse:
-                return found
+        if text.startswith("$((", i):
+            i += 3  # arithmetic: look inside it for substitutions
+            continue
+        if text.startswith("$(", i):
+            body, i = _balanced(text, i + 2)
             found.append(body)
             continue
         if text[i] == "`":

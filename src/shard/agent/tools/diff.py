@@ -10,8 +10,16 @@ CONTEXT = 3
 MAX_DIFF_LINES = 2000  # a render is for eyes; a bigger change is summarised
 
 
+def lines_of(text: str) -> list[str]:
+    """LF-terminated lines, as editors number them (form feeds and U+2028 stay inside a line)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def hunks(old: str, new: str) -> list[Hunk]:
-    a, b = old.splitlines(), new.splitlines()
+    a, b = lines_of(old), lines_of(new)
     out: list[Hunk] = []
     for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(CONTEXT):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
@@ -43,7 +51,7 @@ def diff_render(path: str, old: str, new: str) -> DiffRender:
 def unified_text(path: str, old: str, new: str) -> str:
     """The same change as text, for a permission request's details."""
     lines = difflib.unified_diff(
-        old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", n=CONTEXT, lineterm=""
+        lines_of(old), lines_of(new), f"a/{path}", f"b/{path}", n=CONTEXT, lineterm=""
     )
     text = "\n".join(lines)
     return text if len(text) < 64_000 else text[:64_000] + "\n… (diff truncated)"

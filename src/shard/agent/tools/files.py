@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,9 +51,16 @@ def load_text(path: Path, shown: str) -> TextFile:
 
 
 def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temp file + rename (parents created as needed)."""
+    """Write ``data`` to ``path`` through a temp file + rename (parents created as needed).
+
+    A symlink is written through (its target changes, the link stays); a new file gets the usual
+    permissions (0666 less the umask), an existing one keeps its own (``mode``).
+    """
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".shard-tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.shard-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the kernel applies the umask
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

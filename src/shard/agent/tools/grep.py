@@ -47,14 +47,20 @@ class GrepTool(Tool[GrepParams]):
 
     async def execute(self, args: GrepParams, ctx: ToolContext) -> ToolOutput:
         root = resolve(ctx.cwd, args.path)
-        glob = args.glob
-        if root.is_file():  # searching one file: search its folder, restricted to it
-            glob, root = "/" + root.name, root.parent
+        single = None
+        if root.is_file():  # one file, named: searched even if ignore rules would skip it
+            single, root = root.name, root.parent
         elif not root.is_dir():
             raise ToolFailure(f"{display(ctx.cwd, root)}: no such file or directory")
         limit = min(args.limit or MAX_MATCHES, MAX_MATCHES)
         matches = await grep_files(
-            root, args.pattern, glob=glob, ignore_case=args.ignore_case, literal=args.literal, limit=limit + 1
+            root,
+            args.pattern,
+            glob=args.glob,
+            ignore_case=args.ignore_case,
+            literal=args.literal,
+            limit=limit + 1,
+            single_file=single,
         )
         more = len(matches) > limit
         matches = matches[:limit]

@@ -1,24 +1,38 @@
 """grep and find: ripgrep when it is on PATH, else a pure-Python walk with the same results.
 
-Both engines see the same files (hidden ones included, ``.git/`` and gitignored paths excluded,
-symlinks not followed, binary files skipped by grep) and return them in the same order (by path, then
-line), so the limits cut at the same place whichever engine runs.
+Both engines see the same files (hidden ones included, ``.git/`` and ignored paths excluded — see
+:mod:`ignore` — symlinks not followed) and return them in the same order (by path, then line), so the
+limits cut at the same place whichever engine runs. Details kept equal on purpose:
+
+* A ``glob`` filter never brings back an ignored file. (``rg --glob`` would: it overrides ignore
+  rules; so the glob filters ripgrep's own file list, and grep then searches exactly those files.)
+  Globs follow ripgrep's syntax: ``{a,b}`` alternatives, a leading ``!`` excludes, no ``/`` means
+  "this name at any depth".
+* grep reads text as ripgrep does: a UTF-8 BOM is dropped, UTF-16 with a BOM is decoded, CRLF lines
+  match as lines (``$`` before CRLF: ``rg --crlf``), a final newline ends the last line, and a file
+  turns "binary" at its first NUL byte: matches before the 64 KB buffer holding it are reported,
+  nothing after.
+* Naming one file searches it even when it is ignored.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from shard.agent.tools.base import ToolFailure
-from shard.agent.tools.ignore import glob_to_regex, walk
+from shard.agent.tools.ignore import compile_bytes, glob_to_regex, walk
 
 MAX_LINE_CHARS = 500
+_BUFFER = 64 * 1024  # ripgrep's read buffer: where binary detection cuts a file off
 _RG_BASE = ("--hidden", "--no-require-git", "--glob", "!.git", "--sort", "path", "--no-config")
+_STREAM_LIMIT = 1 << 26  # a single output line may be a whole minified file
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,57 +46,108 @@ def ripgrep() -> str | None:
     return shutil.which("rg")
 
 
-def glob_matcher(pattern: str) -> re.Pattern[str]:
-    """A find/grep ``glob`` the way rg reads ``--glob``: no '/' matches names at any depth."""
-    anchored = "/" in pattern.rstrip("/")
-    return re.compile(glob_to_regex(pattern.lstrip("/"), anchored))
+def _braces(pattern: str) -> list[str]:
+    """Expand ``{a,b}`` alternatives (nested ones too) into plain globs."""
+    start = pattern.find("{")
+    if start < 0:
+        return [pattern]
+    depth, i = 0, start
+    parts, last = [], start + 1
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                parts.append(pattern[last:i])
+                head, tail = pattern[:start], pattern[i + 1 :]
+                return [x for p in parts for x in _braces(head + p + tail)]
+        elif c == "," and depth == 1:
+            parts.append(pattern[last:i])
+            last = i + 1
+        i += 1
+    return [pattern]  # unbalanced: a literal brace
 
 
-async def _rg_lines(args: list[str], root: Path, limit: int) -> list[str]:
-    """Run rg, keep its first ``limit`` output lines, and stop it once they arrived."""
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """A find/grep ``glob`` the way ripgrep reads it (see the module docstring)."""
+    negate = pattern.startswith("!")
+    body = pattern[1:] if negate else pattern
+    regexes = []
+    for alt in _braces(body):
+        anchored = "/" in alt.rstrip("/")
+        regexes.append(compile_bytes(glob_to_regex(alt.lstrip("/"), anchored)))
+
+    def match(rel: str) -> bool:
+        raw = os.fsencode(rel)
+        hit = any(r.match(raw) for r in regexes)
+        return not hit if negate else hit
+
+    return match
+
+
+async def _run_rg(args: list[str], root: Path, limit: int | None, sep: bytes) -> list[str]:
+    """Run rg and return its first ``limit`` records; stop it only if it was cut short.
+
+    ``sep`` ends a record. For grep output (``path NUL number:text LF``) it is ``b"grep"``: a path is
+    read up to its NUL and the rest up to LF, so a newline inside a file name cannot split a record.
+    """
     rg = ripgrep()
     assert rg is not None
     proc = await asyncio.create_subprocess_exec(
-        rg, *args, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        rg,
+        *args,
+        cwd=root,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=_STREAM_LIMIT,
     )
     assert proc.stdout is not None
-    lines: list[str] = []
+    assert proc.stderr is not None
+    records: list[str] = []
+    cut_short = False
+    err_task = asyncio.ensure_future(proc.stderr.read())
     try:
-        while len(lines) < limit:
-            raw = await proc.stdout.readline()
-            if not raw:
+        while True:
+            if limit is not None and len(records) >= limit:
+                cut_short = True
                 break
-            lines.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
+            try:
+                if sep == b"grep":
+                    path = await proc.stdout.readuntil(b"\0")
+                    raw = path + await proc.stdout.readuntil(b"\n")
+                    records.append(raw[:-1].decode("utf-8", errors="replace"))
+                else:
+                    raw = await proc.stdout.readuntil(sep)
+                    records.append(raw[: -len(sep)].decode("utf-8", errors="replace"))
+            except asyncio.IncompleteReadError as exc:
+                if exc.partial and sep != b"grep":
+                    records.append(exc.partial.decode("utf-8", errors="replace"))
+                break
     finally:
-        if proc.returncode is None:
+        if cut_short and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         await proc.wait()
-    if proc.returncode == 2 and not lines:
-        err = (await proc.stderr.read()).decode(errors="replace").strip() if proc.stderr else ""
+        err = (await err_task).decode(errors="replace").strip()
+    if not cut_short and proc.returncode == 2 and not records and "No files were searched" not in err:
         raise ToolFailure(f"search failed: {err.splitlines()[0] if err else 'ripgrep error'}")
-    return lines
+    return records
 
 
 async def find_files(root: Path, pattern: str | None, limit: int, engine: str | None = None) -> list[str]:
     """Up to ``limit`` file paths under ``root`` (matching ``pattern``), sorted."""
     if (engine or ("rg" if ripgrep() else "python")) == "rg":
-        args = ["--files", *_RG_BASE]
-        if pattern:
-            args += ["--glob", pattern]
-        return [p.removeprefix("./") for p in await _rg_lines(args, root, limit)]
-    return await asyncio.to_thread(_find_py, root, pattern, limit)
-
-
-def _find_py(root: Path, pattern: str | None, limit: int) -> list[str]:
-    matcher = glob_matcher(pattern) if pattern else None
-    out: list[str] = []
-    for rel in walk(root):
-        if matcher is None or matcher.match(rel):
-            out.append(rel)
-            if len(out) >= limit:
-                break
-    return out
+        listed = [
+            p.removeprefix("./") for p in await _run_rg(["--files", "--null", *_RG_BASE], root, None, b"\0")
+        ]
+    else:
+        listed = await asyncio.to_thread(lambda: list(walk(root)))
+    if pattern:
+        keep = glob_matcher(pattern)
+        listed = [p for p in listed if keep(p)]
+    return listed[:limit]
 
 
 async def grep_files(
@@ -94,47 +159,96 @@ async def grep_files(
     literal: bool,
     limit: int,
     engine: str | None = None,
+    single_file: str | None = None,
 ) -> list[Match]:
+    """Matches under ``root`` (or in the one file ``single_file``, relative to it), in path order."""
     try:
         regex = re.compile(re.escape(pattern) if literal else pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         raise ToolFailure(f"invalid regular expression: {exc}") from None
-    if (engine or ("rg" if ripgrep() else "python")) == "rg":
-        args = ["--line-number", "--no-heading", "--with-filename", "--null", "--color", "never", *_RG_BASE]
-        if ignore_case:
-            args.append("--ignore-case")
-        if literal:
-            args.append("--fixed-strings")
-        if glob:
-            args += ["--glob", glob]
-        args += ["--regexp", pattern]
-        out = []
-        for raw in await _rg_lines(args, root, limit):
-            path, _, rest = raw.partition("\0")  # --null: a path may itself contain ':'
-            number, _, text = rest.partition(":")
-            if number.isdigit():
-                text = text.removesuffix("\r")
-                out.append(Match(path.removeprefix("./"), int(number), text[:MAX_LINE_CHARS]))
-        return out
-    return await asyncio.to_thread(_grep_py, root, regex, glob, limit)
+    if single_file is None and (engine or ("rg" if ripgrep() else "python")) == "rg":
+        return await _grep_rg(root, pattern, glob, ignore_case, literal, limit)
+    # One named file is read here on either engine: rg treats named files differently (it
+    # searches named binary files) and there is no walk to speed up.
+    return await asyncio.to_thread(_grep_py, root, regex, glob, limit, single_file)
 
 
-def _grep_py(root: Path, regex: re.Pattern[str], glob: str | None, limit: int) -> list[Match]:
-    matcher = glob_matcher(glob) if glob else None
+async def _grep_rg(
+    root: Path, pattern: str, glob: str | None, ignore_case: bool, literal: bool, limit: int
+) -> list[Match]:
+    args = [
+        "--line-number",
+        "--no-heading",
+        "--with-filename",
+        "--null",
+        "--crlf",
+        "--color",
+        "never",
+        *_RG_BASE,
+    ]
+    if ignore_case:
+        args.append("--ignore-case")
+    if literal:
+        args.append("--fixed-strings")
+    args += ["--regexp", pattern]
+    if glob is None:
+        return _parse(await _run_rg(args, root, limit, b"grep"))
+    # rg --glob also brings back ignored files: keep only matches in files the ignore rules allow.
+    allowed = set(await find_files(root, glob, 10**9, engine="rg"))
+    if not allowed:
+        return []
+    found: list[Match] = []
+    for match in _parse(await _run_rg([*args, "--glob", glob], root, None, b"grep")):
+        if match.path in allowed:
+            found.append(match)
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _parse(records: list[str]) -> list[Match]:
+    out = []
+    for raw in records:
+        path, sep, rest = raw.partition("\0")  # --null: a path may itself contain ':'
+        number, _, text = rest.partition(":")
+        if sep and number.isdigit():
+            out.append(Match(path.removeprefix("./"), int(number), text.removesuffix("\r")[:MAX_LINE_CHARS]))
+    return out
+
+
+def _grep_py(
+    root: Path, regex: re.Pattern[str], glob: str | None, limit: int, single: str | None
+) -> list[Match]:
+    if single is not None:
+        files: list[str] = [single]
+    else:
+        keep = glob_matcher(glob) if glob else None
+        files = [p for p in walk(root) if keep is None or keep(p)]
     out: list[Match] = []
-    for rel in walk(root):
-        if matcher is not None and not matcher.match(rel):
-            continue
+    for rel in files:
         try:
             data = (root / rel).read_bytes()
         except OSError:
             continue
-        if b"\0" in data:
-            continue  # binary
-        for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), start=1):
-            line = line.removesuffix("\r")
+        for number, line in _text_lines(data):
             if regex.search(line):
                 out.append(Match(rel, number, line[:MAX_LINE_CHARS]))
                 if len(out) >= limit:
                     return out
     return out
+
+
+def _text_lines(data: bytes) -> list[tuple[int, str]]:
+    """(line number, text) of the lines ripgrep would search, as ripgrep decodes them."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        nul = data.find(b"\0")
+        if nul >= 0:  # binary from its first NUL: keep what came before the buffer that holds it
+            data = data[: (nul // _BUFFER) * _BUFFER]
+            data = data[: data.rfind(b"\n") + 1]
+        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [(i, line.removesuffix("\r")) for i, line in enumerate(lines, start=1)]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import stat
 from pathlib import Path
 
 from pydantic import Field
@@ -69,12 +71,14 @@ def _write(path: Path, shown: str, content: str) -> ToolOutput:
     existed = path.exists()
     old, mode, data = "", None, content.encode("utf-8")
     if existed:
+        with contextlib.suppress(OSError):
+            mode = stat.S_IMODE(path.stat().st_mode)  # kept even when the old content is not text
         try:
             current = load_text(path, shown)
         except ToolFailure:
             current = None
         if current is not None:
-            old, mode = current.text, current.mode
+            old = current.text
             # an existing file keeps its BOM and CRLF line endings
             if current.newline == "\r\n" and "\r\n" not in content:
                 data = content.replace("\n", "\r\n").encode("utf-8")
