@@ -1,10 +1,11 @@
 """Start-up of a runtime, in two phases so that ``hello`` goes out fast.
 
 Phase A (this module) uses only the stdlib and the pydantic-free parts of Shard: it reads
-config.toml, opens or creates the session, decides the model and mode, and can write ``hello``
-itself. Phase B (``shard.agent.stdio``) imports asyncio, pydantic and the runtime, and sends ``sync``.
-A client therefore sees ``hello`` without waiting for those imports, and the capabilities it carries
-are the ones ``sync`` will carry: both are computed from the same decision here.
+config.toml, opens or creates the session, decides the model and mode, replays the session's live
+window as plain dicts, and writes ``hello`` and ``sync`` itself. Phase B (``shard.agent.stdio``)
+imports asyncio, pydantic and the runtime, validates the same session into models (the authoritative
+check: a message that does not validate is a fatal SESSION_CORRUPT after all) and serves commands. A
+client therefore renders a restored session without waiting for those imports.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 from shard.agent.modes import BUILTIN_MODES
 from shard.agent.session.store import SessionStore, find_session
-from shard.protocol.errors import ShardError
+from shard.agent.session.window import WindowError, replay
+from shard.protocol.errors import ErrorCode, ShardError
 
 
 class StartupError(Exception):
@@ -69,6 +71,12 @@ class Prepared:
         # Changes the command line makes to a restored session, recorded once the runtime is up.
         self.model_changed = model_changed
         self.mode_changed = mode_changed
+        try:
+            self.window = replay(store.entries)
+        except WindowError as exc:
+            raise ShardError(
+                ErrorCode.SESSION_CORRUPT, f"session {store.path} cannot be restored: {exc}"
+            ) from None
 
 
 def prepare(opts: AgentOptions) -> Prepared:
@@ -189,6 +197,24 @@ def hello_line(model: ModelEntry | None) -> bytes:
     return _line(hello)
 
 
+def sync_line(prepared: Prepared) -> bytes:
+    """The ``sync`` event from phase A's decisions and the dict window (tests check it against the
+    runtime's own ``sync``)."""
+    live: dict[str, Any] = {"messages": prepared.window.messages()}
+    if prepared.window.compaction_index is not None:
+        live["compaction_index"] = prepared.window.compaction_index
+    sync = {
+        "type": "sync",
+        "status": "idle",
+        "mode": prepared.mode,
+        "capabilities": capabilities_for(prepared.model),
+        "live_window": live,
+        "pending_requests": [],
+        "session_id": prepared.store.session_id,
+    }
+    return _line(sync)
+
+
 def error_line(error: ShardError, *, fatal: bool) -> bytes:
     event: dict[str, Any] = {"type": "error", "code": error.code.value, "message": error.message}
     event["fatal"] = fatal
@@ -196,7 +222,11 @@ def error_line(error: ShardError, *, fatal: bool) -> bytes:
 
 
 def _line(obj: dict[str, Any]) -> bytes:
-    # stdlib json here: orjson costs ~12 ms to import and this runs before hello
+    # A restored session is large: orjson (loaded by the session store for it) is much faster there;
+    # a new session has nothing to encode and need not pay orjson's import before hello.
+    orjson = sys.modules.get("orjson")
+    if orjson is not None:
+        return orjson.dumps(obj) + b"\n"
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 

@@ -150,6 +150,9 @@ class Runtime:
         self._context_reported: int | None = None
         self._context_since = 0
         self._message_count = sum(1 for e in store.entries if e["kind"] in ("message", "tool_result"))
+        self.assistant_messages = sum(
+            1 for e in store.entries if e["kind"] == "message" and e["message"].get("role") == "assistant"
+        )
         self._title: str | None = next(
             (
                 _first_text(e["message"])
@@ -223,7 +226,10 @@ class Runtime:
         if kind in ("message", "tool_result"):
             self._message_count += 1
             self._context_since += estimate_tokens(self.view.messages[-1])
-            if self._title is None and kind == "message" and fields["message"].get("role") == "user":
+            role = fields["message"].get("role") if kind == "message" else None
+            if role == "assistant":
+                self.assistant_messages += 1
+            if self._title is None and role == "user":
                 self._title = _first_text(fields["message"])
         return entry
 

@@ -123,8 +123,7 @@ async def serve(prepared: Prepared) -> int:
         out.send(ErrorEvent(code=exc.code.value, message=exc.message, fatal=True))
         await out.finish()
         return 3
-    out.send(runtime.sync())
-    runtime.start_background_work()
+    runtime.start_background_work()  # sync already went out in phase A
 
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -202,6 +202,7 @@ async def _call_once(rt: Runtime, usage: _TurnUsage, *, overflow_retry: bool) ->
         messages=list(rt.model_view),
         tools=[t.spec() for t in rt.tools.values()],
         reasoning=rt.reasoning if entry.has_reasoning else None,
+        call_index=rt.assistant_messages,
     )
     assembler = MessageAssembler(new_id("msg"))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from shard.agent.boot import AgentOptions, StartupError, error_line, hello_line, prepare, write_all
+from shard.agent.boot import AgentOptions, StartupError, error_line, hello_line, prepare, sync_line, write_all
 from shard.protocol.errors import ShardError
 
 EXIT_SESSION = 3
@@ -33,7 +33,7 @@ def main_agent(args: argparse.Namespace) -> int:
         write_all(1, hello_line(None) + error_line(exc, fatal=True))
         print(f"shard: {exc.message}", file=sys.stderr)
         return EXIT_SESSION
-    write_all(1, hello_line(prepared.model))
+    write_all(1, hello_line(prepared.model) + sync_line(prepared))
 
     from shard.agent.stdio import run
 

@@ -17,14 +17,16 @@ def write_scripted_home(
     extra_toml: str = "",
     record: bool = True,
     extensions: list[str] | None = None,
+    script_extra: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``home/config.toml`` with a ``test`` scripted provider playing ``steps``.
 
     The default model is ``test/m``. With ``record`` every provider request is appended to
-    ``home/requests.jsonl``. Returns ``home``.
+    ``home/requests.jsonl``. ``script_extra`` adds top-level script keys (``summary``,
+    ``summary_error``). Returns ``home``.
     """
     home.mkdir(parents=True, exist_ok=True)
-    (home / "script.json").write_bytes(orjson.dumps({"loop": loop, "steps": steps}))
+    (home / "script.json").write_bytes(orjson.dumps({"loop": loop, "steps": steps, **(script_extra or {})}))
     model_rows = models or [{"id": "m", "context_window": 100_000}]
     lines = [
         'default_model = "test/m"',

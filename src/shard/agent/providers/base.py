@@ -71,6 +71,9 @@ class ProviderRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     reasoning: str | None = None
     purpose: Literal["turn", "summary"] = "turn"
+    # How many assistant messages the session held before this call — stable across compaction,
+    # which shrinks `messages`. Only the scripted provider uses it (to pick its step).
+    call_index: int | None = None
 
 
 class ProviderError(ShardError):

@@ -22,13 +22,15 @@ It is for tests, demos and client development, and says so wherever it is listed
       ]
     }
 
-Each provider call plays one step: the step whose index is the number of assistant messages already
-in the request's history, so a restored session continues where it stopped and the same history
-always gets the same answer. Past the last step the call fails, unless ``loop`` is true. Within a
-step, text and thinking are streamed ``chunk`` characters at a time (tool arguments likewise, as JSON
-text), ``delay_ms`` apart; ``pause`` waits; ``stall`` keeps the stream open until it is cancelled;
-``error`` fails the call after the blocks. ``usage`` defaults to an estimate of 4 characters a token.
-If the provider entry has ``record``, every request is appended there as one JSON line.
+Each provider call plays one step: the step whose index is the number of assistant messages the
+session already holds (compaction does not change it), so a restored session continues where it
+stopped and the same history always gets the same answer. Past the last step the call fails, unless
+``loop`` is true. Within a step, text and thinking are streamed ``chunk`` characters at a time (tool
+arguments likewise, as JSON text), ``delay_ms`` apart; ``pause`` waits; ``stall`` keeps the stream
+open until it is cancelled; ``error`` fails the call after the blocks. ``usage`` defaults to an
+estimate of 4 characters a token. If the provider entry has ``record``, every request is appended
+there as one JSON line. Summary requests (compaction) answer with the script's ``summary`` text (or
+a digest of the span), or fail with ``summary_error``.
 """
 
 from __future__ import annotations
@@ -98,7 +100,9 @@ class ScriptedProvider:
             async for ev in self._summary(request):
                 yield ev
             return
-        index = sum(1 for m in request.messages if m.role == "assistant")
+        index = request.call_index
+        if index is None:
+            index = sum(1 for m in request.messages if m.role == "assistant")
         if index >= len(steps):
             if not self.script.get("loop") or not steps:
                 raise ProviderError(
@@ -139,6 +143,8 @@ class ScriptedProvider:
 
     async def _summary(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         # A deterministic summary: the script's fixed text, or a digest of the span's messages.
+        if self.script.get("summary_error"):
+            raise ProviderError(f"scripted provider: {self.script['summary_error']}")
         text = self.script.get("summary")
         if not isinstance(text, str):
             lines = []

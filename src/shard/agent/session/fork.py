@@ -11,12 +11,14 @@ temporary name and renamed into place, so it exists whole or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
 from pathlib import Path
 from typing import Any
 
+from shard.agent.session.listing import title_of, write_meta
 from shard.agent.session.store import FORMAT_VERSION, SESSION_FILE, SessionStore
 from shard.agent.session.window import MESSAGE_KINDS, replay
 from shard.protocol.errors import ErrorCode, ShardError
@@ -86,6 +88,30 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
         _write_new(target, rows)
     except OSError as exc:
         raise ShardError(ErrorCode.INTERNAL_ERROR, f"cannot write the fork: {exc.strerror}") from None
+    messages = [r for r in rows if r["kind"] in MESSAGE_KINDS]
+    title = next(
+        (
+            b["text"]
+            for r in messages
+            if r["kind"] == "message" and r["message"].get("role") == "user"
+            for b in r["message"].get("content", [])
+            if b.get("type") == "text"
+        ),
+        None,
+    )
+    meta = {
+        "session_id": session_id,
+        "cwd": store.header.get("cwd"),
+        "created": now,
+        "updated": now,
+        "message_count": len(messages),
+        "source_session_id": store.session_id,
+        "source_entry_id": from_entry_id,
+    }
+    if title:
+        meta["title"] = title_of(title)
+    with contextlib.suppress(OSError):
+        write_meta(target, meta)
     return fork_id, session_id, rows[-1]["id"]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from shard.agent.session.window import MESSAGE_KINDS, Item, Window, WindowError
+from shard.agent.session.window import MESSAGE_KINDS, Item, Window, WindowError, replay_start
 from shard.protocol.content import ErrorContent, Message, TextContent, ToolResultBlock
 from shard.protocol.errors import ErrorCode, ShardError
 
@@ -58,7 +58,11 @@ class LiveView:
         self.dicts = Window()
         self.messages: list[Message] = []
         self.model_messages: list[Message] = []
-        for entry in entries:
+        try:
+            start, self.dicts.compactions = replay_start(list(entries))
+        except WindowError as exc:
+            raise _corrupt("compaction", exc) from None
+        for entry in list(entries)[start:]:
             self.add(entry)
 
     @property

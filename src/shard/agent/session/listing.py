@@ -85,10 +85,12 @@ def _describe(session_dir: Path) -> dict[str, Any] | None:
         meta = _scan(path)
     if not meta.get("session_id"):
         return None
+    created = meta.get("created") or stat.st_ctime
     info: dict[str, Any] = {
         "session_id": meta["session_id"],
-        "created": meta.get("created", stat.st_ctime),
-        "updated": max(meta.get("updated", 0), stat.st_mtime),
+        "created": created,
+        # the file's mtime counts (appends after the last meta refresh); it is coarser than the clock
+        "updated": max(meta.get("updated", 0), stat.st_mtime, created),
         "message_count": meta.get("message_count", 0),
         "_cwd": meta.get("cwd"),
     }

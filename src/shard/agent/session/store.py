@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ class SessionStore:
         self.entries = entries
         self._unborn = unborn
         self._fd: int | None = None
+        self._last: dict[str, dict[str, Any]] | None = None
 
     # --- construction -----------------------------------------------------------------------
 
@@ -104,10 +106,10 @@ class SessionStore:
         return not self._unborn
 
     def last(self, kind: str) -> dict[str, Any] | None:
-        for e in reversed(self.entries):
-            if e["kind"] == kind:
-                return e
-        return None
+        """The latest entry of ``kind`` (indexed: restores ask this on 10,000-entry sessions)."""
+        if self._last is None:
+            self._last = {e["kind"]: e for e in self.entries}
+        return self._last.get(kind)
 
     # --- writing ----------------------------------------------------------------------------
 
@@ -132,6 +134,8 @@ class SessionStore:
                 ErrorCode.INTERNAL_ERROR, f"cannot write session {self.path}: {exc.strerror}"
             ) from None
         self.entries.append(entry)
+        if self._last is not None:
+            self._last[kind] = entry
         return entry
 
     def sync(self) -> None:
@@ -171,19 +175,29 @@ def load_entries(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
         raise ShardError(ErrorCode.NOT_FOUND, f"no session file {path}") from None
     except OSError as exc:
         raise corrupt(path, exc.strerror or "unreadable") from None
+    loads: Callable[[bytes], Any] = json.loads
+    if len(data) > 256 * 1024:  # orjson parses big sessions ~3x faster; small ones do not pay its import
+        import orjson
+
+        loads = orjson.loads
     complete_end = data.rfind(b"\n") + 1
     torn = data[complete_end:]
+    lines = data[:complete_end].split(b"\n")[:-1]
+    parsed = _parse_all(data[:complete_end], loads, len(lines))
     entries: list[dict[str, Any]] = []
     ids: set[str] = set()
-    for lineno, line in enumerate(data[:complete_end].split(b"\n")[:-1], start=1):
-        entry = _check_entry(path, lineno, line)
-        if entry["id"] in ids:
-            raise corrupt(path, f"line {lineno}: duplicate entry id {entry['id']!r}")
-        expected_parent = entries[-1]["id"] if entries else None
-        if entry["parent_id"] != expected_parent:
+    previous: str | None = None
+    for lineno, line in enumerate(lines, start=1):
+        entry = parsed[lineno - 1] if parsed is not None else _parse_line(path, lineno, line, loads)
+        _check_entry(path, lineno, entry)
+        entry_id = entry["id"]
+        if entry_id in ids:
+            raise corrupt(path, f"line {lineno}: duplicate entry id {entry_id!r}")
+        if entry["parent_id"] != previous:
             raise corrupt(path, f"line {lineno}: parent_id does not follow the previous entry")
-        ids.add(entry["id"])
+        ids.add(entry_id)
         entries.append(entry)
+        previous = entry_id
     if not entries:
         raise corrupt(path, "no header line")
     header = entries[0]
@@ -197,18 +211,35 @@ def load_entries(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return entries
 
 
-def _check_entry(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
+def _parse_all(data: bytes, loads: Callable[[bytes], Any], count: int) -> list[Any] | None:
+    """Every line in one parse (much faster than one call a line); None if any line is not JSON,
+    in which case the lines are parsed one by one to say which."""
+    if not data:
+        return []
     try:
-        entry = json.loads(line)
+        parsed = loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, list) and len(parsed) == count else None
+
+
+def _parse_line(path: Path, lineno: int, line: bytes, loads: Callable[[bytes], Any]) -> Any:
+    try:
+        return loads(line)
     except (ValueError, RecursionError):
         raise corrupt(path, f"line {lineno} is not valid JSON") from None
-    if not isinstance(entry, dict):
+
+
+def _check_entry(path: Path, lineno: int, entry: Any) -> dict[str, Any]:
+    # type() rather than isinstance: exact JSON types, and this runs once per entry of every restore
+    if type(entry) is not dict:
         raise corrupt(path, f"line {lineno} is not a JSON object")
-    if not isinstance(entry.get("id"), str) or not isinstance(entry.get("kind"), str):
+    if type(entry.get("id")) is not str or type(entry.get("kind")) is not str:
         raise corrupt(path, f"line {lineno} lacks a string 'id' and 'kind'")
-    if "parent_id" not in entry or not (entry["parent_id"] is None or isinstance(entry["parent_id"], str)):
+    parent = entry.get("parent_id", ...)
+    if parent is not None and type(parent) is not str:
         raise corrupt(path, f"line {lineno} lacks 'parent_id'")
-    if not isinstance(entry.get("ts"), int | float) or isinstance(entry.get("ts"), bool):
+    if type(entry.get("ts")) not in (int, float):
         raise corrupt(path, f"line {lineno} lacks a numeric 'ts'")
     return entry
 

@@ -94,12 +94,33 @@ class Window:
 
 def replay(entries: list[dict[str, Any]], upto: str | None = None) -> Window:
     """The window after every entry (or after the entry ``upto``)."""
+    if upto is not None:
+        end = next((i for i, e in enumerate(entries) if e["id"] == upto), len(entries) - 1)
+        entries = entries[: end + 1]
+    start, earlier = replay_start(entries)
     window = Window()
-    for entry in entries:
+    window.compactions = earlier
+    for entry in entries[start:]:
         window.add(entry)
-        if entry["id"] == upto:
-            break
     return window
+
+
+def replay_start(entries: list[dict[str, Any]]) -> tuple[int, int]:
+    """Where a replay may begin, and how many compactions come before that point.
+
+    The window after the last compaction is its summary plus every message from its first kept
+    entry on, so nothing before that entry needs building (a long session restores in time that
+    depends on its live window, not its history).
+    """
+    last = next((i for i in range(len(entries) - 1, -1, -1) if entries[i]["kind"] == "compaction"), None)
+    if last is None:
+        return 0, 0
+    first = entries[last].get("first_kept_entry_id")
+    start = next((i for i in range(last - 1, -1, -1) if entries[i]["id"] == first), None)
+    if start is None:
+        raise WindowError(f"compaction {entries[last]['id']} keeps from {first!r}, which is not before it")
+    earlier = sum(1 for e in entries[:start] if e["kind"] == "compaction")
+    return start, earlier
 
 
 _BLOCK_TYPES = frozenset({"text", "thinking", "tool_call", "tool_result", "image"})
