@@ -9,7 +9,6 @@ import orjson
 
 from shard.agent.boot import AgentOptions, prepare
 from shard.agent.runtime import Runtime
-from shard.agent.tools.registry import build_tools
 from shard.protocol.events import EventBase
 from shard.testing import text_step, tool_step, write_scripted_home
 
@@ -38,17 +37,7 @@ async def test_entries_are_written_before_the_events_that_report_them(tmp_path: 
             last = orjson.loads(on_disk.splitlines()[-1])
             assert key in (last["id"], last.get("tool_call_id")), "it is the latest entry"
 
-    runtime = Runtime(
-        config=prepared.config,
-        catalog=prepared.catalog,
-        store=prepared.store,
-        cwd=prepared.cwd,
-        mode=prepared.mode,
-        model=prepared.model,
-        reasoning=prepared.reasoning,
-        tools=build_tools(),
-        sink=sink,
-    )
+    runtime = Runtime.from_prepared(prepared, sink=sink)
     await runtime.handle(b'{"type":"prompt","message":"go"}')
     await runtime.wait_idle()
     assert seen.count("message_complete") == 3

@@ -9,7 +9,6 @@ import orjson
 
 from shard.agent.boot import AgentOptions, prepare, sync_line
 from shard.agent.runtime import Runtime
-from shard.agent.tools.registry import build_tools
 from shard.testing import text_step, tool_step, types, write_scripted_home
 
 
@@ -187,10 +186,7 @@ async def test_phase_a_sync_matches_the_runtime_sync(tmp_path: Path):
     prepared = prepare(AgentOptions(home=str(home), cwd=str(cwd)))
 
     def runtime_for(p):
-        return Runtime(
-            config=p.config, catalog=p.catalog, store=p.store, cwd=p.cwd, mode=p.mode, model=p.model,
-            reasoning=p.reasoning, tools=build_tools(), sink=lambda e: None, has_responder=False,
-        )  # fmt: skip
+        return Runtime.from_prepared(p, sink=lambda e: None, has_responder=False)
 
     rt = runtime_for(prepared)
     await rt.handle(b'{"type":"prompt","message":"list it"}')

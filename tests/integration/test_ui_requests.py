@@ -7,7 +7,6 @@ from pathlib import Path
 
 from shard.agent.boot import AgentOptions, prepare
 from shard.agent.runtime import Runtime
-from shard.agent.tools.registry import build_tools
 from shard.testing import text_step, tool_step, types, write_scripted_home
 
 
@@ -131,17 +130,7 @@ async def test_pending_requests_appear_in_sync(tmp_path: Path):
         events.append(event)
         arrived.set()
 
-    runtime = Runtime(
-        config=prepared.config,
-        catalog=prepared.catalog,
-        store=prepared.store,
-        cwd=prepared.cwd,
-        mode=prepared.mode,
-        model=prepared.model,
-        reasoning=prepared.reasoning,
-        tools=build_tools(prepared.config.tool_extensions),
-        sink=sink,
-    )
+    runtime = Runtime.from_prepared(prepared, sink=sink)
 
     async def until(kind: str):
         while not any(e.type == kind for e in events):

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
@@ -35,6 +35,7 @@ from shard.agent.session.store import SessionStore, find_session, load_entries
 from shard.agent.status import StatusMachine
 from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.tools.recall import RecallTool
+from shard.agent.tools.registry import build_tools
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AgentStatus, ModeDescriptor, ModelDescriptor, ReasoningLevel
 from shard.protocol.base import WireModel
@@ -65,6 +66,9 @@ from shard.protocol.results import (
     SetModeResult,
     SetReasoningLevelResult,
 )
+
+if TYPE_CHECKING:
+    from shard.agent.boot import Prepared
 
 Sink = Callable[[EventBase], None]
 
@@ -162,6 +166,31 @@ class Runtime:
             None,
         )
         self.tools.setdefault("recall", RecallTool(self._entries_of))
+
+    @classmethod
+    def from_prepared(
+        cls,
+        prepared: Prepared,
+        *,
+        sink: Sink,
+        has_responder: bool = True,
+        tools: dict[str, Tool] | None = None,
+    ) -> Runtime:
+        """The runtime for what start-up decided (``shard agent --stdio``, ``shard run``, tests)."""
+        return cls(
+            config=prepared.config,
+            catalog=prepared.catalog,
+            store=prepared.store,
+            cwd=prepared.cwd,
+            mode=prepared.mode,
+            model=prepared.model,
+            reasoning=prepared.reasoning,
+            tools=tools if tools is not None else build_tools(prepared.config.tool_extensions),
+            sink=sink,
+            headless_policy=prepared.options.headless_policy,
+            headless_timeout=prepared.config.headless_timeout,
+            has_responder=has_responder,
+        )
 
     def _entries_of(self, session_id: str | None) -> list[dict[str, Any]]:
         """Entries of this session, or of another (a fork's source) for recall."""

@@ -21,7 +21,6 @@ import threading
 
 from shard.agent.boot import Prepared
 from shard.agent.runtime import Runtime
-from shard.agent.tools.registry import build_tools
 from shard.protocol.errors import ShardError
 from shard.protocol.events import ErrorEvent, EventBase
 from shard.protocol.framing import LineBuffer, encode_line
@@ -104,20 +103,7 @@ async def serve(prepared: Prepared) -> int:
     out = _Output(loop)
     await out.open()
     try:
-        tools = build_tools(prepared.config.tool_extensions)
-        runtime = Runtime(
-            config=prepared.config,
-            catalog=prepared.catalog,
-            store=prepared.store,
-            cwd=prepared.cwd,
-            mode=prepared.mode,
-            model=prepared.model,
-            reasoning=prepared.reasoning,
-            tools=tools,
-            sink=out.send,
-            headless_policy=prepared.options.headless_policy,
-            headless_timeout=prepared.config.headless_timeout,
-        )
+        runtime = Runtime.from_prepared(prepared, sink=out.send)
         _record_startup_choices(runtime, prepared)
     except ShardError as exc:
         out.send(ErrorEvent(code=exc.code.value, message=exc.message, fatal=True))

@@ -34,7 +34,6 @@ def main_run(args: argparse.Namespace) -> int:
 
 async def _run(prepared, prompt: str, *, as_json: bool) -> int:  # noqa: ANN001
     from shard.agent.runtime import Runtime
-    from shard.agent.tools.registry import build_tools
     from shard.protocol.events import EventBase
 
     printer = _JsonPrinter() if as_json else _TextPrinter()
@@ -42,20 +41,8 @@ async def _run(prepared, prompt: str, *, as_json: bool) -> int:  # noqa: ANN001
     def sink(event: EventBase) -> None:
         printer.show(event)
 
-    runtime = Runtime(
-        config=prepared.config,
-        catalog=prepared.catalog,
-        store=prepared.store,
-        cwd=prepared.cwd,
-        mode=prepared.mode,
-        model=prepared.model,
-        reasoning=prepared.reasoning,
-        tools=build_tools(prepared.config.tool_extensions),
-        sink=sink,
-        headless_policy=prepared.options.headless_policy,
-        headless_timeout=prepared.config.headless_timeout,
-        has_responder=False,  # a one-shot run has nobody to ask: the headless policy answers
-    )
+    # a one-shot run has nobody to ask: the headless policy answers every request
+    runtime = Runtime.from_prepared(prepared, sink=sink, has_responder=False)
     sink(runtime.hello())
     sink(runtime.sync())
     runtime.start_background_work()

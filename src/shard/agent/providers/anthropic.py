@@ -15,14 +15,12 @@ events — text, thinking (+ signature), tool_use starts and ``input_json_delta`
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 
 from shard.agent.catalog import ModelEntry
-from shard.agent.providers import sdk
 from shard.agent.providers.base import (
     ProviderError,
     ProviderEvent,
@@ -35,7 +33,7 @@ from shard.agent.providers.base import (
     ToolCallStart,
     UsageReport,
 )
-from shard.agent.providers.errors import missing_key, translate
+from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
     ErrorContent,
     ImageBlock,
@@ -47,46 +45,25 @@ from shard.protocol.content import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from shard.protocol.errors import ErrorCode, ShardError
 
 DEFAULT_MAX_TOKENS = 16_384
 _EPHEMERAL = {"type": "ephemeral"}
 _STOP = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens", "refusal": "refusal"}
 
 
-class AnthropicProvider:
-    def __init__(self, entry: ModelEntry) -> None:
-        self.entry = entry
-        self.name = entry.provider.name
-        env = entry.provider.api_key_env
-        self._key = os.environ.get(env) if env else None
-        if not self._key:
-            raise ShardError(ErrorCode.NOT_FOUND, missing_key(entry.provider))
-        self._client: Any = None
+class AnthropicProvider(SdkProvider):
+    sdk_module = "anthropic"
+    client_class = "AsyncAnthropic"
 
-    async def _sdk_client(self) -> Any:
-        if self._client is None:
-            module = await sdk.load("anthropic")
-            kwargs: dict[str, Any] = {"api_key": self._key, "max_retries": 0, "timeout": 600.0}
-            if self.entry.provider.base_url:
-                kwargs["base_url"] = self.entry.provider.base_url
-            self._client = module.AsyncAnthropic(**kwargs)
-        return self._client
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+    async def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request, self.entry)
         fold = AnthropicFold()
-        try:
-            client = await self._sdk_client()
-            stream = await client.messages.create(**params)
-            async with stream:
-                async for event in stream:
-                    for out in fold.feed(event):
-                        yield out
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise translate(exc, self.entry.provider, self._key) from None
+        client = await self.client()
+        stream = await client.messages.create(**params)
+        async with stream:
+            async for event in stream:
+                for out in fold.feed(event):
+                    yield out
         if not fold.finished:
             raise ProviderError(
                 f"{self.name}: the stream ended before the message was complete", retryable=True

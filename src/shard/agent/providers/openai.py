@@ -15,14 +15,12 @@ usage chunk and ``finish_reason`` may never come (the stop is inferred), reasoni
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 
 from shard.agent.catalog import ModelEntry
-from shard.agent.providers import sdk
 from shard.agent.providers.base import (
     ProviderError,
     ProviderEvent,
@@ -35,7 +33,7 @@ from shard.agent.providers.base import (
     ToolCallStart,
     UsageReport,
 )
-from shard.agent.providers.errors import missing_key, translate
+from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
     ErrorContent,
     ImageBlock,
@@ -46,7 +44,6 @@ from shard.protocol.content import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.ids import new_id
 
 _FINISH: dict[str, StopReason] = {
@@ -56,47 +53,22 @@ _FINISH: dict[str, StopReason] = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
-# Local servers (Ollama, llama.cpp, vLLM) take no key, but the SDK insists on one.
-_NO_KEY = "not-needed"
 
 
-class OpenAIProvider:
-    def __init__(self, entry: ModelEntry) -> None:
-        self.entry = entry
-        self.name = entry.provider.name
-        env = entry.provider.api_key_env
-        if env is None:
-            self._key = _NO_KEY
-        else:
-            key = os.environ.get(env)
-            if not key:
-                raise ShardError(ErrorCode.NOT_FOUND, missing_key(entry.provider))
-            self._key = key
-        self._client: Any = None
+class OpenAIProvider(SdkProvider):
+    sdk_module = "openai"
+    client_class = "AsyncOpenAI"
+    no_key = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) take no key; the SDK wants one
 
-    async def _sdk_client(self) -> Any:
-        if self._client is None:
-            module = await sdk.load("openai")
-            kwargs: dict[str, Any] = {"api_key": self._key, "max_retries": 0, "timeout": 600.0}
-            if self.entry.provider.base_url:
-                kwargs["base_url"] = self.entry.provider.base_url
-            self._client = module.AsyncOpenAI(**kwargs)
-        return self._client
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+    async def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request, self.entry)
         fold = OpenAIFold()
-        try:
-            client = await self._sdk_client()
-            stream = await client.chat.completions.create(**params)
-            async with stream:
-                async for chunk in stream:
-                    for out in fold.feed(chunk):
-                        yield out
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise translate(exc, self.entry.provider, self._key) from None
+        client = await self.client()
+        stream = await client.chat.completions.create(**params)
+        async with stream:
+            async for chunk in stream:
+                for out in fold.feed(chunk):
+                    yield out
         if not fold.saw_anything:
             raise ProviderError(f"{self.name}: the server sent an empty response", retryable=True)
         for out in fold.finish():

@@ -1,0 +1,56 @@
+"""What the SDK-backed providers share: the key (read once from the variable config names), the SDK
+client (built lazily, on the SDK loaded off the start-up path, with SDK retries off — Shard retries
+itself), and one boundary where every SDK or transport failure becomes a ProviderError."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
+
+from shard.agent.catalog import ModelEntry
+from shard.agent.providers import sdk
+from shard.agent.providers.base import ProviderError, ProviderEvent, ProviderRequest
+from shard.agent.providers.errors import missing_key, translate
+from shard.protocol.errors import ErrorCode, ShardError
+
+REQUEST_TIMEOUT = 600.0
+
+
+class SdkProvider(ABC):
+    sdk_module: ClassVar[str]  # "anthropic" | "openai"
+    client_class: ClassVar[str]  # the SDK's async client
+    no_key: ClassVar[str | None] = None  # the placeholder sent when config names no key variable
+
+    def __init__(self, entry: ModelEntry) -> None:
+        self.entry = entry
+        self.name = entry.provider.name
+        env = entry.provider.api_key_env
+        key = os.environ.get(env) if env else self.no_key
+        if not key:
+            raise ShardError(ErrorCode.NOT_FOUND, missing_key(entry.provider))
+        self._key = key
+        self._client: Any = None
+
+    async def client(self) -> Any:
+        if self._client is None:
+            module = await sdk.load(self.sdk_module)
+            kwargs: dict[str, Any] = {"api_key": self._key, "max_retries": 0, "timeout": REQUEST_TIMEOUT}
+            if self.entry.provider.base_url:
+                kwargs["base_url"] = self.entry.provider.base_url
+            self._client = getattr(module, self.client_class)(**kwargs)
+        return self._client
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        try:
+            async for event in self.events(request):
+                yield event
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise translate(exc, self.entry.provider, self._key) from None
+
+    @abstractmethod
+    def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        """The SDK call, folded into normalized events (failures translated by ``stream``)."""
