@@ -357,3 +357,17 @@ async def test_reasoning_level_is_session_scoped(start, home):
     await fresh.handshake()
     resp, _ = await fresh.request({"type": "list_reasoning_levels", "id": "l"})
     assert resp["data"]["active"] == "low", "another session keeps its own level"
+
+
+async def test_list_modes_is_read_only(start, home):
+    """list_modes changes nothing: no event, nothing written to the session, the mode stays.
+
+    Covers: R9.2.15
+    """
+    agent = await start([text_step("ok")], "--mode", "plan")
+    _, sync = await agent.handshake()
+    for i in range(3):
+        resp, before = await agent.request({"type": "list_modes", "id": f"l{i}"})
+        assert before == []
+        assert resp["data"]["active"] == "plan"
+    assert not (home / "sessions" / sync["session_id"]).exists(), "nothing was recorded"

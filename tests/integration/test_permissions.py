@@ -446,3 +446,23 @@ async def test_tools_do_not_see_provider_keys(start, home, project):
         assert history.endswith("[exit code: 0]"), "the model sees the exit code as text"
     finally:
         await agent.kill()
+
+
+async def test_bash_reports_exit_code_and_duration_not_a_command_render(start):
+    """bash carries no `command` RenderDescriptor: the call line shows the command and the result
+    reports exit_code and duration_ms as data, with the pure output as content.
+
+    Covers: R11.0.14, R9.4.16, R9.4.15
+    """
+    agent = await start([tool_step("bash", {"command": "echo out; exit 3"}), text_step("ok")])
+    await agent.handshake()
+    await agent.send({"type": "prompt", "message": "run"})
+    await _answer(agent, await _request(agent), decision="allow")
+    read = await agent.idle()
+    call = next(m for m in read if m["type"] == "tool_call")
+    result = next(m for m in read if m["type"] == "tool_result")
+    assert "render" not in call
+    assert "render" not in result
+    assert result["exit_code"] == 3
+    assert isinstance(result["duration_ms"], int | float)
+    assert result["content"] == {"kind": "text", "text": "out\n"}

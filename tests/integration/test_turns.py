@@ -21,7 +21,7 @@ async def test_first_prompt_happy_path_order(start):
     """PROTOCOL §12.1: the accepted response, then turn_start, deltas, tool_call, tool_result, more
     deltas, message_complete and turn_end with usage — in exactly this order.
 
-    Covers: R12.1.1, R12.1.2, R9.4.1, R9.4.2, R9.4.9, R9.4.14, R5.1.4, R5.1.5, R9.2.1
+    Covers: R12.1.1, R12.1.2, R9.4.1, R9.4.2, R9.4.9, R9.4.10, R9.4.14, R5.1.4, R5.1.5, R9.2.1
     """
     steps = [
         tool_step("read", {"path": "config.json"}, text="Reading config..."),
@@ -58,6 +58,8 @@ async def test_first_prompt_happy_path_order(start):
     call = next(m for m in read if m["type"] == "tool_call")
     result = next(m for m in read if m["type"] == "tool_result")
     assert call["name"] == "read"
+    # the start-time descriptor: what the call is about to do, before any result exists
+    assert call["render"] == {"kind": "kv", "pairs": [{"k": "path", "v": "config.json"}]}
     assert call["args"] == {"path": "config.json"}
     assert call["read_only"] is True
     assert result["tool_call_id"] == call["tool_call_id"]
