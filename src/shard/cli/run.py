@@ -26,6 +26,7 @@ def main_run(args: argparse.Namespace) -> int:
     except (StartupError, ShardError) as exc:
         print(f"shard: {exc.message}", file=sys.stderr)
         return exc.exit_code if isinstance(exc, StartupError) else 3
+    _start_sdk_import(prepared)
     try:
         return asyncio.run(_run(prepared, args.prompt, as_json=args.json))
     except KeyboardInterrupt:
@@ -70,6 +71,19 @@ async def _run(prepared, prompt: str, *, as_json: bool) -> int:  # noqa: ANN001
 
 
 _PREVIEW_LINES = 8
+
+
+def _start_sdk_import(prepared) -> None:  # noqa: ANN001
+    """A one-shot run calls its model at once: start importing the SDK (1-3 s) now, on a thread,
+    overlapping the runtime's own imports, rather than after them."""
+    import importlib
+    import threading
+
+    name = {"anthropic": "anthropic", "openai": "openai"}.get(
+        prepared.model.provider.kind if prepared.model else ""
+    )
+    if name is not None:
+        threading.Thread(target=importlib.import_module, args=(name,), daemon=True).start()
 
 
 class _TextPrinter:
