@@ -23,6 +23,7 @@ from shard.agent.modes import BUILTIN_MODES
 from shard.agent.session.store import SessionStore, find_session
 from shard.agent.session.window import WindowError, replay
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.ids import is_session_id
 
 
 class StartupError(Exception):
@@ -41,6 +42,8 @@ class AgentOptions(NamedTuple):
     model: str | None = None
     mode: str | None = None
     headless_policy: str = "deny"
+    create: bool = False  # with session: create it (with that id) when it does not exist yet
+    tools: tuple[str, ...] | None = None  # an allow-list of tool names; None: all
 
 
 class Prepared:
@@ -92,11 +95,19 @@ def prepare(opts: AgentOptions) -> Prepared:
         raise StartupError(f"unknown mode {opts.mode!r} (modes: {', '.join(mode_names)})")
     flag_model = _resolve_flag_model(catalog, opts.model)
     if opts.session is not None:
-        return _restore(opts, config, catalog, flag_model)
+        try:
+            return _restore(opts, config, catalog, flag_model)
+        except ShardError as exc:
+            if not (opts.create and exc.code == ErrorCode.NOT_FOUND):
+                raise
     cwd = _check_cwd(opts.cwd or os.getcwd())
     model = flag_model or _config_default(catalog)
     mode = opts.mode or "build"
-    store = SessionStore.new(home, cwd=str(cwd), model=model.id if model else None, mode=mode)
+    if opts.session is not None and not is_session_id(opts.session):
+        raise StartupError(f"{opts.session!r} is not a session id (sess-…)")
+    store = SessionStore.new(
+        home, cwd=str(cwd), model=model.id if model else None, mode=mode, session_id=opts.session
+    )
     reasoning = model.default_reasoning if model else None
     return Prepared(config, catalog, store, cwd, model, mode, reasoning, opts)
 

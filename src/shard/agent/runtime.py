@@ -185,7 +185,12 @@ class Runtime:
             mode=prepared.mode,
             model=prepared.model,
             reasoning=prepared.reasoning,
-            tools=tools if tools is not None else build_tools(prepared.config.tool_extensions),
+            tools=tools
+            if tools is not None
+            else build_tools(
+                prepared.config.tool_extensions,
+                allow=list(prepared.options.tools) if prepared.options.tools is not None else None,
+            ),
             sink=sink,
             headless_policy=prepared.options.headless_policy,
             headless_timeout=prepared.config.headless_timeout,
@@ -315,13 +320,25 @@ class Runtime:
             return self._set_reasoning_level(command.model, command.effort)
         if isinstance(command, cmd.SessionOp):
             return self._session_op(command)
+        if isinstance(command, cmd.RuntimeSync):
+            return self.sync()
+        if isinstance(command, cmd.RuntimeResponders):
+            if command.present:
+                self.has_responder = True
+                self.responder_lost.clear()
+            else:
+                self.lose_responder()
+            return None
         if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
             # First valid answer wins; a late or unknown one is dropped silently (PROTOCOL §6.3).
+            # The daemon names who answered (extra field "source"); a direct client is "client".
+            source = (command.model_extra or {}).get("source")
+            source = source if isinstance(source, str) and source else "client"
             try:
                 if isinstance(command, cmd.PermissionResponse):
-                    self.board.answer_permission(command, source="client")
+                    self.board.answer_permission(command, source=source)
                 else:
-                    self.board.answer_ui(command, source="client")
+                    self.board.answer_ui(command, source=source)
             except InvalidAnswer as exc:
                 raise ShardError(ErrorCode.INVALID_REQUEST, str(exc)) from None
             return None

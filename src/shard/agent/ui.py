@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from shard.agent.permissions.board import CONFIRM_VALUES
+from shard.protocol.answers import CONFIRM_VALUES
 from shard.protocol.events import UiRequest
 from shard.protocol.ids import new_id
 

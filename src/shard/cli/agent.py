@@ -19,6 +19,8 @@ def options(args: argparse.Namespace) -> AgentOptions:
         model=args.model,
         mode=args.mode,
         headless_policy=args.headless_policy,
+        create=args.create,
+        tools=tuple(t for t in args.tools.split(",") if t) if args.tools else None,
     )
 
 

@@ -17,6 +17,12 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model to use: <provider>/<model> or a catalog id")
     p.add_argument("--mode", help="mode to start in: build or plan")
     p.add_argument(
+        "--create",
+        action="store_true",
+        help="with --session: start that session (with that id) if it does not exist yet",
+    )
+    p.add_argument("--tools", help="comma-separated allow-list of the tools to offer (default: all)")
+    p.add_argument(
         "--headless-policy",
         choices=("deny", "allow_if_rule_matches", "queue"),
         default="deny",

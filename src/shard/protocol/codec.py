@@ -16,7 +16,7 @@ import orjson
 from pydantic import ValidationError
 
 from shard.protocol.base import WireModel
-from shard.protocol.commands import ORCHESTRATOR_COMMANDS, PER_AGENT_COMMANDS, CommandBase
+from shard.protocol.commands import ORCHESTRATOR_COMMANDS, PER_AGENT_COMMANDS, RUNTIME_COMMANDS, CommandBase
 from shard.protocol.errors import FrameError, ShardError
 from shard.protocol.events import EVENTS, ErrorInfo, EventBase, Response
 from shard.protocol.framing import Oversized, peek_envelope
@@ -57,6 +57,8 @@ def parse_command(record: bytes | str | Oversized, *, orchestrator: bool = False
     if not isinstance(msg_type, str):
         raise FrameError(f"field 'type' must be a string, got {_json_kind(msg_type)}", id=msg_id)
     model = PER_AGENT_COMMANDS.get(msg_type)
+    if model is None and not orchestrator:
+        model = RUNTIME_COMMANDS.get(msg_type)  # from the daemon to its runtimes, over stdio only
     if model is None:
         model = ORCHESTRATOR_COMMANDS.get(msg_type)
         if model is not None and not orchestrator:

@@ -336,6 +336,24 @@ class SubagentStop(SubagentCommand):
     handle: str
 
 
+# --- daemon-internal commands (DESIGN §2): daemon → runtime only, never accepted from clients -------
+
+
+class RuntimeSync(AgentCommand):
+    """Ask the runtime for an authoritative sync snapshot; answered by a ``response`` whose ``data``
+    is the ``sync`` event (the daemon adds ``agent_id`` and ``runtime_epoch`` for its clients)."""
+
+    type: Literal["runtime.sync"] = "runtime.sync"
+
+
+class RuntimeResponders(AgentCommand):
+    """Tell the runtime whether any interactive client can answer its requests (the daemon tracks
+    attachments, including ancestors' for a delegated child); without one the headless policy applies."""
+
+    type: Literal["runtime.responders"] = "runtime.responders"
+    present: bool
+
+
 PerAgentCommand = Annotated[
     Prompt
     | Steer
@@ -394,6 +412,8 @@ PER_AGENT_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     PermissionResponse,
     UiResponse,
 )
+
+RUNTIME_COMMANDS: dict[str, type[CommandBase]] = _by_type(RuntimeSync, RuntimeResponders)
 
 ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     AgentList,

@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.commands import PermissionResponse, UiResponse
 from shard.protocol.events import EventBase, PermissionRequest, PermissionResolved, UiRequest, UiResolved
-
-CONFIRM_VALUES = {"yes": True, "true": True, "no": False, "false": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +60,9 @@ class RequestBoard:
         entry = self._open.get(response.request_id)
         if entry is None or not isinstance(entry.request, PermissionRequest):
             return  # late or unknown: dropped silently
-        if response.choice_id is not None:
-            offered = {c.id for c in entry.request.choices or []}
-            if response.choice_id not in offered:
-                raise InvalidAnswer(
-                    f"choice_id {response.choice_id!r} is not offered by request {response.request_id} "
-                    f"(choices: {', '.join(sorted(offered)) or 'none'}); the request stays open"
-                )
+        why = permission_answer_error({c.id for c in entry.request.choices or []}, response.choice_id)
+        if why is not None:
+            raise InvalidAnswer(f"request {response.request_id}: {why}")
         self.resolve_permission(
             response.request_id, PermissionAnswer(response.choice_id, response.decision, source)
         )
@@ -109,21 +104,7 @@ class RequestBoard:
 
 def _check_ui_value(request: UiRequest, value: str | list[str] | None) -> Any:
     """The value a ``ui_response`` carries, checked against what the request asked for."""
-    if value is None:
-        return None  # dismissed: a valid answer for every kind
-    kind = request.kind
-    if kind == "select":
-        options = request.options or []
-        chosen = [value] if isinstance(value, str) else value
-        if not chosen or any(v not in options for v in chosen):
-            raise InvalidAnswer(f"value must be one of the options: {', '.join(options)}")
-        return value
-    if kind == "confirm":
-        if not isinstance(value, str) or value.lower() not in CONFIRM_VALUES:
-            raise InvalidAnswer("a confirm answer is 'yes' or 'no' (or null)")
-        return value.lower()
-    if kind in ("input", "editor"):
-        if not isinstance(value, str):
-            raise InvalidAnswer(f"a {kind} answer is a string (or null)")
-        return value
-    raise InvalidAnswer(f"{kind} requests take no answer")
+    checked, why = ui_answer(request.kind, request.options, value)
+    if why is not None:
+        raise InvalidAnswer(why)
+    return checked

@@ -69,8 +69,10 @@ class SessionStore:
     # --- construction -----------------------------------------------------------------------
 
     @classmethod
-    def new(cls, home: Path, *, cwd: str, model: str | None, mode: str) -> SessionStore:
-        session_id = new_id("sess")
+    def new(
+        cls, home: Path, *, cwd: str, model: str | None, mode: str, session_id: str | None = None
+    ) -> SessionStore:
+        session_id = session_id or new_id("sess")
         path = sessions_dir(home) / session_id / SESSION_FILE
         header = {
             "id": new_id("ent"),

@@ -1,0 +1,156 @@
+"""One Runtime generation: a ``shard agent --stdio`` child process, spoken to over its pipes.
+
+``start()`` resolves once the child has sent ``hello`` and ``sync`` (ready) and raises
+RUNTIME_START_FAILED otherwise; after that every line the child writes goes to ``on_line`` in order,
+and ``on_exit`` is called once when it ends. The child's stderr is kept (its last lines) to explain
+a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from shard.protocol.errors import ErrorCode, ShardError
+
+START_TIMEOUT = 60.0
+STOP_GRACE = 10.0
+_STREAM_LIMIT = 1 << 27
+
+
+class RuntimeProcess:
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        on_line: Callable[[RuntimeProcess, bytes], None],
+        on_exit: Callable[[RuntimeProcess, int | None, str], None],
+    ) -> None:
+        self.argv = argv
+        self.env = env
+        self.on_line = on_line
+        self.on_exit = on_exit
+        self.proc: asyncio.subprocess.Process | None = None
+        self.hello: dict[str, Any] = {}
+        self.sync: dict[str, Any] = {}
+        self.stopping = False
+        self._stderr: deque[str] = deque(maxlen=20)
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Future[None] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None and not self.stopping
+
+    async def start(self) -> None:
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                limit=_STREAM_LIMIT,
+                start_new_session=True,  # a signal to the daemon's group does not hit its runtimes
+            )
+        except OSError as exc:
+            raise ShardError(
+                ErrorCode.RUNTIME_START_FAILED, f"cannot start the runtime: {exc.strerror}"
+            ) from None
+        self._stderr_task = asyncio.ensure_future(self._drain_stderr())
+        try:
+            hello = await asyncio.wait_for(self._read_json(), START_TIMEOUT)
+            sync = await asyncio.wait_for(self._read_json(), START_TIMEOUT)
+        except (TimeoutError, EOFError, ValueError) as exc:
+            await self.kill()
+            why = "; ".join(self._stderr) or type(exc).__name__
+            raise ShardError(
+                ErrorCode.RUNTIME_START_FAILED, f"the runtime did not become ready: {why}"
+            ) from None
+        if hello.get("type") != "hello" or sync.get("type") != "sync":
+            await self.kill()
+            kind = sync.get("type") if hello.get("type") == "hello" else hello.get("type")
+            detail = sync.get("message") if kind == "error" else kind
+            raise ShardError(ErrorCode.RUNTIME_START_FAILED, f"the runtime did not become ready: {detail}")
+        self.hello, self.sync = hello, sync
+        self._reader = asyncio.ensure_future(self._read_loop())
+
+    async def _read_json(self) -> dict[str, Any]:
+        assert self.proc is not None
+        assert self.proc.stdout is not None
+        line = await self.proc.stdout.readline()
+        if not line:
+            raise EOFError
+        value = orjson.loads(line)
+        if not isinstance(value, dict):
+            raise ValueError("not an object")
+        return value
+
+    async def _read_loop(self) -> None:
+        assert self.proc is not None
+        assert self.proc.stdout is not None
+        stdout = self.proc.stdout
+        try:
+            while line := await stdout.readline():
+                if line.endswith(b"\n"):
+                    line = line[:-1]
+                if line:
+                    self.on_line(self, line)
+        finally:
+            code = await self.proc.wait()
+            self.on_exit(self, code, "; ".join(self._stderr))
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc is not None
+        assert self.proc.stderr is not None
+        with contextlib.suppress(Exception):
+            while line := await self.proc.stderr.readline():
+                self._stderr.append(line.decode("utf-8", errors="replace").rstrip())
+                sys.stderr.write(f"[runtime {self.pid}] {self._stderr[-1]}\n")
+
+    def send(self, data: bytes) -> bool:
+        """One JSONL line to the child; False when it is gone."""
+        if self.proc is None or self.proc.stdin is None or self.proc.stdin.is_closing():
+            return False
+        try:
+            self.proc.stdin.write(data if data.endswith(b"\n") else data + b"\n")
+        except (ConnectionError, RuntimeError):
+            return False
+        return True
+
+    async def stop(self) -> None:
+        """Graceful: close stdin (the runtime finishes its work, then exits), then escalate."""
+        self.stopping = True
+        if self.proc is None or self.proc.returncode is not None:
+            return
+        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), STOP_GRACE)
+        except TimeoutError:
+            await self.kill(signal.SIGTERM)
+
+    async def kill(self, sig: int = signal.SIGKILL) -> None:
+        self.stopping = True
+        if self.proc is None or self.proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, sig)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), STOP_GRACE)
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            await self.proc.wait()
