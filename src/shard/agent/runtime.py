@@ -146,6 +146,7 @@ class Runtime:
         self.headless_policy = headless_policy
         self.headless_timeout = headless_timeout
         self.has_responder = has_responder
+        self.responders_final = True
         self.responder_lost = asyncio.Event()
         self.spill_dir = store.path.parent / "spill"
         self.tool_env = tool_environment(config)
@@ -327,7 +328,7 @@ class Runtime:
                 self.has_responder = True
                 self.responder_lost.clear()
             else:
-                self.lose_responder()
+                self.lose_responder(final=False)
             return None
         if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
             # First valid answer wins; a late or unknown one is dropped silently (PROTOCOL §6.3).
@@ -393,9 +394,15 @@ class Runtime:
     async def wait_idle(self) -> None:
         await self.idle.wait()
 
-    def lose_responder(self) -> None:
-        """The last client able to answer requests is gone: the headless policy takes over."""
+    def lose_responder(self, *, final: bool = True) -> None:
+        """The last client able to answer requests is gone: the headless policy takes over.
+
+        ``final`` (stdin closed: nobody can ever come back) settles waiting requests at once; a
+        daemon client that dropped may reconnect, so requests already waiting then stay open until
+        answered or the headless timeout (PROTOCOL §6.4); new ones get the headless answer at once.
+        """
         self.has_responder = False
+        self.responders_final = final
         self.responder_lost.set()
 
     def tool_context(self, tool_call_id: str) -> ToolContext:

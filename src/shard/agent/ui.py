@@ -36,11 +36,23 @@ async def ask(rt: Runtime, kind: str, **fields: Any) -> Any:
     previous = rt.status.current
     rt.set_status("waiting_for_ui")
     future = rt.board.open(request)
+    opened_headless = not rt.has_responder
+    deadline: float | None = None
+    loop = asyncio.get_running_loop()
     try:
         while not future.done():
             if not rt.has_responder:
-                rt.board.resolve_ui(request.request_id, None, "headless")
-                break
+                if opened_headless or rt.responders_final:
+                    rt.board.resolve_ui(request.request_id, None, "headless")
+                    break
+                # someone was there and left: wait for a reconnect until the headless timeout
+                deadline = deadline or loop.time() + rt.headless_timeout
+                left = deadline - loop.time()
+                if left <= 0:
+                    rt.board.resolve_ui(request.request_id, None, "timeout")
+                    break
+                await asyncio.wait({future}, timeout=left)
+                continue
             lost = asyncio.ensure_future(rt.responder_lost.wait())
             try:
                 await asyncio.wait({future, lost}, return_when=asyncio.FIRST_COMPLETED)

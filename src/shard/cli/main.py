@@ -48,6 +48,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the event stream as JSONL")
     _agent_flags(run)
 
+    daemon = sub.add_parser("daemon", help="host agents for many clients (unix socket + WebSocket)")
+    daemon.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    daemon.add_argument(
+        "--port", type=int, default=7433, help="WebSocket port on 127.0.0.1 (0: any free one)"
+    )
+    daemon.add_argument(
+        "--idle-runtime-timeout",
+        type=float,
+        default=600.0,
+        help="seconds an idle agent's runtime lives before it is stopped (restored on demand)",
+    )
+
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
 
@@ -62,6 +74,13 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.run import main_run
 
         return main_run(args)
+    if args.command == "daemon":
+        import asyncio
+
+        from shard.agent.config import shard_home
+        from shard.daemon.server import run
+
+        return asyncio.run(run(shard_home(args.home), port=args.port, idle_timeout=args.idle_runtime_timeout))
     if args.command == "schema":
         import orjson
 

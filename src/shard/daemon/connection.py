@@ -6,6 +6,7 @@ Transports (``unix.py``, ``websocket.py``) subclass it; none of them decides pro
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from itertools import count
 
@@ -24,12 +25,18 @@ class Connection(ABC):
         self.close_reason: str | None = None
 
     def send(self, data: bytes) -> None:
-        """Queue one encoded message (no newline). Never blocks; a client past the cap is dropped."""
+        """Queue one encoded message (no newline). Never blocks; a client past the cap is dropped.
+
+        The cap is checked against what was already queued, so one message larger than the cap
+        (a big message_complete) still reaches a client that keeps up."""
         if self.closed:
             return
-        self._write(data)
         if self.queued() > self.cap:
-            self.close(f"outbound queue over {self.cap} bytes: the client does not read fast enough")
+            reason = f"outbound queue over {self.cap} bytes: the client does not read fast enough"
+            sys.stderr.write(f"shard daemon: closing {self!r}: {reason}\n")
+            self.close(reason)
+            return
+        self._write(data)
 
     def close(self, reason: str) -> None:
         if self.closed:

@@ -6,6 +6,7 @@
 """
 
 from shard.testing.agent_process import AgentProcess, shard_command
+from shard.testing.daemon import DaemonProcess, UnixClient, WsClient
 from shard.testing.home import recorded_requests, text_step, tool_step, types, write_scripted_home
 from shard.testing.tools import AskTool, CrashTool, SleepTool, TouchTool
 
@@ -13,8 +14,11 @@ __all__ = [
     "AgentProcess",
     "AskTool",
     "CrashTool",
+    "DaemonProcess",
     "SleepTool",
     "TouchTool",
+    "UnixClient",
+    "WsClient",
     "recorded_requests",
     "shard_command",
     "text_step",

@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-DEFAULT_TIMEOUT = 30.0
+from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
 
 
 def shard_command(*args: str) -> list[str]:
@@ -19,13 +18,12 @@ def shard_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "shard", *args]
 
 
-class AgentProcess:
+class AgentProcess(MessageReader):
     """A running agent. Events are read in order; nothing is skipped unless a method says so."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        super().__init__()
         self.proc = proc
-        self.seen: list[dict[str, Any]] = []
-        self._buffer: list[dict[str, Any]] = []
 
     @classmethod
     async def start(
@@ -47,26 +45,16 @@ class AgentProcess:
         )
         return cls(proc)
 
-    # --- writing ---------------------------------------------------------------------------
-
     async def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         await self.proc.stdin.drain()
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self.send_raw(orjson.dumps(message) + b"\n")
-
     async def close_stdin(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
 
-    # --- reading ---------------------------------------------------------------------------
-
-    async def next(self, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
-        """The next message, whatever it is."""
-        if self._buffer:
-            return self._buffer.pop(0)
+    async def _receive(self, timeout: float) -> dict[str, Any]:
         assert self.proc.stdout is not None
         line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
         if not line:
@@ -75,27 +63,7 @@ class AgentProcess:
                 stderr = await asyncio.wait_for(self.proc.stderr.read(), timeout)
             raise EOFError(f"agent closed stdout; stderr: {stderr.decode(errors='replace')}")
         assert line.endswith(b"\n"), "every message ends with LF"
-        msg = orjson.loads(line)
-        self.seen.append(msg)
-        return msg
-
-    async def until(
-        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = DEFAULT_TIMEOUT
-    ) -> list[dict[str, Any]]:
-        """Read until a message satisfies ``predicate``; return everything read, that one last."""
-        out: list[dict[str, Any]] = []
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                raise TimeoutError(f"no matching message; read: {[m.get('type') for m in out]}")
-            msg = await self.next(left)
-            out.append(msg)
-            if predicate(msg):
-                return out
-
-    async def until_type(self, type_: str, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
-        return await self.until(lambda m: m.get("type") == type_, timeout)
+        return orjson.loads(line)
 
     async def handshake(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Read ``hello`` and ``sync`` (asserting they come first, in that order)."""
@@ -104,27 +72,6 @@ class AgentProcess:
         sync = await self.next()
         assert sync["type"] == "sync", sync
         return hello, sync
-
-    async def request(
-        self, message: dict[str, Any], timeout: float = DEFAULT_TIMEOUT
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Send a command with an ``id``; return (its response, the messages read before it)."""
-        assert "id" in message
-        await self.send(message)
-        read = await self.until(
-            lambda m: m.get("type") == "response" and m.get("id") == message["id"], timeout
-        )
-        return read[-1], read[:-1]
-
-    def push_back(self, messages: Sequence[dict[str, Any]]) -> None:
-        """Return messages to the front of the queue (read by a helper, wanted by the test)."""
-        self._buffer[:0] = list(messages)
-
-    async def idle(self, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
-        """Read until ``status idle``."""
-        return await self.until(lambda m: m.get("type") == "status" and m.get("status") == "idle", timeout)
-
-    # --- ending ----------------------------------------------------------------------------
 
     async def finish(self, timeout: float = DEFAULT_TIMEOUT) -> int:
         """Close stdin and wait for the exit code (the agent finishes its work first)."""

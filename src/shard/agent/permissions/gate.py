@@ -106,10 +106,14 @@ async def _ask(rt: Runtime, request: PermissionRequest) -> PermissionAnswer:
     future = rt.board.open(request)
     rid = request.request_id
     deadline: float | None = None
+    opened_headless = not rt.has_responder
     try:
         while not future.done():
             if not rt.has_responder:
-                if rt.headless_policy != "queue":
+                # Asked with nobody there (or nobody can ever come back): the policy answers now.
+                # Asked with someone there who then left: wait for them until the headless timeout.
+                settle_now = opened_headless or rt.responders_final
+                if rt.headless_policy != "queue" and settle_now:
                     rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "headless"))
                     break
                 if deadline is None:

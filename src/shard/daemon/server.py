@@ -1,0 +1,54 @@
+"""``shard daemon``: one asyncio process serving the unix socket and the WebSocket (DESIGN §2).
+
+It writes ``$SHARD_HOME/daemon.json`` (pid, port, socket) once both listen, so clients and tests find
+it, and removes it (and the socket) when it stops. SIGTERM/SIGINT shut it down gracefully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from pathlib import Path
+
+from aiohttp import web
+
+from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
+from shard.daemon.unix import serve_unix
+from shard.daemon.websocket import build_app
+from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
+
+DEFAULT_PORT = 7433
+
+
+async def run(home: Path, *, port: int = DEFAULT_PORT, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> int:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    sock = home / "daemon.sock"
+    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock)
+    unix_server = await serve_unix(daemon, sock, DEFAULT_MAX_LINE_BYTES)
+    port_ref = [port]
+    runner = web.AppRunner(build_app(daemon, port_ref, DEFAULT_MAX_LINE_BYTES), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1] if site._server else port  # type: ignore[union-attr]
+    port_ref[0] = bound
+    info = home / "daemon.json"
+    info.write_text(json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(daemon.shutdown(force=False)))
+    print(f"shard daemon: ws://127.0.0.1:{bound}/ws and {sock}", flush=True)
+    try:
+        await daemon.stopped.wait()
+    finally:
+        unix_server.close()
+        await runner.cleanup()
+        with contextlib.suppress(FileNotFoundError):
+            info.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            sock.unlink()
+    return 0

@@ -1,0 +1,80 @@
+"""The unix-socket transport (PROTOCOL §2.1, §4.2): JSONL over ``$SHARD_HOME/daemon.sock`` (0600)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
+from shard.daemon.core import Daemon
+from shard.protocol.framing import LineBuffer
+
+_READ = 256 * 1024
+
+
+class UnixConnection(Connection):
+    transport = "unix"
+
+    def __init__(self, writer: asyncio.StreamWriter, cap: int = DEFAULT_OUTBOUND_CAP) -> None:
+        super().__init__(cap)
+        self.writer = writer
+
+    def _write(self, data: bytes) -> None:
+        self.writer.write(data + b"\n")
+
+    def queued(self) -> int:
+        return self.writer.transport.get_write_buffer_size()
+
+    def _close(self, reason: str) -> None:
+        with contextlib.suppress(Exception):
+            (self.writer.transport.abort() if self.queued() > self.cap else self.writer.close())
+
+
+async def serve_unix(daemon: Daemon, path: Path, max_line: int) -> asyncio.Server:
+    if path.exists() or path.is_symlink():
+        if stat.S_ISSOCK(path.lstat().st_mode) and not await _in_use(path):
+            path.unlink()  # a stale socket left by a daemon that died
+        elif stat.S_ISSOCK(path.lstat().st_mode):
+            raise OSError(f"another daemon is listening on {path}")
+        else:
+            raise OSError(f"{path} exists and is not a socket")
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = UnixConnection(writer)
+        daemon.connected(conn)
+        framer = LineBuffer(max_line)
+        try:
+            while not conn.closed:
+                chunk = await reader.read(_READ)
+                records = framer.feed(chunk) if chunk else framer.close()
+                for record in records:
+                    if isinstance(record, bytes) and not record.strip():
+                        continue
+                    await daemon.handle(conn, record)
+                if not chunk:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            daemon.disconnected(conn)
+            conn.close("connection closed")
+
+    old = os.umask(0o177)  # the socket is created 0600: only its owner may connect (§4.2)
+    try:
+        server = await asyncio.start_unix_server(client, path=str(path), limit=_READ)
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    return server
+
+
+async def _in_use(path: Path) -> bool:
+    try:
+        _, writer = await asyncio.open_unix_connection(str(path))
+    except OSError:
+        return False
+    writer.close()
+    return True

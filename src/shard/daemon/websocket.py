@@ -1,0 +1,107 @@
+"""The WebSocket transport (PROTOCOL §2.2): one JSON message per text frame on 127.0.0.1:<port>/ws.
+
+Until the web-security issue brings enrollment and tickets, the handshake admits loopback peers only,
+with the exact ``Host`` 127.0.0.1:<port> and the exact loopback ``Origin`` (§4.1.1): a missing or
+foreign Origin is 400, a foreign Host 400. The server pings every 30 s and drops a client that does
+not answer; binary frames are refused. Outbound frames are pre-encoded once per event and queued
+per client, so a slow client never holds up another (P2: past the cap it is closed with a reason).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+
+from aiohttp import WSMsgType, web
+
+from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
+from shard.daemon.core import Daemon
+from shard.protocol.codec import error_response
+from shard.protocol.errors import ErrorCode, ShardError
+
+PING_INTERVAL = 30.0
+LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+
+
+class WsConnection(Connection):
+    transport = "websocket"
+
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        transport: asyncio.BaseTransport | None,
+        cap: int = DEFAULT_OUTBOUND_CAP,
+    ) -> None:
+        super().__init__(cap)
+        self.ws = ws
+        self._transport = transport
+        self._queue: deque[bytes] = deque()
+        self._bytes = 0
+        self._ready = asyncio.Event()
+        self._writer = asyncio.ensure_future(self._pump())
+
+    def _write(self, data: bytes) -> None:
+        self._queue.append(data)
+        self._bytes += len(data)
+        self._ready.set()
+
+    def queued(self) -> int:
+        return self._bytes
+
+    def _close(self, reason: str) -> None:
+        self._writer.cancel()
+        if self._bytes > self.cap and self._transport is not None:
+            # A client that does not read would never take a close frame either: cut it off.
+            self._transport.abort()
+            return
+        self._closing = asyncio.ensure_future(self.ws.close(code=1008, message=reason[:120].encode()))
+
+    async def _pump(self) -> None:
+        try:
+            while True:
+                await self._ready.wait()
+                while self._queue:
+                    data = self._queue.popleft()
+                    self._bytes -= len(data)
+                    await self.ws.send_frame(data, WSMsgType.TEXT)
+                self._ready.clear()
+        except (ConnectionError, RuntimeError, asyncio.CancelledError):
+            return
+
+
+def build_app(daemon: Daemon, port_ref: list[int], max_message: int) -> web.Application:
+    async def ws_handler(request: web.Request) -> web.StreamResponse:
+        port = port_ref[0]
+        peer = request.remote or ""
+        if peer not in LOOPBACK_PEERS:
+            raise web.HTTPForbidden(text="only loopback clients may connect")
+        if request.headers.get("Host") != f"127.0.0.1:{port}":
+            raise web.HTTPBadRequest(text="Host must be exactly 127.0.0.1:<port>")
+        origin = request.headers.get("Origin")
+        if origin != f"http://127.0.0.1:{port}":
+            raise web.HTTPBadRequest(text="Origin missing or not allowed")
+        ws = web.WebSocketResponse(heartbeat=PING_INTERVAL, max_msg_size=max_message, compress=False)
+        await ws.prepare(request)
+        conn = WsConnection(ws, request.transport)
+        daemon.connected(conn)
+        try:
+            async for msg in ws:
+                if msg.type == WSMsgType.TEXT:
+                    await daemon.handle(conn, msg.data.encode("utf-8"))
+                elif msg.type == WSMsgType.BINARY:
+                    error = ShardError(
+                        ErrorCode.INVALID_REQUEST, "binary frames are not used: send text frames"
+                    )
+                    conn.send(error_response(error).to_json())
+                elif msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+                    break
+        finally:
+            daemon.disconnected(conn)
+            with contextlib.suppress(Exception):
+                conn.close("connection closed")
+        return ws
+
+    app = web.Application(client_max_size=max_message)
+    app.router.add_get("/ws", ws_handler)
+    return app

@@ -1,0 +1,157 @@
+"""Drive a real ``shard daemon`` and its clients in tests: :class:`DaemonProcess` starts one (on a
+free port, in its own SHARD_HOME), :class:`UnixClient` and :class:`WsClient` speak the protocol to it
+over the unix socket and the WebSocket."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from shard.testing.agent_process import shard_command
+from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
+
+
+class DaemonProcess:
+    def __init__(self, home: Path, proc: asyncio.subprocess.Process, info: dict[str, Any]) -> None:
+        self.home = home
+        self.proc = proc
+        self.port: int = info["port"]
+        self.socket = Path(info["socket"])
+        self.clients: list[MessageReader] = []
+        self.output: list[str] = []  # what the daemon printed (stdout and stderr), for assertions
+
+    @classmethod
+    async def start(cls, home: Path, *args: str, env: dict[str, str] | None = None) -> DaemonProcess:
+        home.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 — test set-up
+        info_file = home / "daemon.json"
+        with contextlib.suppress(FileNotFoundError):
+            info_file.unlink()
+        proc = await asyncio.create_subprocess_exec(
+            *shard_command("daemon", "--home", str(home), "--port", "0", *args),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env={**os.environ, "SHARD_HOME": str(home), **(env or {})},
+        )
+        assert proc.stdout is not None
+        banner = await asyncio.wait_for(proc.stdout.readline(), DEFAULT_TIMEOUT)  # written once listening
+        if not banner:
+            raise RuntimeError("the daemon exited before listening")
+        daemon = cls(home, proc, json.loads(info_file.read_text()))
+        daemon._drain = asyncio.ensure_future(daemon._drain_output())
+        return daemon
+
+    async def _drain_output(self) -> None:
+        assert self.proc.stdout is not None
+        while line := await self.proc.stdout.readline():
+            self.output.append(line.decode("utf-8", errors="replace").rstrip("\n"))
+
+    async def unix(self) -> UnixClient:
+        client = await UnixClient.connect(self.socket)
+        self.clients.append(client)
+        return client
+
+    async def ws(self, origin: str | None = "default", host: str | None = None) -> WsClient:
+        client = await WsClient.connect(self.port, origin=origin, host=host)
+        self.clients.append(client)
+        return client
+
+    async def stop(self) -> int:
+        """SIGTERM (graceful shutdown) and wait."""
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), DEFAULT_TIMEOUT)
+        return await self.kill()
+
+    async def kill(self) -> int:
+        for client in self.clients:
+            with contextlib.suppress(Exception):
+                await client.close()
+        if self.proc.returncode is None:
+            self.proc.kill()
+        await self.proc.wait()
+        return self.proc.returncode if self.proc.returncode is not None else -1
+
+
+class UnixClient(MessageReader):
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        super().__init__()
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def connect(cls, path: Path) -> UnixClient:
+        reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 27)
+        client = cls(reader, writer)
+        hello = await client.next()
+        assert hello["type"] == "hello", hello
+        return client
+
+    async def send_raw(self, data: bytes) -> None:
+        self.writer.write(data)
+        await self.writer.drain()
+
+    async def _receive(self, timeout: float) -> dict[str, Any]:
+        line = await asyncio.wait_for(self.reader.readline(), timeout)
+        if not line:
+            raise EOFError("the daemon closed the connection")
+        return orjson.loads(line)
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(Exception):
+            await self.writer.wait_closed()
+
+
+class WsClient(MessageReader):
+    def __init__(self, session: Any, ws: Any) -> None:
+        super().__init__()
+        self.session = session
+        self.ws = ws
+
+    @classmethod
+    async def connect(cls, port: int, origin: str | None = "default", host: str | None = None) -> WsClient:
+        import aiohttp
+
+        headers = {}
+        if origin is not None:
+            headers["Origin"] = f"http://127.0.0.1:{port}" if origin == "default" else origin
+        if host is not None:
+            headers["Host"] = host
+        session = aiohttp.ClientSession()
+        try:
+            ws = await session.ws_connect(
+                f"http://127.0.0.1:{port}/ws", headers=headers, max_msg_size=1 << 27
+            )
+        except BaseException:
+            await session.close()
+            raise
+        client = cls(session, ws)
+        hello = await client.next()
+        assert hello["type"] == "hello", hello
+        return client
+
+    terminator = b""  # one message per text frame
+
+    async def send_raw(self, data: bytes) -> None:
+        await self.ws.send_str(data.decode())
+
+    async def _receive(self, timeout: float) -> dict[str, Any]:
+        import aiohttp
+
+        msg = await asyncio.wait_for(self.ws.receive(), timeout)
+        if msg.type != aiohttp.WSMsgType.TEXT:
+            raise EOFError(f"the daemon closed the WebSocket ({msg.type}, {msg.data!r}, {msg.extra!r})")
+        return orjson.loads(msg.data)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        await self.session.close()

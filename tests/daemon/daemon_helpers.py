@@ -1,0 +1,79 @@
+"""Helpers for daemon tests: connect over a transport, create and attach agents."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from pathlib import Path
+from typing import Any
+
+from shard.testing import DaemonProcess
+
+
+async def connect(daemon: DaemonProcess, transport: str) -> Any:
+    return await (daemon.unix() if transport == "unix" else daemon.ws())
+
+
+async def create_agent(client: Any, cwd: Path, **fields: Any) -> str:
+    resp, _ = await client.request({"type": "agent.create", "id": "create", "cwd": str(cwd), **fields})
+    assert resp["success"] is True, resp
+    return resp["data"]["agent_id"]
+
+
+async def attach(client: Any, agent_id: str, role: str | None = None) -> tuple[dict, dict]:
+    message: dict[str, Any] = {"type": "agent.attach", "id": f"attach-{agent_id}", "agent_id": agent_id}
+    if role:
+        message["role"] = role
+    resp, _ = await client.request(message)
+    assert resp["success"] is True, resp
+    sync = (await client.until(lambda m: m.get("type") == "sync" and m.get("agent_id") == agent_id))[-1]
+    return resp, sync
+
+
+def runtime_pids(home: Path) -> list[int]:
+    """Live ``shard agent --stdio`` processes whose --home is ``home``, read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state == "Z" or b"--stdio" not in argv or b"agent" not in argv:
+            continue
+        if b"--home" in argv and argv[argv.index(b"--home") + 1] == str(home).encode():
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+async def raw_websocket(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket upgraded by hand on a plain TCP stream, for a client that stops reading."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            "GET /ws HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return reader, writer
+
+
+def masked_text_frame(payload: bytes) -> bytes:
+    """One client→server text frame (clients must mask, RFC 6455 §5.3)."""
+    mask = os.urandom(4)
+    size = len(payload)
+    if size < 126:
+        head = bytes([0x81, 0x80 | size])
+    elif size < 1 << 16:
+        head = bytes([0x81, 0x80 | 126]) + size.to_bytes(2, "big")
+    else:
+        head = bytes([0x81, 0x80 | 127]) + size.to_bytes(8, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
