@@ -59,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=600.0,
         help="seconds an idle agent's runtime lives before it is stopped (restored on demand)",
     )
+    daemon.add_argument(
+        "--ws-ping-interval",
+        type=float,
+        default=30.0,
+        help="seconds between WebSocket pings; a client that misses the pong is dropped",
+    )
+    daemon.add_argument(
+        "--outbound-cap",
+        type=int,
+        default=16 * 1024 * 1024,
+        help="bytes queued for one client before it is dropped as too slow",
+    )
 
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
@@ -80,7 +92,15 @@ def main(argv: list[str] | None = None) -> int:
         from shard.agent.config import shard_home
         from shard.daemon.server import run
 
-        return asyncio.run(run(shard_home(args.home), port=args.port, idle_timeout=args.idle_runtime_timeout))
+        return asyncio.run(
+            run(
+                shard_home(args.home),
+                port=args.port,
+                idle_timeout=args.idle_runtime_timeout,
+                ping_interval=args.ws_ping_interval,
+                outbound_cap=args.outbound_cap,
+            )
+        )
     if args.command == "schema":
         import orjson
 

@@ -15,21 +15,30 @@ from pathlib import Path
 
 from aiohttp import web
 
+from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.unix import serve_unix
-from shard.daemon.websocket import build_app
+from shard.daemon.websocket import PING_INTERVAL, build_app
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 DEFAULT_PORT = 7433
 
 
-async def run(home: Path, *, port: int = DEFAULT_PORT, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> int:
+async def run(
+    home: Path,
+    *,
+    port: int = DEFAULT_PORT,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    ping_interval: float = PING_INTERVAL,
+    outbound_cap: int = DEFAULT_OUTBOUND_CAP,
+) -> int:
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     sock = home / "daemon.sock"
     daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock)
-    unix_server = await serve_unix(daemon, sock, DEFAULT_MAX_LINE_BYTES)
+    unix_server = await serve_unix(daemon, sock, DEFAULT_MAX_LINE_BYTES, outbound_cap)
     port_ref = [port]
-    runner = web.AppRunner(build_app(daemon, port_ref, DEFAULT_MAX_LINE_BYTES), access_log=None)
+    app = build_app(daemon, port_ref, DEFAULT_MAX_LINE_BYTES, ping_interval=ping_interval, cap=outbound_cap)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()

@@ -33,7 +33,9 @@ class UnixConnection(Connection):
             (self.writer.transport.abort() if self.queued() > self.cap else self.writer.close())
 
 
-async def serve_unix(daemon: Daemon, path: Path, max_line: int) -> asyncio.Server:
+async def serve_unix(
+    daemon: Daemon, path: Path, max_line: int, cap: int = DEFAULT_OUTBOUND_CAP
+) -> asyncio.Server:
     if path.exists() or path.is_symlink():
         if stat.S_ISSOCK(path.lstat().st_mode) and not await _in_use(path):
             path.unlink()  # a stale socket left by a daemon that died
@@ -43,7 +45,7 @@ async def serve_unix(daemon: Daemon, path: Path, max_line: int) -> asyncio.Serve
             raise OSError(f"{path} exists and is not a socket")
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = UnixConnection(writer)
+        conn = UnixConnection(writer, cap)
         daemon.connected(conn)
         framer = LineBuffer(max_line)
         try:

@@ -70,7 +70,14 @@ class WsConnection(Connection):
             return
 
 
-def build_app(daemon: Daemon, port_ref: list[int], max_message: int) -> web.Application:
+def build_app(
+    daemon: Daemon,
+    port_ref: list[int],
+    max_message: int,
+    *,
+    ping_interval: float = PING_INTERVAL,
+    cap: int = DEFAULT_OUTBOUND_CAP,
+) -> web.Application:
     async def ws_handler(request: web.Request) -> web.StreamResponse:
         port = port_ref[0]
         peer = request.remote or ""
@@ -81,9 +88,9 @@ def build_app(daemon: Daemon, port_ref: list[int], max_message: int) -> web.Appl
         origin = request.headers.get("Origin")
         if origin != f"http://127.0.0.1:{port}":
             raise web.HTTPBadRequest(text="Origin missing or not allowed")
-        ws = web.WebSocketResponse(heartbeat=PING_INTERVAL, max_msg_size=max_message, compress=False)
+        ws = web.WebSocketResponse(heartbeat=ping_interval, max_msg_size=max_message, compress=False)
         await ws.prepare(request)
-        conn = WsConnection(ws, request.transport)
+        conn = WsConnection(ws, request.transport, cap)
         daemon.connected(conn)
         try:
             async for msg in ws:
