@@ -1,11 +1,16 @@
 """A client connection as the broker sees it: a place to send pre-encoded messages, with the
 outbound cap of DESIGN §6 (P2) — past it the client is closed with a reason and nobody else notices.
 
+Messages sent during one event-loop tick are framed, joined and written once at the end of the tick:
+a runtime's burst of deltas (read many lines per tick) costs each client one system call instead of
+one per message.
+
 Transports (``unix.py``, ``websocket.py``) subclass it; none of them decides protocol questions.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from abc import ABC, abstractmethod
 from itertools import count
@@ -23,6 +28,9 @@ class Connection(ABC):
         self.attached: dict[str, str] = {}  # agent_id -> role ("interactive" | "observer")
         self.closed = False
         self.close_reason: str | None = None
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._flush_scheduled = False
 
     def send(self, data: bytes) -> None:
         """Queue one encoded message (no newline). Never blocks; a client past the cap is dropped.
@@ -36,24 +44,51 @@ class Connection(ABC):
             sys.stderr.write(f"shard daemon: closing {self!r}: {reason}\n")
             self.close(reason)
             return
+        framed = self._frame(data)
+        self._pending.append(framed)
+        self._pending_bytes += len(framed)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self.closed or not self._pending:
+            return
+        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
+        self._pending.clear()
+        self._pending_bytes = 0
         self._write(data)
+
+    def queued(self) -> int:
+        """Bytes accepted but not yet handed to the operating system."""
+        return self._pending_bytes + self._buffered()
 
     def close(self, reason: str) -> None:
         if self.closed:
             return
+        slow = self.queued() > self.cap
+        if not slow:
+            self._flush()  # what was sent before the close still goes out
         self.closed = True
         self.close_reason = reason
-        self._close(reason)
+        self._pending.clear()
+        self._close(reason, slow)
+
+    @abstractmethod
+    def _frame(self, data: bytes) -> bytes:
+        """One message as the transport carries it."""
 
     @abstractmethod
     def _write(self, data: bytes) -> None: ...
 
     @abstractmethod
-    def queued(self) -> int:
-        """Bytes accepted but not yet handed to the operating system."""
+    def _buffered(self) -> int:
+        """Bytes in the transport's own buffer."""
 
     @abstractmethod
-    def _close(self, reason: str) -> None: ...
+    def _close(self, reason: str, slow: bool) -> None:
+        """Close the transport; ``slow``: the client stopped reading, cut it off without a goodbye."""
 
     def __repr__(self) -> str:
         return f"<{self.transport} connection {self.number}>"

@@ -22,15 +22,18 @@ class UnixConnection(Connection):
         super().__init__(cap)
         self.writer = writer
 
-    def _write(self, data: bytes) -> None:
-        self.writer.write(data + b"\n")
+    def _frame(self, data: bytes) -> bytes:
+        return data + b"\n"
 
-    def queued(self) -> int:
+    def _write(self, data: bytes) -> None:
+        self.writer.write(data)
+
+    def _buffered(self) -> int:
         return self.writer.transport.get_write_buffer_size()
 
-    def _close(self, reason: str) -> None:
+    def _close(self, reason: str, slow: bool) -> None:
         with contextlib.suppress(Exception):
-            (self.writer.transport.abort() if self.queued() > self.cap else self.writer.close())
+            (self.writer.transport.abort() if slow else self.writer.close())
 
 
 async def serve_unix(

@@ -3,7 +3,7 @@
 Until the web-security issue brings enrollment and tickets, the handshake admits loopback peers only,
 with the exact ``Host`` 127.0.0.1:<port> and the exact loopback ``Origin`` (§4.1.1): a missing or
 foreign Origin is 400, a foreign Host 400. The server pings every 30 s and drops a client that does
-not answer; binary frames are refused. Outbound frames are pre-encoded once per event and queued
+not answer; binary frames are refused. Outbound frames are pre-encoded once per event and written
 per client, so a slow client never holds up another (P2: past the cap it is closed with a reason).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
+import struct
 
 from aiohttp import WSMsgType, web
 
@@ -22,52 +22,48 @@ from shard.protocol.errors import ErrorCode, ShardError
 
 PING_INTERVAL = 30.0
 LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+_LEN16 = struct.Struct("!BBH")
+_LEN64 = struct.Struct("!BBQ")
 
 
 class WsConnection(Connection):
+    """Frames are written straight to the transport: a server frame is a 2-10 byte header and the
+    unmasked payload (RFC 6455 §5.2), so a tick's messages to one client cost one ``write``.
+    aiohttp's own writer (pings, close) also writes whole frames synchronously, so frames never
+    interleave."""
+
     transport = "websocket"
 
     def __init__(
         self,
         ws: web.WebSocketResponse,
-        transport: asyncio.BaseTransport | None,
+        transport: asyncio.Transport,
         cap: int = DEFAULT_OUTBOUND_CAP,
     ) -> None:
         super().__init__(cap)
         self.ws = ws
         self._transport = transport
-        self._queue: deque[bytes] = deque()
-        self._bytes = 0
-        self._ready = asyncio.Event()
-        self._writer = asyncio.ensure_future(self._pump())
+
+    def _frame(self, data: bytes) -> bytes:
+        size = len(data)
+        if size < 126:
+            return bytes((0x81, size)) + data
+        if size < 65536:
+            return _LEN16.pack(0x81, 126, size) + data
+        return _LEN64.pack(0x81, 127, size) + data
 
     def _write(self, data: bytes) -> None:
-        self._queue.append(data)
-        self._bytes += len(data)
-        self._ready.set()
+        if not self._transport.is_closing():
+            self._transport.write(data)
 
-    def queued(self) -> int:
-        return self._bytes
+    def _buffered(self) -> int:
+        return self._transport.get_write_buffer_size()
 
-    def _close(self, reason: str) -> None:
-        self._writer.cancel()
-        if self._bytes > self.cap and self._transport is not None:
-            # A client that does not read would never take a close frame either: cut it off.
+    def _close(self, reason: str, slow: bool) -> None:
+        if slow:  # a client that does not read would never take a close frame either
             self._transport.abort()
             return
         self._closing = asyncio.ensure_future(self.ws.close(code=1008, message=reason[:120].encode()))
-
-    async def _pump(self) -> None:
-        try:
-            while True:
-                await self._ready.wait()
-                while self._queue:
-                    data = self._queue.popleft()
-                    self._bytes -= len(data)
-                    await self.ws.send_frame(data, WSMsgType.TEXT)
-                self._ready.clear()
-        except (ConnectionError, RuntimeError, asyncio.CancelledError):
-            return
 
 
 def build_app(
@@ -90,7 +86,9 @@ def build_app(
             raise web.HTTPBadRequest(text="Origin missing or not allowed")
         ws = web.WebSocketResponse(heartbeat=ping_interval, max_msg_size=max_message, compress=False)
         await ws.prepare(request)
-        conn = WsConnection(ws, request.transport, cap)
+        transport = request.transport
+        assert isinstance(transport, asyncio.Transport)
+        conn = WsConnection(ws, transport, cap)
         daemon.connected(conn)
         try:
             async for msg in ws:
