@@ -319,3 +319,24 @@ async def test_per_agent_commands_are_routed_by_agent_id(daemon_factory, transpo
     assert missing["error"]["code"] == "NOT_ATTACHED"
     listing, _ = await client.request({"type": "agent.list", "id": "l"})
     assert "agent_id" not in listing
+
+
+async def test_commands_pipelined_after_attach_wait_for_it(daemon_factory, transport, project):
+    """A client may send agent.attach and its first prompt back to back: the attach completes
+    (response, sync) before the prompt is handled, so the prompt is accepted, not NOT_ATTACHED.
+
+    Covers: R6.4.6, R6.4.4, R10.1.18
+    """
+    daemon = await daemon_factory([text_step("pipelined answer")])
+    admin = await connect(daemon, transport)
+    agent = await create_agent(admin, project)
+    client = await connect(daemon, transport)
+    await client.send({"type": "agent.attach", "id": "a", "agent_id": agent})
+    await client.send({"type": "prompt", "id": "p", "agent_id": agent, "message": "hi"})
+    await client.idle(agent_id=agent)
+    mine = [m for m in client.seen if m["type"] in ("response", "sync", "turn_end")]
+    assert [m["type"] for m in mine] == ["response", "sync", "response", "turn_end"]
+    assert mine[0]["id"] == "a"
+    assert mine[0]["success"] is True
+    assert mine[2]["id"] == "p"
+    assert mine[2]["success"] is True

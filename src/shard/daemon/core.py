@@ -171,8 +171,10 @@ class Daemon:
     def _internal(self, slot: AgentSlot, payload: dict[str, Any], then: Any) -> None:
         did = f"d{next(self._ids)}"
         slot.forwarded[did] = Forwarded(None, None, payload["type"], then)
-        assert slot.proc is not None
-        slot.proc.send(orjson.dumps({**payload, "id": did}))
+        if slot.proc is None or not slot.proc.send(orjson.dumps({**payload, "id": did})):
+            slot.forwarded.pop(did, None)
+            if then is not None:  # the runtime is gone: the waiter learns it now, not never
+                then({"type": "response", "id": did, "command": payload["type"], "success": False})
 
     # --- answers to broadcast requests (first valid one wins, §6.3) -----------------------------
 
@@ -303,13 +305,25 @@ class Daemon:
         self._reply(conn, command, {"agent_id": record.agent_id})
 
     async def _attach(self, conn: Connection, command: cmd.AgentAttach) -> None:
+        """Resolves once the connection is attached (or the attach failed), so a client that sends
+        ``agent.attach`` and then ``prompt`` without waiting gets them handled in that order."""
         slot = self._slot(command.agent_id)
         role = command.role or INTERACTIVE
         await self._ensure_runtime(slot)
         self._detach(conn, slot.agent_id)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def promote(response: dict[str, Any]) -> None:
+            if not done.done():
+                done.set_result(None)
             if conn.closed:
+                return
+            if not response.get("success"):
+                error = ShardError(
+                    ErrorCode.RUNTIME_START_FAILED,
+                    f"the runtime of {slot.agent_id} exited before the attach completed; retry",
+                )
+                self._fail(conn, error, id=command.id, command=command.type)
                 return
             sync = response.get("data") or {}
             self._reply(conn, command, {"status": sync.get("status", slot.status), "info": slot.info()})
@@ -322,6 +336,7 @@ class Daemon:
             self._responders_changed(slot)
 
         self._internal(slot, {"type": "runtime.sync"}, promote)
+        await done
 
     def _detach(self, conn: Connection, agent_id: str) -> None:
         conn.attached.pop(agent_id, None)
@@ -480,7 +495,9 @@ class Daemon:
         self._cancel_reap(slot)
         for did, fwd in list(slot.forwarded.items()):  # nothing more will answer these
             slot.forwarded.pop(did)
-            if fwd.conn is not None:
+            if fwd.then is not None:
+                fwd.then({"type": "response", "id": did, "command": fwd.command, "success": False})
+            elif fwd.conn is not None:
                 error = ShardError(ErrorCode.INTERNAL_ERROR, "the agent's runtime exited before answering")
                 self._fail(fwd.conn, error, id=fwd.original_id, command=fwd.command)
         for rid, entry in list(slot.open_requests.items()):

@@ -79,10 +79,10 @@ def build_app(
         peer = request.remote or ""
         if peer not in LOOPBACK_PEERS:
             raise web.HTTPForbidden(text="only loopback clients may connect")
-        if request.headers.get("Host") != f"127.0.0.1:{port}":
+        # getall: a second Host or Origin header must not slip past an exact match on the first.
+        if request.headers.getall("Host", []) != [f"127.0.0.1:{port}"]:
             raise web.HTTPBadRequest(text="Host must be exactly 127.0.0.1:<port>")
-        origin = request.headers.get("Origin")
-        if origin != f"http://127.0.0.1:{port}":
+        if request.headers.getall("Origin", []) != [f"http://127.0.0.1:{port}"]:
             raise web.HTTPBadRequest(text="Origin missing or not allowed")
         ws = web.WebSocketResponse(heartbeat=ping_interval, max_msg_size=max_message, compress=False)
         await ws.prepare(request)
