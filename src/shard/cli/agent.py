@@ -20,7 +20,7 @@ def options(args: argparse.Namespace) -> AgentOptions:
         mode=args.mode,
         headless_policy=args.headless_policy,
         create=args.create,
-        tools=tuple(t for t in args.tools.split(",") if t) if args.tools else None,
+        tools=tuple(t for t in args.tools.split(",") if t) if args.tools is not None else None,
     )
 
 

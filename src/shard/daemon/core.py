@@ -298,10 +298,14 @@ class Daemon:
             adopted=adopted,
         )
         self.registry.add(record)  # the manifest, written atomically before the runtime starts
-        slot = AgentSlot(record)
+        slot = AgentSlot(record, adoption_overrides=adopted and bool(model or command.mode))
         self.agents[record.agent_id] = slot
         self._broadcast({"type": "agent_spawned", "agent_id": record.agent_id, "info": slot.info()})
-        await self._ensure_runtime(slot)  # RUNTIME_START_FAILED keeps the binding for a retry
+        try:
+            await self._ensure_runtime(slot)
+        except ShardError as exc:  # the binding is kept for a retry: say which agent it is
+            exc.data = {**(exc.data or {}), "agent_id": record.agent_id}
+            raise
         self._reply(conn, command, {"agent_id": record.agent_id})
 
     async def _attach(self, conn: Connection, command: cmd.AgentAttach) -> None:
@@ -406,6 +410,7 @@ class Daemon:
         finally:
             slot.starting = None
         slot.proc = proc
+        slot.adoption_overrides = False
         slot.epoch += 1
         slot.capabilities = list(proc.hello.get("capabilities", []))
         slot.status = proc.sync.get("status", "idle")
@@ -425,8 +430,10 @@ class Daemon:
         r = slot.record
         argv = [sys.executable, "-m", "shard", "agent", "--stdio", "--home", str(self.home)]
         argv += ["--session", r.session_id, "--cwd", r.cwd, "--headless-policy", r.headless_policy]
-        if not sessions.exists(self.home, r.session_id):  # first start: the session takes these
+        fresh = not sessions.exists(self.home, r.session_id)
+        if fresh:
             argv.append("--create")
+        if fresh or slot.adoption_overrides:  # the session takes these and records them
             if r.model:
                 argv += ["--model", r.model]
             if r.mode:

@@ -83,6 +83,8 @@ class RuntimeProcess:
             await self.kill()
             kind = sync.get("type") if hello.get("type") == "hello" else hello.get("type")
             detail = sync.get("message") if kind == "error" else kind
+            if kind == "error" and sync.get("code") == ErrorCode.SESSION_CORRUPT.value:
+                raise ShardError(ErrorCode.SESSION_CORRUPT, str(detail))
             raise ShardError(ErrorCode.RUNTIME_START_FAILED, f"the runtime did not become ready: {detail}")
         self.hello, self.sync = hello, sync
         self._reader = asyncio.ensure_future(self._read_loop())

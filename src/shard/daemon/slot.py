@@ -54,6 +54,9 @@ class AgentSlot:
     terminate_when_idle: bool = False
     responders_told: bool | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    # An adopted session given a model/mode at agent.create: applied on the next start, after which
+    # the session itself records them.
+    adoption_overrides: bool = False
 
     @property
     def agent_id(self) -> str:
