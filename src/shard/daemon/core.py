@@ -47,6 +47,15 @@ from shard.protocol.ids import new_id
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 _NEVER_WAKE = ("list_modes", "list_reasoning_levels")
+_DAEMON_SET_FIELDS = (
+    "system_prompt",
+    "depth",
+    "launch_policy",
+    "alias",
+    "definition_name",
+    "display_name",
+    "names",
+)
 
 
 class Daemon:
@@ -262,6 +271,12 @@ class Daemon:
         return slot
 
     async def _create(self, conn: Connection, command: cmd.AgentCreate) -> None:
+        for name in _DAEMON_SET_FIELDS:
+            if getattr(command, name) is not None:
+                raise ShardError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"{name} is set by the daemon for managed children, not by clients",
+                )
         cwd = os.path.realpath(os.path.expanduser(command.cwd))
         if not os.path.isdir(cwd):
             raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {command.cwd!r} is not a directory")
