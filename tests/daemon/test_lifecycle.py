@@ -860,3 +860,33 @@ async def test_active_agent_is_never_reaped(daemon_factory, home, project):
     assert (project / "made.txt").exists()
     await until_runtime_state(client, agent, "stopped", within=15)
     assert runtime_pids(home) == []
+
+
+async def test_a_session_open_elsewhere_is_not_adopted_until_it_is_free(daemon_factory, home, project):
+    """Adopting a session a direct `shard agent` still has open fails with RUNTIME_START_FAILED
+    (its message says why) and writes nothing to the session; the binding is kept, and once the
+    other process has exited an attach starts it.
+
+    Covers: R10.1.16, R6.4.9, R8.14
+    """
+    daemon = await daemon_factory([text_step("direct"), text_step("adopted")])
+    direct = await AgentProcess.start(home, project)
+    _, sync = await direct.handshake()
+    session_id = sync["session_id"]
+    await direct.send({"type": "prompt", "message": "first"})
+    await direct.idle()
+    session_file = home / "sessions" / session_id / "session.jsonl"
+    before = session_file.read_bytes()
+    client = await daemon.unix()
+    resp, _ = await client.request(
+        {"type": "agent.create", "id": "c", "cwd": str(project), "session_id": session_id}
+    )
+    assert resp["error"]["code"] == "RUNTIME_START_FAILED"
+    assert "open in another shard process" in resp["error"]["message"]
+    agent = resp["error"]["data"]["agent_id"]
+    assert session_file.read_bytes() == before
+    assert await direct.finish() == 0
+    _, sync2 = await attach(client, agent)
+    assert sync2["session_id"] == session_id
+    await client.send({"type": "prompt", "agent_id": agent, "message": "second"})
+    await client.idle(agent_id=agent)

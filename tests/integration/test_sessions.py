@@ -225,3 +225,36 @@ async def test_cwd_of_restored_session_is_kept(start, home, project, tmp_path):
     assert code == 2
     assert "belongs to" in await other.stderr_text()
     assert types(other.seen) == []
+
+
+async def test_a_session_has_one_writer_at_a_time(start, home):
+    """A second process asked to open a session another process has open refuses it (CONFLICT,
+    fatal, exit 3) without touching the file; the first keeps working, and once it has exited the
+    session opens normally.
+
+    Covers: R8.20, R9.4.24, R9.4.23
+    """
+    first = await start([text_step("one"), text_step("two"), text_step("three")])
+    _, sync = await first.handshake()
+    session_id = sync["session_id"]
+    await first.send({"type": "prompt", "message": "hi"})
+    await first.idle()
+    before = _session_file(home, session_id).read_bytes()
+
+    second = await start(None, "--session", session_id)
+    hello = await second.next()
+    assert hello["type"] == "hello"
+    refused = await second.next()
+    assert refused["type"] == "error"
+    assert refused["code"] == "CONFLICT"
+    assert refused["fatal"] is True
+    assert "open in another shard process" in refused["message"]
+    assert await second.proc.wait() == 3
+    assert _session_file(home, session_id).read_bytes() == before
+
+    await first.send({"type": "prompt", "message": "still mine"})
+    await first.idle()
+    assert await first.finish() == 0
+    third = await start(None, "--session", session_id)
+    _, sync3 = await third.handshake()
+    assert [m["content"][0]["text"] for m in sync3["live_window"]["messages"]][-1] == "two"

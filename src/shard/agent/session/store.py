@@ -17,6 +17,7 @@ it before the first message goes out (orjson, for appends, loads on the first wr
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -64,6 +65,7 @@ class SessionStore:
         self.entries = entries
         self._unborn = unborn
         self._fd: int | None = None
+        self._lock_fd: int | None = None
         self._last: dict[str, dict[str, Any]] | None = None
 
     # --- construction -----------------------------------------------------------------------
@@ -89,9 +91,20 @@ class SessionStore:
 
     @classmethod
     def open(cls, path: Path) -> SessionStore:
-        """Load an existing transcript for appending (a torn tail is set aside)."""
-        entries = load_entries(path, repair=True)
-        return cls(path, entries[0]["session_id"], entries)
+        """Load an existing transcript for appending (a torn tail is set aside).
+
+        The session is locked first (CONFLICT when another process has it open): only one writer
+        ever appends to a transcript, and a tail another process is still writing is never
+        mistaken for a torn one."""
+        lock = _lock(path)
+        try:
+            entries = load_entries(path, repair=True)
+        except BaseException:
+            os.close(lock)
+            raise
+        store = cls(path, entries[0]["session_id"], entries)
+        store._lock_fd = lock
+        return store
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -149,11 +162,15 @@ class SessionStore:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def _birth(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
         self._fd = fd
+        self._lock_fd = _lock(self.path)
         self._unborn = False
         self._write(_dumps(self.entries[0]))
 
@@ -164,6 +181,24 @@ class SessionStore:
         while view:
             n = os.write(self._fd, view)
             view = view[n:]
+
+
+def _lock(path: Path) -> int:
+    """An exclusive lock on the session file for this process's lifetime (a non-inheritable fd, so
+    tool subprocesses never hold it); CONFLICT when another process holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise ShardError(ErrorCode.NOT_FOUND, f"no session file {path}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ShardError(
+            ErrorCode.CONFLICT,
+            f"session {path.parent.name} is open in another shard process; close that one first",
+        ) from None
+    return fd
 
 
 def load_entries(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
