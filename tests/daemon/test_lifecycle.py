@@ -14,6 +14,7 @@ from typing import Any
 from daemon_helpers import attach, connect, create_agent, runtime_pids
 
 from shard.testing import AgentProcess, recorded_requests, text_step, tool_step, write_scripted_home
+from shard.testing.agent_process import shard_command
 from shard.testing.reader import MessageReader
 
 TEST_TOOLS = [
@@ -890,3 +891,45 @@ async def test_a_session_open_elsewhere_is_not_adopted_until_it_is_free(daemon_f
     assert sync2["session_id"] == session_id
     await client.send({"type": "prompt", "agent_id": agent, "message": "second"})
     await client.idle(agent_id=agent)
+
+
+async def _run_daemon_expecting_failure(home: Path, *args: str) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *shard_command("daemon", "--home", str(home), *args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "SHARD_HOME": str(home)},
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    return proc.returncode if proc.returncode is not None else -1, err.decode()
+
+
+async def test_a_second_daemon_refuses_to_start_and_harms_nothing(daemon_factory, home, tmp_path, project):
+    """A second daemon on the same SHARD_HOME, or on a port already in use, exits 1 with one clear
+    line (no traceback) and leaves the first daemon's socket, daemon.json and agents alone.
+
+    Covers: R4.2.2, R10.1.2
+    """
+    daemon = await daemon_factory([text_step("x")])
+    client = await daemon.unix()
+    agent = await create_agent(client, project)
+    info = (home / "daemon.json").read_text()
+
+    code, err = await _run_daemon_expecting_failure(home, "--port", "0")
+    assert code == 1
+    assert "already serving this SHARD_HOME" in err
+    assert "Traceback" not in err
+
+    other = tmp_path / "other-home"
+    code, err = await _run_daemon_expecting_failure(other, "--port", str(daemon.port))
+    assert code == 1
+    assert f"cannot listen on 127.0.0.1:{daemon.port}" in err
+    assert "Traceback" not in err
+    assert not (other / "daemon.sock").exists(), "the failed daemon left its socket behind"
+
+    assert (home / "daemon.json").read_text() == info
+    assert (home / "daemon.sock").exists()
+    listing, _ = await client.request({"type": "agent.list", "id": "l"})
+    assert [a["agent_id"] for a in listing["data"]["agents"]] == [agent]
+    again = await daemon.unix()
+    assert again.seen[0]["type"] == "hello"

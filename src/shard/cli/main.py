@@ -90,17 +90,21 @@ def main(argv: list[str] | None = None) -> int:
         import asyncio
 
         from shard.agent.config import shard_home
-        from shard.daemon.server import run
+        from shard.daemon.server import StartError, run
 
-        return asyncio.run(
-            run(
-                shard_home(args.home),
-                port=args.port,
-                idle_timeout=args.idle_runtime_timeout,
-                ping_interval=args.ws_ping_interval,
-                outbound_cap=args.outbound_cap,
+        try:
+            return asyncio.run(
+                run(
+                    shard_home(args.home),
+                    port=args.port,
+                    idle_timeout=args.idle_runtime_timeout,
+                    ping_interval=args.ws_ping_interval,
+                    outbound_cap=args.outbound_cap,
+                )
             )
-        )
+        except StartError as exc:
+            print(f"shard daemon: {exc}", file=sys.stderr)
+            return 1
     if args.command == "schema":
         import orjson
 

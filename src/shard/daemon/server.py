@@ -24,6 +24,11 @@ from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 DEFAULT_PORT = 7433
 
 
+class StartError(Exception):
+    """The daemon cannot start (another one serves this SHARD_HOME, the port is taken): a message
+    for the user, not a traceback."""
+
+
 async def run(
     home: Path,
     *,
@@ -35,29 +40,43 @@ async def run(
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     sock = home / "daemon.sock"
     daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock)
-    unix_server = await serve_unix(daemon, sock, DEFAULT_MAX_LINE_BYTES, outbound_cap)
-    port_ref = [port]
-    app = build_app(daemon, port_ref, DEFAULT_MAX_LINE_BYTES, ping_interval=ping_interval, cap=outbound_cap)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    bound = site._server.sockets[0].getsockname()[1] if site._server else port  # type: ignore[union-attr]
-    port_ref[0] = bound
+    unix_server: asyncio.Server | None = None
+    runner: web.AppRunner | None = None
     info = home / "daemon.json"
-    info.write_text(json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}))
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(daemon.shutdown(force=False)))
-    print(f"shard daemon: ws://127.0.0.1:{bound}/ws and {sock}", flush=True)
     try:
+        try:
+            unix_server = await serve_unix(daemon, sock, DEFAULT_MAX_LINE_BYTES, outbound_cap)
+        except OSError as exc:
+            raise StartError(str(exc)) from None
+        port_ref = [port]
+        app = build_app(
+            daemon, port_ref, DEFAULT_MAX_LINE_BYTES, ping_interval=ping_interval, cap=outbound_cap
+        )
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise StartError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        bound = site._server.sockets[0].getsockname()[1] if site._server else port  # type: ignore[union-attr]
+        port_ref[0] = bound
+        info.write_text(json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, lambda: asyncio.ensure_future(daemon.shutdown(force=False)))
+        print(f"shard daemon: ws://127.0.0.1:{bound}/ws and {sock}", flush=True)
         await daemon.stopped.wait()
     finally:
-        unix_server.close()
-        await runner.cleanup()
-        with contextlib.suppress(FileNotFoundError):
-            info.unlink()
-        with contextlib.suppress(FileNotFoundError):
-            sock.unlink()
+        if runner is not None:
+            await runner.cleanup()
+        if unix_server is not None:  # only what this daemon created is removed
+            unix_server.close()
+            with contextlib.suppress(FileNotFoundError):
+                info.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                sock.unlink()
+        with contextlib.suppress(Exception):
+            daemon.registry.close()
     return 0

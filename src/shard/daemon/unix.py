@@ -43,7 +43,7 @@ async def serve_unix(
         if stat.S_ISSOCK(path.lstat().st_mode) and not await _in_use(path):
             path.unlink()  # a stale socket left by a daemon that died
         elif stat.S_ISSOCK(path.lstat().st_mode):
-            raise OSError(f"another daemon is listening on {path}")
+            raise OSError(f"another shard daemon is already serving this SHARD_HOME ({path})")
         else:
             raise OSError(f"{path} exists and is not a socket")
 
