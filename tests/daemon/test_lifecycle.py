@@ -933,3 +933,26 @@ async def test_a_second_daemon_refuses_to_start_and_harms_nothing(daemon_factory
     assert [a["agent_id"] for a in listing["data"]["agents"]] == [agent]
     again = await daemon.unix()
     assert again.seen[0]["type"] == "hello"
+
+
+async def test_create_needs_an_existing_absolute_cwd(daemon_factory, project, tmp_path):
+    """A relative cwd (it would mean the daemon's directory, not the client's) and a cwd that is not
+    a directory are INVALID_REQUEST and create nothing; `~` is the user's home.
+
+    Covers: R10.1.3, R8.5
+    """
+    daemon = await daemon_factory([text_step("x")])
+    client = await daemon.unix()
+    (tmp_path / "plain.txt").write_text("x")
+    for cwd in (".", "project", str(tmp_path / "missing"), str(tmp_path / "plain.txt")):
+        refused, _ = await client.request({"type": "agent.create", "id": "c", "cwd": cwd})
+        assert refused["success"] is False, cwd
+        assert refused["error"]["code"] == "INVALID_REQUEST"
+    listing, _ = await client.request({"type": "agent.list", "id": "l"})
+    assert listing["data"]["agents"] == []
+    made, _ = await client.request({"type": "agent.create", "id": "h", "cwd": "~"})
+    assert made["success"] is True
+    status, _ = await client.request(
+        {"type": "agent.status", "id": "s", "agent_id": made["data"]["agent_id"]}
+    )
+    assert status["data"]["agents"][0]["cwd"] == os.path.realpath(os.path.expanduser("~"))

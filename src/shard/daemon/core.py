@@ -277,7 +277,10 @@ class Daemon:
                     ErrorCode.INVALID_REQUEST,
                     f"{name} is set by the daemon for managed children, not by clients",
                 )
-        cwd = os.path.realpath(os.path.expanduser(command.cwd))
+        expanded = os.path.expanduser(command.cwd)
+        if not os.path.isabs(expanded):  # relative to what? the daemon's cwd is not the client's
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {command.cwd!r}")
+        cwd = os.path.realpath(expanded)
         if not os.path.isdir(cwd):
             raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {command.cwd!r} is not a directory")
         if command.parent_agent_id is not None and command.parent_agent_id not in self.agents:
