@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,8 +25,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
+from harness import rss_mb, save_results
 from shard.testing import DaemonProcess, write_scripted_home
 from shard.testing.agent_process import shard_command
 
@@ -37,13 +34,6 @@ TARGET_TEN = 0.25
 TARGET_ATTACH_MS = 20.0
 TARGET_IDLE_RSS_MB = 80.0
 CHUNK = 16
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 def write_home(home: Path, deltas: int) -> None:
@@ -267,9 +257,7 @@ def main() -> None:
     for key, value in result.items():
         mark = "" if key not in verdicts else ("  (target met)" if verdicts[key] else "  (TARGET MISSED)")
         print(f"{key:55} {value}{mark}")
-    out = Path(__file__).parent / "results" / "daemon.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out = save_results("daemon", result)
     print(f"saved {out}")
 
 

@@ -14,12 +14,13 @@ import asyncio
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from aiohttp import web
+
+from harness import save_results, shard_argv
 
 PEERS_WALL_S = [0.27, 0.82, 2.2]  # other agents' one-shot runs, measured on this machine (issue 3)
 
@@ -66,11 +67,6 @@ class Server:
         for event, data in ANTHROPIC_REPLY:
             await resp.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
         return resp
-
-
-def shard_argv() -> list[str]:
-    script = Path(sys.executable).with_name("shard")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "shard"]
 
 
 async def one_run(server: Server, home: Path, cwd: Path, model: str) -> tuple[float, float]:
@@ -134,11 +130,7 @@ async def main() -> int:
             f" wall {r['wall_ms']:7.1f} ms (min {r['min_wall_ms']}, max {r['max_wall_ms']})"
         )
     print("  peers (same one-shot, wall): " + ", ".join(f"{p} s" for p in PEERS_WALL_S))
-    out = Path(__file__).parent / "results" / "first_request.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(
-        json.dumps({"runs": args.runs, "results": results, "peers_wall_s": PEERS_WALL_S}, indent=2) + "\n"
-    )
+    out = save_results("first_request", {"runs": args.runs, "results": results, "peers_wall_s": PEERS_WALL_S})
     print(f"  saved {out}")
     return 0
 

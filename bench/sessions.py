@@ -14,18 +14,14 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from harness import save_results, shard_argv
+
 TARGET_RESTORE_MS = 300.0
 TARGET_LIST_MS = 200.0
-
-
-def shard_argv() -> list[str]:
-    script = Path(sys.executable).with_name("shard")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "shard"]
 
 
 def _entry(n: int, parent: str | None, kind: str, **fields: object) -> dict:
@@ -245,9 +241,7 @@ def main() -> int:
         f" spawn -> sync {restore_ms:.1f} ms (target <= {TARGET_RESTORE_MS})"
     )
     print(f"  session_op list over {lists[0][1]} sessions: {list_ms:.1f} ms (target <= {TARGET_LIST_MS})")
-    out = Path(__file__).parent / "results" / "sessions.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out = save_results("sessions", result)
     print(f"  saved {out}")
     return 0
 

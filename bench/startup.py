@@ -20,20 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import rss_mb, save_results, shard_argv
+
 TARGET_HELLO_MS = 150.0
 TARGET_RSS_MB = 40.0
-
-
-def shard_argv() -> list[str]:
-    script = Path(sys.executable).with_name("shard")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "shard"]
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 PROVIDERS_TOML = """default_model = "anthropic/claude-sonnet-5-5"
@@ -130,9 +120,7 @@ def main() -> int:
         )
         print(f"  spawn -> first answer {ready['median']:7.1f} ms (runtime loaded, list_modes answered)")
         print(f"  RSS serving      {rss_ready['median']:7.1f} MB")
-    out = Path(__file__).parent / "results" / "startup.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out = save_results("startup", result)
     print(f"  saved {out}")
     return 0
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
 import statistics
 import subprocess
@@ -20,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import save_results
 from shard.agent.tools.search import _RG_BASE, find_files, grep_files
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "mu"]
@@ -121,11 +121,7 @@ def main() -> int:
             f"shard (rg) {r['shard_rg_ms']} ms (x{r['ratio_shard_rg_to_rg']}); "
             f"shard (python fallback) {r['shard_python_ms']} ms (x{r['ratio_python_to_rg']})"
         )
-    out_path = Path(__file__).parent / "results" / "tools.json"
-    out_path.parent.mkdir(exist_ok=True)
-    out_path.write_text(
-        json.dumps({"files": args.files, "runs": args.runs, "results": results}, indent=2) + "\n"
-    )
+    out_path = save_results("tools", {"files": args.files, "runs": args.runs, "results": results})
     print(f"  saved {out_path}")
     return 0
 

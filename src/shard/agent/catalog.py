@@ -61,32 +61,24 @@ ANTHROPIC_MODELS = (_claude("claude-sonnet-5-5"), _claude("claude-opus-5-5"), _c
 OPENAI_MODELS = (_gpt("gpt-5.5"), _gpt("gpt-5.4"), _gpt("gpt-5.4-mini"))
 
 
+_BUILTIN_KINDS = (("anthropic", ANTHROPIC_MODELS), ("openai", OPENAI_MODELS))  # preference order
+
+
 def builtin_api_providers(env: Mapping[str, str]) -> list[ProviderConfig]:
-    """The API providers whose key variable is set, in preference order."""
-    found = []
-    if env.get("ANTHROPIC_API_KEY"):
-        found.append(
-            ProviderConfig(
-                name="anthropic",
-                kind="anthropic",
-                base_url=env.get("ANTHROPIC_BASE_URL") or None,
-                api_key_env="ANTHROPIC_API_KEY",
-                models=ANTHROPIC_MODELS,
-                builtin=True,
-            )
+    """The API providers whose key variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``) is set, in
+    preference order; ``<KIND>_BASE_URL`` overrides the endpoint."""
+    return [
+        ProviderConfig(
+            name=kind,
+            kind=kind,
+            base_url=env.get(f"{kind.upper()}_BASE_URL") or None,
+            api_key_env=f"{kind.upper()}_API_KEY",
+            models=models,
+            builtin=True,
         )
-    if env.get("OPENAI_API_KEY"):
-        found.append(
-            ProviderConfig(
-                name="openai",
-                kind="openai",
-                base_url=env.get("OPENAI_BASE_URL") or None,
-                api_key_env="OPENAI_API_KEY",
-                models=OPENAI_MODELS,
-                builtin=True,
-            )
-        )
-    return found
+        for kind, models in _BUILTIN_KINDS
+        if env.get(f"{kind.upper()}_API_KEY")
+    ]
 
 
 BUILTIN_SCRIPTED = ProviderConfig(
