@@ -143,9 +143,7 @@ class Daemon:
             raise ShardError(
                 ErrorCode.NOT_ATTACHED, f"'{command.type}' needs an agent_id on a daemon connection"
             )
-        slot = self.agents.get(agent_id)
-        if slot is None:
-            raise ShardError(ErrorCode.NOT_FOUND, f"no agent {agent_id!r}")
+        slot = self._slot(agent_id)
         role = conn.attached.get(agent_id)
         if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
             self._answer(conn, slot, command, role)
@@ -165,25 +163,26 @@ class Daemon:
     def _forward(
         self, slot: AgentSlot, command: cmd.CommandBase, conn: Connection | None, **extra: Any
     ) -> None:
-        did = f"d{next(self._ids)}"
         payload = command.to_wire()
         payload.pop("agent_id", None)  # the runtime's connection is bound to one agent
-        payload["id"] = did
         payload.update(extra)
-        slot.forwarded[did] = Forwarded(conn, command.id, command.type)
         self._cancel_reap(slot)
-        assert slot.proc is not None
-        if not slot.proc.send(orjson.dumps(payload)):
-            slot.forwarded.pop(did, None)
+        if not self._dispatch(slot, payload, Forwarded(conn, command.id, command.type)):
             raise ShardError(ErrorCode.RUNTIME_START_FAILED, f"the runtime of {slot.agent_id} is gone; retry")
 
     def _internal(self, slot: AgentSlot, payload: dict[str, Any], then: Any) -> None:
+        if not self._dispatch(slot, payload, Forwarded(None, None, payload["type"], then)) and then:
+            then(_unanswered(payload["type"]))  # the runtime is gone: the waiter learns it now, not never
+
+    def _dispatch(self, slot: AgentSlot, payload: dict[str, Any], fwd: Forwarded) -> bool:
+        """Send a command to the runtime under a fresh daemon id, remembering who waits for the
+        response; False when the runtime is gone."""
         did = f"d{next(self._ids)}"
-        slot.forwarded[did] = Forwarded(None, None, payload["type"], then)
-        if slot.proc is None or not slot.proc.send(orjson.dumps({**payload, "id": did})):
-            slot.forwarded.pop(did, None)
-            if then is not None:  # the runtime is gone: the waiter learns it now, not never
-                then({"type": "response", "id": did, "command": payload["type"], "success": False})
+        slot.forwarded[did] = fwd
+        if slot.proc is not None and slot.proc.send(orjson.dumps({**payload, "id": did})):
+            return True
+        del slot.forwarded[did]
+        return False
 
     # --- answers to broadcast requests (first valid one wins, §6.3) -----------------------------
 
@@ -419,8 +418,12 @@ class Daemon:
     async def _start(self, slot: AgentSlot) -> None:
         try:
             self._set_runtime_state(slot, "starting")
-            proc = RuntimeProcess(self._argv(slot), self._env(), self._on_line, self._on_exit)
-            proc.agent_id = slot.agent_id  # type: ignore[attr-defined]
+            proc = RuntimeProcess(
+                self._argv(slot),
+                self._env(),
+                lambda p, line: self._on_line(slot, p, line),
+                lambda p, code, stderr: self._on_exit(slot, p, code, stderr),
+            )
             await proc.start()
         except ShardError:
             self._set_runtime_state(slot, "failed")
@@ -511,9 +514,8 @@ class Daemon:
             self._set_runtime_state(slot, "stopping")
             await slot.proc.stop()
 
-    def _on_exit(self, proc: RuntimeProcess, code: int | None, stderr: str) -> None:
-        slot = self.agents.get(getattr(proc, "agent_id", ""))
-        if slot is None or slot.proc is not proc:
+    def _on_exit(self, slot: AgentSlot, proc: RuntimeProcess, code: int | None, stderr: str) -> None:
+        if slot.proc is not proc:
             return
         crashed = not proc.stopping
         slot.proc = None
@@ -521,7 +523,7 @@ class Daemon:
         for did, fwd in list(slot.forwarded.items()):  # nothing more will answer these
             slot.forwarded.pop(did)
             if fwd.then is not None:
-                fwd.then({"type": "response", "id": did, "command": fwd.command, "success": False})
+                fwd.then(_unanswered(fwd.command))
             elif fwd.conn is not None:
                 error = ShardError(ErrorCode.INTERNAL_ERROR, "the agent's runtime exited before answering")
                 self._fail(fwd.conn, error, id=fwd.original_id, command=fwd.command)
@@ -556,18 +558,18 @@ class Daemon:
 
     # --- runtime output -------------------------------------------------------------------------
 
-    def _on_line(self, proc: RuntimeProcess, line: bytes) -> None:
-        slot = self.agents.get(getattr(proc, "agent_id", ""))
-        if slot is None or slot.proc is not proc or not line.startswith(b"{"):
+    def _on_line(self, slot: AgentSlot, proc: RuntimeProcess, line: bytes) -> None:
+        if slot.proc is not proc or not line.startswith(b"{"):
             return
         if line.startswith(b'{"type":"message_delta"'):  # the hot path: tag, fan out, note the phase
-            tagged = b'{"agent_id":' + orjson.dumps(slot.agent_id) + b"," + line[1:]
+            tagged = slot.tag + line[1:]
             for conn in list(slot.attachments):
                 conn.send(tagged)
-            self._activity(
-                slot,
-                {"type": "message_delta", "kind": "thinking" if b'"kind":"thinking"' in line else "text"},
-            )
+            phase = "thinking" if b'"kind":"thinking"' in line else "streaming"
+            if phase != slot.phase:
+                self._activity(
+                    slot, {"type": "message_delta", "kind": "thinking" if phase == "thinking" else "text"}
+                )
             return
         try:
             event = orjson.loads(line)
@@ -577,7 +579,7 @@ class Daemon:
         if kind == "response":
             self._on_response(slot, event)
             return
-        tagged = b'{"agent_id":' + orjson.dumps(slot.agent_id) + b"," + line[1:]
+        tagged = slot.tag + line[1:]
         if kind in ("permission_request", "ui_request") and event.get("kind") != "notify":
             entry = OpenRequest(tagged, event)
             slot.open_requests[event["request_id"]] = entry
@@ -665,3 +667,8 @@ class Daemon:
         with contextlib.suppress(Exception):
             self.registry.close()
         self.stopped.set()
+
+
+def _unanswered(command: str) -> dict[str, Any]:
+    """The response a waiter gets in place of one from a runtime that is gone."""
+    return {"type": "response", "command": command, "success": False}

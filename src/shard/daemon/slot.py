@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from shard.daemon.connection import Connection
 from shard.daemon.registry import AgentRecord
 from shard.daemon.runtime_proc import RuntimeProcess
@@ -57,6 +59,10 @@ class AgentSlot:
     # An adopted session given a model/mode at agent.create: applied on the next start, after which
     # the session itself records them.
     adoption_overrides: bool = False
+    tag: bytes = field(init=False)  # spliced in front of a runtime line's "{" to tag it with the agent
+
+    def __post_init__(self) -> None:
+        self.tag = b'{"agent_id":' + orjson.dumps(self.record.agent_id) + b","
 
     @property
     def agent_id(self) -> str:
