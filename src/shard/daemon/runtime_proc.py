@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from shard._version import PROTOCOL_VERSION
 from shard.protocol.errors import ErrorCode, ShardError
 
 START_TIMEOUT = 60.0
@@ -72,22 +73,46 @@ class RuntimeProcess:
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
         try:
             hello = await asyncio.wait_for(self._read_json(), START_TIMEOUT)
+            self._check_hello(hello)
             sync = await asyncio.wait_for(self._read_json(), START_TIMEOUT)
+            self._check_sync(sync)
         except (TimeoutError, EOFError, ValueError) as exc:
             await self.kill()
             why = "; ".join(self._stderr) or type(exc).__name__
             raise ShardError(
                 ErrorCode.RUNTIME_START_FAILED, f"the runtime did not become ready: {why}"
             ) from None
-        if hello.get("type") != "hello" or sync.get("type") != "sync":
+        except ShardError:
             await self.kill()
-            kind = sync.get("type") if hello.get("type") == "hello" else hello.get("type")
-            detail = sync.get("message") if kind == "error" else kind
-            if kind == "error" and sync.get("code") == ErrorCode.SESSION_CORRUPT.value:
-                raise ShardError(ErrorCode.SESSION_CORRUPT, str(detail))
-            raise ShardError(ErrorCode.RUNTIME_START_FAILED, f"the runtime did not become ready: {detail}")
+            raise
         self.hello, self.sync = hello, sync
         self._reader = asyncio.ensure_future(self._read_loop())
+
+    @staticmethod
+    def _check_hello(hello: dict[str, Any]) -> None:
+        """The first message must be a hello in our major protocol version (PROTOCOL §7)."""
+        if hello.get("type") != "hello":
+            raise ShardError(
+                ErrorCode.PROTOCOL_ERROR, f"the runtime's first message was {hello.get('type')!r}, not hello"
+            )
+        version = str(hello.get("protocol_version", ""))
+        if version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
+            raise ShardError(
+                ErrorCode.PROTOCOL_ERROR,
+                f"the runtime speaks protocol {version or '?'}, this daemon {PROTOCOL_VERSION}",
+            )
+
+    @staticmethod
+    def _check_sync(sync: dict[str, Any]) -> None:
+        """``sync`` next; an ``error`` in its place is why the runtime could not start."""
+        kind = sync.get("type")
+        if kind == "error":
+            message = str(sync.get("message"))
+            if sync.get("code") == ErrorCode.SESSION_CORRUPT.value:
+                raise ShardError(ErrorCode.SESSION_CORRUPT, message)
+            raise ShardError(ErrorCode.RUNTIME_START_FAILED, f"the runtime did not become ready: {message}")
+        if kind != "sync":
+            raise ShardError(ErrorCode.PROTOCOL_ERROR, f"the runtime sent {kind!r} before its sync")
 
     async def _read_json(self) -> dict[str, Any]:
         assert self.proc is not None
