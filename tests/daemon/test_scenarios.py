@@ -127,7 +127,7 @@ async def test_one_socket_two_agents_demultiplexed(daemon_factory, transport, pr
     await attach(client, a2)
     await client.send({"type": "prompt", "agent_id": a1, "message": "one"})
     await client.send({"type": "prompt", "agent_id": a2, "message": "two"})
-    ends = await client.until(
+    await client.until(
         lambda m: (
             m["type"] == "turn_end"
             and {a1, a2} <= {x.get("agent_id") for x in client.seen if x["type"] == "turn_end"}
@@ -139,7 +139,12 @@ async def test_one_socket_two_agents_demultiplexed(daemon_factory, transport, pr
             per_agent[m["agent_id"]].append(m["type"])
     assert per_agent[a1][0] == per_agent[a2][0] == "turn_start"
     assert per_agent[a1][-1] == per_agent[a2][-1] == "turn_end"
-    assert ends
+    prompts = {
+        m["agent_id"]: m["message"]["content"][0]["text"]
+        for m in client.seen
+        if m["type"] == "message_complete" and m["message"]["role"] == "user"
+    }
+    assert prompts == {a1: "one", a2: "two"}, "each prompt went to the agent its agent_id named"
 
 
 async def test_reconnect_mid_permission_ask(daemon_factory, transport, project):
