@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from shard.agent.modes import Mode
 from shard.agent.permissions.board import PermissionAnswer
 from shard.agent.permissions.grants import exact_rule, matches, signature_rule
+from shard.agent.permissions.reach import reaches_outside
 from shard.agent.permissions.shell import analyze
 from shard.agent.tools.base import Tool, ToolContext, ToolParams
 from shard.agent.tools.paths import display, locate
@@ -86,8 +87,13 @@ async def check(
         return early
     outside = outside_paths(tool, args, ctx)
     headless = not rt.has_responder
+    roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
+
+    def reach(word: str) -> bool:
+        return reaches_outside(roots, word)
+
     if not (headless and rt.headless_policy == "deny") and any(
-        matches(rule, tool.name, raw_args) for rule in rt.grants
+        matches(rule, tool.name, raw_args, reach) for rule in rt.grants
     ):
         return Verdict(True)
     request = build_request(tool, args, raw_args, ctx, outside)
@@ -196,7 +202,8 @@ def build_request(
                     label=f"Always allow commands like {like}",
                     description=(
                         "Stored in this session: commands that run only these programs with exactly these "
-                        "flags (any other arguments) run without asking."
+                        "flags run without asking, whatever their other arguments inside the working "
+                        "directory; an argument outside it asks again."
                     ),
                     accelerator="l",
                     intent="persist",
