@@ -16,8 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shard import _secrets
 from shard._version import PROTOCOL_VERSION, __version__
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.catalog import (
+    BUILTIN_KEY_VARIABLES,
+    ModelCatalog,
+    ModelEntry,
+    capabilities_for,
+    key_variables,
+)
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 from shard.agent.modes import BUILTIN_MODES
 from shard.agent.session.store import SessionStore, find_session
@@ -84,11 +91,14 @@ class Prepared:
 
 def prepare(opts: AgentOptions) -> Prepared:
     """Phase A. Raises StartupError (bad config or arguments) or ShardError (session problems)."""
+    _secrets.inherit()  # keys a daemon handed over, then the ones in the environment
+    _secrets.capture(BUILTIN_KEY_VARIABLES)
     home = shard_home(opts.home)
     try:
         config = load_config(home)
     except ConfigError as exc:
         raise StartupError(exc.message) from None
+    _secrets.capture(key_variables(config))  # before anything can run a command that would see them
     catalog = ModelCatalog(config)
     mode_names = [m.name for m in BUILTIN_MODES]
     if opts.mode is not None and opts.mode not in mode_names:

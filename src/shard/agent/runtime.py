@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shard import _secrets
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, key_variables
 from shard.agent.compaction import estimate_tokens
 from shard.agent.config import Config
 from shard.agent.modes import ModeController
@@ -647,9 +648,7 @@ def _first_text(message: dict[str, Any]) -> str | None:
 def tool_environment(config: Config) -> dict[str, str]:
     """What commands the agent runs see: this process's environment without provider keys (a model
     could otherwise print them), with pagers off and git never prompting."""
-    secret = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} | {
-        p.api_key_env for p in config.providers if p.api_key_env
-    }
+    secret = key_variables(config) | {_secrets.FD_VARIABLE}  # captured at start; filtered again here
     env = {k: v for k, v in os.environ.items() if k not in secret}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env

@@ -89,9 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "daemon":
         import asyncio
 
-        from shard.agent.config import shard_home
+        from shard import _secrets
+        from shard.agent.catalog import BUILTIN_KEY_VARIABLES, key_variables
+        from shard.agent.config import ConfigError, load_config, shard_home
         from shard.daemon.server import StartError, run
 
+        _secrets.capture(BUILTIN_KEY_VARIABLES)
+        try:  # the daemon takes the keys its runtimes will need now; they reach them by pipe
+            _secrets.capture(key_variables(load_config(shard_home(args.home))))
+        except ConfigError as exc:
+            print(f"shard daemon: {exc.message}", file=sys.stderr)
+            return 2
         try:
             return asyncio.run(
                 run(
