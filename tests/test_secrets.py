@@ -63,3 +63,20 @@ def test_handoff_reaches_a_child_only_through_the_pipe():
 def test_nothing_to_hand_over_is_no_pipe():
     """Checks that a process without keys opens no pipe for its children."""
     assert _python("from shard import _secrets; print(_secrets.handoff())", {}) == "None"
+
+
+def test_a_process_holding_keys_is_not_dumpable_and_its_children_are():
+    """Checks that capturing a key makes the process non-dumpable (its memory closed to the user's
+    other processes) while a child it runs is dumpable as usual."""
+    code = (
+        "import ctypes, subprocess, sys\n"
+        "from shard import _secrets\n"
+        "libc = ctypes.CDLL(None)\n"
+        "before = libc.prctl(3, 0, 0, 0, 0)\n"
+        "_secrets.capture(['MY_KEY'])\n"
+        "probe = 'import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))'\n"
+        "child = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True)\n"
+        "child = child.stdout.strip()\n"
+        "print(before, libc.prctl(3, 0, 0, 0, 0), child)\n"
+    )
+    assert _python(code, {"MY_KEY": VALUE}) == "1 0 1"

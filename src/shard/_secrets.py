@@ -5,7 +5,8 @@ Any command the agent runs could print it — from its own environment, or from 
 ``/proc/<pid>/environ``, which shows the *initial* environment block however ``os.environ`` changes
 later. So a Shard process takes its keys at start (:func:`capture`): each moves into this module's
 memory, leaves ``os.environ`` (so no child inherits it) and is overwritten with NUL bytes in the
-initial block (so ``/proc`` shows nothing). Later readers ask :func:`get`.
+initial block (so ``/proc`` shows nothing); the process then turns non-dumpable, so its memory is not
+readable through ``/proc/<pid>/mem`` by the user's other processes. Later readers ask :func:`get`.
 
 The daemon hands its runtimes their keys through a pipe (:func:`handoff`): a runtime's environment
 and command line, both readable through ``/proc``, never hold a key; the runtime reads the pipe once
@@ -34,6 +35,7 @@ def capture(names: Iterable[str]) -> None:
             taken.add(name)
     if taken:
         _scrub_initial_environment(taken)
+        _undumpable()
 
 
 def get(name: str) -> str | None:
@@ -64,6 +66,8 @@ def inherit() -> None:
         data = json.loads(b"".join(chunks) or b"{}")
         if isinstance(data, dict):
             _store.update({k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)})
+    if _store:
+        _undumpable()
 
 
 def handoff() -> int | None:
@@ -104,3 +108,15 @@ def _scrub_initial_environment(names: set[str]) -> None:
         if name in names and b"=" in entry:
             ctypes.memset(start + offset, 0, len(entry))
         offset += len(entry) + 1
+
+
+def _undumpable() -> None:
+    """Keys now live in this process's memory: make it non-dumpable, so another process of the same
+    user (a command a tool runs) can neither attach to it nor read ``/proc/<pid>/mem`` (root still
+    can). Children are dumpable again after their ``exec``, so tools are unaffected."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass  # not Linux: no /proc/<pid>/mem to protect
