@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -379,8 +380,33 @@ class Runtime:
     def start_turn(self, inp: UserInput) -> None:
         from shard.agent.turn import drive
 
+        self._start_work(drive(self, inp), on_unstarted=lambda: None)
+
+    def _start_work(self, work: Coroutine[Any, Any, None], on_unstarted: Callable[[], None]) -> None:
+        """Run a turn or a compaction as the runtime's one task.
+
+        Its own ``finally`` winds it down — but a task cancelled before its first step (an abort
+        right after the prompt) never runs a line of its coroutine, so the task's completion checks
+        that the cleanup happened, does it if not (``on_unstarted`` answers what the work owed), and
+        reports a crash instead of letting it pass unobserved."""
         self.idle.clear()
-        self.turn_task = asyncio.get_running_loop().create_task(drive(self, inp))
+        task = asyncio.get_running_loop().create_task(work)
+        self.turn_task = task
+
+        def finished(done: asyncio.Task[None]) -> None:
+            if not done.cancelled() and (exc := done.exception()) is not None:
+                sys.stderr.write(f"shard: the agent's work failed: {type(exc).__name__}: {exc}\n")
+                self.emit(ErrorEvent(code=ErrorCode.INTERNAL_ERROR.value, message=str(exc), fatal=False))
+            if self.turn_task is not done:
+                return  # it wound itself down
+            on_unstarted()
+            self.turn_task = None
+            self.compacting = False
+            if self.fatal is None and self.status.current != "idle":
+                self.set_status("idle")
+            self.idle.set()
+
+        task.add_done_callback(finished)
 
     async def abort(self) -> None:
         """Cancel the current turn and wait until it has wound down; idle → nothing to do."""
@@ -438,9 +464,13 @@ class Runtime:
         assert isinstance(args, cmd.CompactArgs)
         self.summarizer()  # NOT_FOUND now, before any status change, when there is nothing to summarize with
         keep = args.keep_recent_tokens or self.config.compaction.keep_recent_tokens
-        self.idle.clear()
         self.compacting = True
-        self.turn_task = asyncio.get_running_loop().create_task(self._manual_compaction(command, keep))
+
+        def never_ran() -> None:
+            aborted = ShardError(ErrorCode.INTERNAL_ERROR, "compaction aborted; nothing was appended")
+            self.emit(error_response(aborted, id=command.id, command=command.type))
+
+        self._start_work(self._manual_compaction(command, keep), on_unstarted=never_ran)
         return DEFERRED
 
     async def _manual_compaction(self, command: cmd.SessionOp, keep: int) -> None:

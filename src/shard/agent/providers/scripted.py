@@ -30,7 +30,7 @@ arguments likewise, as JSON text), ``delay_ms`` apart; ``pause`` waits; ``stall`
 open until it is cancelled; ``error`` fails the call after the blocks. ``usage`` defaults to an
 estimate of 4 characters a token. If the provider entry has ``record``, every request is appended
 there as one JSON line. Summary requests (compaction) answer with the script's ``summary`` text (or
-a digest of the span), or fail with ``summary_error``.
+a digest of the span), after ``summary_delay_ms``, or fail with ``summary_error``.
 """
 
 from __future__ import annotations
@@ -143,6 +143,8 @@ class ScriptedProvider:
 
     async def _summary(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         # A deterministic summary: the script's fixed text, or a digest of the span's messages.
+        if self.script.get("summary_delay_ms"):
+            await asyncio.sleep(float(self.script["summary_delay_ms"]) / 1000)
         if self.script.get("summary_error"):
             raise ProviderError(f"scripted provider: {self.script['summary_error']}")
         text = self.script.get("summary")
