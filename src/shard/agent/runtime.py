@@ -26,6 +26,7 @@ from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, key_
 from shard.agent.compaction import estimate_tokens
 from shard.agent.config import Config
 from shard.agent.modes import ModeController
+from shard.agent.permissions.allowances import Allowances
 from shard.agent.permissions.board import InvalidAnswer, RequestBoard
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
@@ -148,6 +149,7 @@ class Runtime:
         self.headless_policy = headless_policy
         self.headless_timeout = headless_timeout
         self.has_responder = has_responder
+        self.allowances: Allowances | None = None  # shard run --allow / --yes-to-all: this run only
         self.responders_final = True
         self.responder_lost = asyncio.Event()
         self.spill_dir = store.path.parent / "spill"

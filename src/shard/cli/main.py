@@ -4,6 +4,7 @@ when it runs, so ``shard agent --stdio`` reaches ``hello`` before any heavy modu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -46,6 +47,18 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
     run.add_argument("prompt", help="the prompt")
     run.add_argument("--json", action="store_true", help="print the event stream as JSONL")
+    run.add_argument(
+        "--allow",
+        action="append",
+        metavar="TOOL|bash:COMMAND",
+        help="let this run use TOOL inside the working directory without asking, or run shell "
+        "commands like COMMAND (the gate's own signature rule); repeatable",
+    )
+    run.add_argument(
+        "--yes-to-all",
+        action="store_true",
+        help="let this run do ANYTHING without asking: every write, command and path outside",
+    )
     _agent_flags(run)
 
     daemon = sub.add_parser("daemon", help="host agents for many clients (unix socket + WebSocket)")
@@ -132,7 +145,11 @@ def entry() -> None:
     with unbuffered writes and fsynced at turn end. ``main()`` itself returns normally, for callers
     that run it in-process.
     """
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C between the loop's own handlers: the same quiet 130
+        code = 130
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader that left is not our error
+            stream.flush()
     os._exit(code)

@@ -92,6 +92,11 @@ async def check(
     def reach(word: str) -> bool:
         return reaches_outside(roots, word)
 
+    if rt.allowances is not None and rt.allowances.allows(
+        tool.name, raw_args, outside=bool(outside), reach=reach
+    ):
+        return Verdict(True)  # given on the command line for this run
+
     if not (headless and rt.headless_policy == "deny") and any(
         matches(rule, tool.name, raw_args, reach) for rule in rt.grants
     ):

@@ -82,6 +82,7 @@ class BashTool(Tool[BashParams]):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_default_signals,
             )
         except OSError as exc:
             raise ToolFailure(f"cannot start {shell}: {exc.strerror}") from None
@@ -197,3 +198,11 @@ class _Output:
         )
         tail = self.tail.decode("utf-8", errors="replace")
         return f"{head}\n\n[… {omitted} bytes omitted.{where}]\n\n{tail}"
+
+
+def _default_signals() -> None:
+    """In the child before exec: SIGINT and SIGQUIT back to their defaults. A Shard started in the
+    background (or by a parent that ignores them) would otherwise pass the ignore on, and bash
+    cannot undo an ignore it inherited — ``kill -INT`` would not stop what the command started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
