@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shard._home import HomeError, prepare_home
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
 from shard.agent.config import Config, ConfigError, load_config, shard_home
@@ -85,6 +86,12 @@ class Prepared:
 def prepare(opts: AgentOptions) -> Prepared:
     """Phase A. Raises StartupError (bad config or arguments) or ShardError (session problems)."""
     home = shard_home(opts.home)
+    try:
+        notice = prepare_home(home)
+    except HomeError as exc:
+        raise StartupError(exc.message) from None
+    if notice is not None:
+        print(f"shard: {notice}", file=sys.stderr)
     try:
         config = load_config(home)
     except ConfigError as exc:

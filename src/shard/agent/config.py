@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shard._home import HomeError, read_config
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
@@ -102,11 +103,11 @@ def shard_home(explicit: str | os.PathLike[str] | None = None) -> Path:
 def load_config(home: Path) -> Config:
     path = home / "config.toml"
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = read_config(path)
+    except HomeError as exc:
+        raise ConfigError(exc.message) from None
+    if raw is None:
         return Config(home=home)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -87,24 +87,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_run(args)
     if args.command == "daemon":
-        import asyncio
+        from shard.cli.daemon import main_daemon
 
-        from shard.agent.config import shard_home
-        from shard.daemon.server import StartError, run
-
-        try:
-            return asyncio.run(
-                run(
-                    shard_home(args.home),
-                    port=args.port,
-                    idle_timeout=args.idle_runtime_timeout,
-                    ping_interval=args.ws_ping_interval,
-                    outbound_cap=args.outbound_cap,
-                )
-            )
-        except StartError as exc:
-            print(f"shard daemon: {exc}", file=sys.stderr)
-            return 1
+        return main_daemon(args)
     if args.command == "schema":
         import orjson
 

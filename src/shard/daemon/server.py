@@ -15,6 +15,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from shard._home import write_private
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.unix import serve_unix
@@ -37,7 +38,6 @@ async def run(
     ping_interval: float = PING_INTERVAL,
     outbound_cap: int = DEFAULT_OUTBOUND_CAP,
 ) -> int:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
     sock = home / "daemon.sock"
     daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock)
     unix_server: asyncio.Server | None = None
@@ -61,7 +61,7 @@ async def run(
             raise StartError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
         bound = site._server.sockets[0].getsockname()[1] if site._server else port  # type: ignore[union-attr]
         port_ref[0] = bound
-        info.write_text(json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}))
+        write_private(info, json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}).encode())
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):

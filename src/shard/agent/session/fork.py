@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shard._home import open_private, private_dirs
 from shard.agent.session.listing import title_of, write_meta
 from shard.agent.session.store import FORMAT_VERSION, SESSION_FILE, SessionStore
 from shard.agent.session.window import MESSAGE_KINDS, replay
@@ -123,10 +124,10 @@ def _rechain(rows: list[dict[str, Any]]) -> None:
 def _write_new(target: Path, rows: list[dict[str, Any]]) -> None:
     import orjson
 
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(target.parent)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     data = b"".join(orjson.dumps(r) + b"\n" for r in rows)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = open_private(tmp, os.O_WRONLY | os.O_EXCL)
     try:
         view = memoryview(data)
         while view:

@@ -1,0 +1,37 @@
+"""``shard daemon``: prepare SHARD_HOME, read the daemon's settings, then serve until shut down."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from shard._home import HomeError, prepare_home
+from shard.agent.config import ConfigError, load_config, shard_home
+
+
+def main_daemon(args: argparse.Namespace) -> int:
+    from shard.daemon.server import StartError, run
+
+    home = shard_home(args.home)
+    try:
+        notice = prepare_home(home)
+        load_config(home)  # refused here, once, rather than by every runtime it would start
+    except (HomeError, ConfigError) as exc:
+        print(f"shard daemon: {exc.message}", file=sys.stderr)
+        return 1
+    if notice is not None:
+        print(f"shard daemon: {notice}", file=sys.stderr)
+    try:
+        return asyncio.run(
+            run(
+                home,
+                port=args.port,
+                idle_timeout=args.idle_runtime_timeout,
+                ping_interval=args.ws_ping_interval,
+                outbound_cap=args.outbound_cap,
+            )
+        )
+    except StartError as exc:
+        print(f"shard daemon: {exc}", file=sys.stderr)
+        return 1
