@@ -41,7 +41,7 @@ from shard.daemon.slot import ACTIVE_STATUSES, INTERACTIVE, AgentSlot, Forwarded
 from shard.protocol import commands as cmd
 from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.codec import error_response, parse_command
-from shard.protocol.errors import ErrorCode, FrameError, ShardError
+from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
 from shard.protocol.framing import Oversized
 from shard.protocol.ids import new_id
 
@@ -206,13 +206,15 @@ class Daemon:
         if isinstance(command, cmd.PermissionResponse):
             if event.get("type") != "permission_request":
                 raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"{command.request_id} is not a permission request"
+                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a permission request"
                 )
             ids = {c.get("id") for c in event.get("choices") or [] if isinstance(c, dict)}
             why = permission_answer_error(ids, command.choice_id)
         else:
             if event.get("type") != "ui_request":
-                raise ShardError(ErrorCode.INVALID_REQUEST, f"{command.request_id} is not a UI request")
+                raise ShardError(
+                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a UI request"
+                )
             _, why = ui_answer(event.get("kind", ""), event.get("options"), command.value)
         if why is not None:
             raise ShardError(ErrorCode.INVALID_REQUEST, why)
@@ -266,7 +268,7 @@ class Daemon:
     def _slot(self, agent_id: str) -> AgentSlot:
         slot = self.agents.get(agent_id)
         if slot is None:
-            raise ShardError(ErrorCode.NOT_FOUND, f"no agent {agent_id!r}")
+            raise ShardError(ErrorCode.NOT_FOUND, f"no agent {shown(agent_id)}")
         return slot
 
     async def _create(self, conn: Connection, command: cmd.AgentCreate) -> None:
@@ -278,12 +280,14 @@ class Daemon:
                 )
         expanded = os.path.expanduser(command.cwd)
         if not os.path.isabs(expanded):  # relative to what? the daemon's cwd is not the client's
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {command.cwd!r}")
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {shown(command.cwd)}"
+            )
         cwd = os.path.realpath(expanded)
         if not os.path.isdir(cwd):
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {command.cwd!r} is not a directory")
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {shown(command.cwd)} is not a directory")
         if command.parent_agent_id is not None and command.parent_agent_id not in self.agents:
-            raise ShardError(ErrorCode.NOT_FOUND, f"no parent agent {command.parent_agent_id!r}")
+            raise ShardError(ErrorCode.NOT_FOUND, f"no parent agent {shown(command.parent_agent_id)}")
         model = command.model
         if model and command.provider and "/" not in model:
             model = f"{command.provider}/{model}"
@@ -292,12 +296,13 @@ class Daemon:
             assert command.session_id is not None
             if self.registry.by_session(command.session_id) is not None:
                 raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"session {command.session_id} is already adopted"
+                    ErrorCode.INVALID_REQUEST, f"session {shown(command.session_id)} is already adopted"
                 )
             header = sessions.header_of(self.home, command.session_id)  # NOT_FOUND / SESSION_CORRUPT
             if os.path.realpath(str(header.get("cwd", ""))) != cwd:
                 raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"session {command.session_id} belongs to another directory"
+                    ErrorCode.INVALID_REQUEST,
+                    f"session {shown(command.session_id)} belongs to another directory",
                 )
         parent = self.agents.get(command.parent_agent_id) if command.parent_agent_id else None
         record = AgentRecord(

@@ -22,7 +22,7 @@ from shard._home import open_private, private_dirs
 from shard.agent.session.listing import title_of, write_meta
 from shard.agent.session.store import FORMAT_VERSION, SESSION_FILE, SessionStore
 from shard.agent.session.window import MESSAGE_KINDS, replay
-from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import new_id
 
 
@@ -31,7 +31,9 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
     entries = store.entries
     position = next((i for i, e in enumerate(entries) if e["id"] == from_entry_id), None)
     if position is None:
-        raise ShardError(ErrorCode.NOT_FOUND, f"no entry {from_entry_id!r} in session {store.session_id}")
+        raise ShardError(
+            ErrorCode.NOT_FOUND, f"no entry {shown(from_entry_id)} in session {store.session_id}"
+        )
     upto = entries[: position + 1]
     window = replay(upto)
     in_window = {item.entry_id for item in window.items}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from shard._home import open_private, private_dirs
-from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import is_session_id, new_id
 
 SESSION_FILE = "session.jsonl"
@@ -45,14 +45,14 @@ def sessions_dir(home: Path) -> Path:
 def find_session(home: Path, session_id: str) -> Path:
     """The JSONL file of ``session_id`` (a top-level session or a fork), or NOT_FOUND."""
     if not is_session_id(session_id):
-        raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id!r}: not a session id")
+        raise ShardError(ErrorCode.NOT_FOUND, f"no session {shown(session_id)}: not a session id")
     root = sessions_dir(home)
     direct = root / session_id / SESSION_FILE
     if direct.is_file():
         return direct
     for candidate in root.glob(f"*/forks/{session_id}/{SESSION_FILE}"):
         return candidate
-    raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id!r} under {root}")
+    raise ShardError(ErrorCode.NOT_FOUND, f"no session {shown(session_id)} under {root}")
 
 
 class SessionStore:
