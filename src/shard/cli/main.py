@@ -8,6 +8,7 @@ import os
 import sys
 
 from shard._version import __version__
+from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
 
 def _agent_flags(p: argparse.ArgumentParser) -> None:
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     daemon.add_argument(
         "--outbound-cap",
         type=int,
-        default=16 * 1024 * 1024,
+        default=DEFAULT_OUTBOUND_CAP,
         help="bytes queued for one client before it is dropped as too slow",
     )
 
