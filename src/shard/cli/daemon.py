@@ -11,12 +11,13 @@ from shard.agent.config import ConfigError, load_config, shard_home
 
 
 def main_daemon(args: argparse.Namespace) -> int:
+    from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
     from shard.daemon.server import StartError, run
 
     home = shard_home(args.home)
     try:
         notice = prepare_home(home)
-        load_config(home)  # refused here, once, rather than by every runtime it would start
+        config = load_config(home)  # refused here, once, rather than by every runtime it would start
     except (HomeError, ConfigError) as exc:
         print(f"shard daemon: {exc.message}", file=sys.stderr)
         return 1
@@ -30,6 +31,7 @@ def main_daemon(args: argparse.Namespace) -> int:
                 idle_timeout=args.idle_runtime_timeout,
                 ping_interval=args.ws_ping_interval,
                 outbound_cap=args.outbound_cap,
+                max_runtimes=args.max_runtimes or config.max_runtimes or DEFAULT_MAX_RUNTIMES,
             )
         )
     except StartError as exc:

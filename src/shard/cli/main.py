@@ -8,6 +8,7 @@ import os
 import sys
 
 from shard._version import __version__
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
 
@@ -29,6 +30,16 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
         default="deny",
         help="how permission asks are answered when no client can answer (default: deny)",
     )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_OUTBOUND_CAP,
         help="bytes queued for one client before it is dropped as too slow",
+    )
+    daemon.add_argument(
+        "--max-runtimes",
+        type=_positive_int,
+        help="runtime processes alive at once; at the limit the one idle longest is stopped to make "
+        f"room (default: [daemon] max_runtimes in config.toml, else {DEFAULT_MAX_RUNTIMES})",
     )
 
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")

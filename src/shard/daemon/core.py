@@ -15,7 +15,8 @@
   runtime (``runtime.responders``), whose headless policy then decides.
 * **Supervision**: runtimes start on demand, are reaped after the idle timeout (only when idle or in
   terminal error), report a crash as ``agent_exited``, and a replacement generation gets a new
-  ``runtime_epoch`` and a fresh ``sync`` to every attachment.
+  ``runtime_epoch`` and a fresh ``sync`` to every attachment. At most ``max_runtimes`` runtime
+  processes live at once (``limits.py`` decides who makes room).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from shard._version import PROTOCOL_VERSION, __version__
 from shard.daemon import sessions
 from shard.daemon.activity import phase_of
 from shard.daemon.connection import Connection
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES, Occupant, admit
 from shard.daemon.registry import AgentRecord, Registry
 from shard.daemon.runtime_proc import RuntimeProcess
 from shard.daemon.slot import ACTIVE_STATUSES, INTERACTIVE, AgentSlot, Forwarded, OpenRequest
@@ -59,10 +62,21 @@ _DAEMON_SET_FIELDS = (
 
 
 class Daemon:
-    def __init__(self, home: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, socket_path: Path) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        socket_path: Path,
+        max_runtimes: int = DEFAULT_MAX_RUNTIMES,
+    ) -> None:
         self.home = home
         self.idle_timeout = idle_timeout
         self.socket_path = socket_path
+        self.max_runtimes = max_runtimes
+        # Runtime processes from spawn until reaped (starting, live or stopping): what the limit counts.
+        self._processes: set[RuntimeProcess] = set()
+        self._exit_waiters: list[asyncio.Future[None]] = []
         self.registry = Registry(home / "state.db")
         self.agents: dict[str, AgentSlot] = {r.agent_id: AgentSlot(r) for r in self.registry.all()}
         self.connections: set[Connection] = set()
@@ -416,12 +430,55 @@ class Daemon:
         if slot.live:
             return
         if slot.starting is None:
-            slot.starting = asyncio.ensure_future(self._start(slot))
+            # Decided and reserved in one step (no await): concurrent starts cannot both take the
+            # last place or both pick the same runtime to stop.
+            making_room = self._make_room(slot)
+            slot.starting = asyncio.ensure_future(self._start(slot, making_room))
             slot.starting.add_done_callback(lambda f: f.cancelled() or f.exception())
         await asyncio.shield(slot.starting)
 
-    async def _start(self, slot: AgentSlot) -> None:
+    def _make_room(self, slot: AgentSlot) -> RuntimeProcess | None:
+        """Admit one more runtime under the limit: returns the runtime being stopped to make room
+        (None: there was room), or raises a retryable RUNTIME_START_FAILED naming the limit."""
+        occupants = [
+            Occupant(s.agent_id, s.live and not s.busy, s.idle_since)
+            for s in self.agents.values()
+            if s is not slot and (s.starting is not None or s.live)
+        ]
+        admission = admit(occupants, self.max_runtimes)
+        if not admission.allowed:
+            limit = self.max_runtimes
+            raise ShardError(
+                ErrorCode.RUNTIME_START_FAILED,
+                f"{limit} runtimes are running, the limit, and none is idle; retry once one is, or "
+                "raise the limit (shard daemon --max-runtimes, or [daemon] max_runtimes in config.toml)",
+                {"limit": limit, "retryable": True},
+            )
+        if admission.reap is None:
+            return None
+        return self._begin_stop(self.agents[admission.reap])
+
+    async def _until(self, ready: Callable[[], bool]) -> None:
+        """Wait until ``ready()``, checked again after each runtime process ends."""
+        while not ready():
+            waiter = asyncio.get_running_loop().create_future()
+            self._exit_waiters.append(waiter)
+            await waiter
+
+    def _process_ended(self, proc: RuntimeProcess) -> None:
+        self._processes.discard(proc)
+        waiters, self._exit_waiters = self._exit_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _start(self, slot: AgentSlot, making_room: RuntimeProcess | None) -> None:
         try:
+            if making_room is not None:
+                await making_room.stop()
+            # The previous generation must be gone (it holds the session's lock), and so must be
+            # any runtime still exiting, so that the limit counts processes, not intentions.
+            await self._until(lambda: slot.proc is None and len(self._processes) < self.max_runtimes)
             self._set_runtime_state(slot, "starting")
             proc = RuntimeProcess(
                 self._argv(slot),
@@ -429,7 +486,12 @@ class Daemon:
                 lambda p, line: self._on_line(slot, p, line),
                 lambda p, code, stderr: self._on_exit(slot, p, code, stderr),
             )
-            await proc.start()
+            self._processes.add(proc)
+            try:
+                await proc.start()
+            except ShardError:
+                self._process_ended(proc)  # start() killed and reaped it
+                raise
         except ShardError:
             self._set_runtime_state(slot, "failed")
             raise
@@ -491,6 +553,7 @@ class Daemon:
         self._cancel_reap(slot)
         if slot.live and not slot.busy:
             loop = asyncio.get_running_loop()
+            slot.idle_since = loop.time()
             slot.reap_handle = loop.call_later(self.idle_timeout, lambda: self._spawn(self._reap(slot)))
 
     def _settle(self, slot: AgentSlot) -> None:
@@ -513,13 +576,28 @@ class Daemon:
             await self._stop(slot)
 
     async def _stop(self, slot: AgentSlot) -> None:
+        proc = self._begin_stop(slot)
+        if proc is not None:
+            await proc.stop()
+
+    def _begin_stop(self, slot: AgentSlot) -> RuntimeProcess | None:
+        """The synchronous half of a stop: stdin closed, state ``stopping``; the process to await."""
         self._cancel_reap(slot)
         slot.terminate_when_idle = False
-        if slot.proc is not None and slot.proc.alive:
-            self._set_runtime_state(slot, "stopping")
-            await slot.proc.stop()
+        proc = slot.proc
+        if proc is None or not proc.alive:
+            return None
+        self._set_runtime_state(slot, "stopping")
+        proc.close_input()
+        return proc
 
     def _on_exit(self, slot: AgentSlot, proc: RuntimeProcess, code: int | None, stderr: str) -> None:
+        try:
+            self._after_exit(slot, proc, code, stderr)
+        finally:
+            self._process_ended(proc)  # after the slot forgot it: waiters see the place free
+
+    def _after_exit(self, slot: AgentSlot, proc: RuntimeProcess, code: int | None, stderr: str) -> None:
         if slot.proc is not proc:
             return
         crashed = not proc.stopping

@@ -18,6 +18,7 @@ from aiohttp import web
 from shard._home import write_private
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.unix import serve_unix
 from shard.daemon.websocket import PING_INTERVAL, build_app
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
@@ -37,9 +38,10 @@ async def run(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ping_interval: float = PING_INTERVAL,
     outbound_cap: int = DEFAULT_OUTBOUND_CAP,
+    max_runtimes: int = DEFAULT_MAX_RUNTIMES,
 ) -> int:
     sock = home / "daemon.sock"
-    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock)
+    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock, max_runtimes=max_runtimes)
     unix_server: asyncio.Server | None = None
     runner: web.AppRunner | None = None
     info = home / "daemon.json"
