@@ -479,6 +479,8 @@ class Daemon:
             # The previous generation must be gone (it holds the session's lock), and so must be
             # any runtime still exiting, so that the limit counts processes, not intentions.
             await self._until(lambda: slot.proc is None and len(self._processes) < self.max_runtimes)
+            if self._shutting_down:  # the place was freed by the shutdown itself
+                raise ShardError(ErrorCode.RUNTIME_START_FAILED, "the daemon is shutting down")
             self._set_runtime_state(slot, "starting")
             proc = RuntimeProcess(
                 self._argv(slot),
