@@ -44,7 +44,7 @@ from shard.protocol.agents import AgentStatus, ModeDescriptor, ModelDescriptor, 
 from shard.protocol.base import WireModel
 from shard.protocol.codec import error_response, parse_command
 from shard.protocol.content import Image, Message
-from shard.protocol.errors import ErrorCode, FrameError, ShardError
+from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
 from shard.protocol.events import (
     ErrorEvent,
     EventBase,
@@ -586,7 +586,7 @@ class Runtime:
         entry = self.catalog.resolve(selection)
         if entry is None:
             known = ", ".join(e.id for e in self.catalog.entries)
-            raise ShardError(ErrorCode.NOT_FOUND, f"unknown model {selection!r} (models: {known})")
+            raise ShardError(ErrorCode.NOT_FOUND, f"unknown model {shown(selection)} (models: {known})")
         provider = build_provider(entry, self.config)  # a construction failure is NOT_FOUND
         previous = self.model
         result = SetModelResult(
@@ -650,13 +650,13 @@ class Runtime:
         if model != entry.id:
             raise ShardError(
                 ErrorCode.CONFLICT,
-                f"the active model is {entry.id}, not {model}: refresh the reasoning picker",
+                f"the active model is {entry.id}, not {shown(model)}: refresh the reasoning picker",
             )
         ids = [lv.id for lv in entry.model.reasoning_levels]
         if effort not in ids:
             raise ShardError(
                 ErrorCode.NOT_FOUND,
-                f"unknown reasoning level {effort!r} for {entry.id} (levels: {', '.join(ids)})",
+                f"unknown reasoning level {shown(effort)} for {entry.id} (levels: {', '.join(ids)})",
             )
         previous = self.reasoning or entry.default_reasoning or ""
         result = SetReasoningLevelResult(model=describe_model(entry), previous=previous, active=effort)

@@ -9,6 +9,8 @@ import os
 import sys
 
 from shard._version import __version__
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
+from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
 
 def _agent_flags(p: argparse.ArgumentParser) -> None:
@@ -29,6 +31,16 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
         default="deny",
         help="how permission asks are answered when no client can answer (default: deny)",
     )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,8 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     daemon.add_argument(
         "--outbound-cap",
         type=int,
-        default=16 * 1024 * 1024,
+        default=DEFAULT_OUTBOUND_CAP,
         help="bytes queued for one client before it is dropped as too slow",
+    )
+    daemon.add_argument(
+        "--max-runtimes",
+        type=_positive_int,
+        help="runtime processes alive at once; at the limit the one idle longest is stopped to make "
+        f"room (default: [daemon] max_runtimes in config.toml, else {DEFAULT_MAX_RUNTIMES})",
     )
 
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
@@ -100,32 +118,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_run(args)
     if args.command == "daemon":
-        import asyncio
+        from shard.cli.daemon import main_daemon
 
-        from shard import _secrets
-        from shard.agent.catalog import BUILTIN_KEY_VARIABLES, key_variables
-        from shard.agent.config import ConfigError, load_config, shard_home
-        from shard.daemon.server import StartError, run
-
-        _secrets.capture(BUILTIN_KEY_VARIABLES)
-        try:  # the daemon takes the keys its runtimes will need now; they reach them by pipe
-            _secrets.capture(key_variables(load_config(shard_home(args.home))))
-        except ConfigError as exc:
-            print(f"shard daemon: {exc.message}", file=sys.stderr)
-            return 2
-        try:
-            return asyncio.run(
-                run(
-                    shard_home(args.home),
-                    port=args.port,
-                    idle_timeout=args.idle_runtime_timeout,
-                    ping_interval=args.ws_ping_interval,
-                    outbound_cap=args.outbound_cap,
-                )
-            )
-        except StartError as exc:
-            print(f"shard daemon: {exc}", file=sys.stderr)
-            return 1
+        return main_daemon(args)
     if args.command == "schema":
         import orjson
 

@@ -166,13 +166,17 @@ class RuntimeProcess:
             return False
         return True
 
+    def close_input(self) -> None:
+        """Begin a graceful stop now: close stdin; the runtime finishes its work, then exits."""
+        self.stopping = True
+        if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            self.proc.stdin.close()
+
     async def stop(self) -> None:
         """Graceful: close stdin (the runtime finishes its work, then exits), then escalate."""
-        self.stopping = True
+        self.close_input()
         if self.proc is None or self.proc.returncode is not None:
             return
-        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
-            self.proc.stdin.close()
         try:
             await asyncio.wait_for(self.proc.wait(), STOP_GRACE)
         except TimeoutError:

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from aiohttp import web
 
+from shard._home import write_private
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.unix import serve_unix
 from shard.daemon.websocket import PING_INTERVAL, build_app
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
@@ -36,10 +38,10 @@ async def run(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ping_interval: float = PING_INTERVAL,
     outbound_cap: int = DEFAULT_OUTBOUND_CAP,
+    max_runtimes: int = DEFAULT_MAX_RUNTIMES,
 ) -> int:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
     sock = home / "daemon.sock"
-    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock)
+    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock, max_runtimes=max_runtimes)
     unix_server: asyncio.Server | None = None
     runner: web.AppRunner | None = None
     info = home / "daemon.json"
@@ -61,7 +63,7 @@ async def run(
             raise StartError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
         bound = site._server.sockets[0].getsockname()[1] if site._server else port  # type: ignore[union-attr]
         port_ref[0] = bound
-        info.write_text(json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}))
+        write_private(info, json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}).encode())
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -36,12 +36,14 @@ a digest of the span), after ``summary_delay_ms``, or fail with ``summary_error`
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from shard._home import open_private
 from shard.agent.providers.base import (
     ProviderError,
     ProviderEvent,
@@ -170,8 +172,11 @@ class ScriptedProvider:
             "tools": [t.name for t in request.tools],
             "messages": [m.to_wire() for m in request.messages],
         }
-        with open(self.record_path, "ab") as f:
-            f.write(orjson.dumps(line) + b"\n")
+        fd = open_private(self.record_path, os.O_WRONLY | os.O_APPEND)  # it holds the conversation
+        try:
+            os.write(fd, orjson.dumps(line) + b"\n")
+        finally:
+            os.close(fd)
 
 
 def _pieces(text: str, size: int) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from shard._home import open_private, private_dirs
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.protocol.content import TextContent
 from shard.protocol.permissions import PermissionDetail
@@ -174,10 +175,10 @@ class _Output:
     def _open_spill(self) -> None:
         if self._ctx.spill_dir is None:
             return
-        self._ctx.spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(self._ctx.spill_dir)
         name = f"{self._ctx.tool_call_id or 'bash'}.log"
         self._spill = self._ctx.spill_dir / name
-        self._fd = os.open(self._spill, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._fd = open_private(self._spill, os.O_WRONLY | os.O_TRUNC)
         os.write(self._fd, bytes(self.head))
 
     def close(self) -> None:
