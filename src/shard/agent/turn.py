@@ -85,7 +85,7 @@ async def drive(rt: Runtime, first: UserInput) -> None:
             completed = await _turn(rt, inp)
             if not completed:
                 break
-            if not rt.follow_ups and rt.compaction_due():
+            if not rt.follow_ups and rt.fatal is None and rt.compaction_due():
                 await _auto_compact(rt, "compacting")  # the default tier: as the agent goes idle
             inp = rt.follow_ups.popleft() if rt.follow_ups else None
     finally:
