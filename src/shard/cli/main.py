@@ -71,9 +71,24 @@ def build_parser() -> argparse.ArgumentParser:
         default=16 * 1024 * 1024,
         help="bytes queued for one client before it is dropped as too slow",
     )
+    daemon.add_argument(
+        "--max-input-bytes",
+        type=_input_cap,
+        default=64 * 1024 * 1024,
+        help="largest message a client may send (a JSONL line or a WebSocket message); a bigger one "
+        "is answered INVALID_REQUEST and the connection stays (default 64 MiB, at least 1024)",
+    )
 
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
+
+
+def _input_cap(value: str) -> int:
+    """The same floor as ``[limits] max_input_bytes``: an answer must fit the id it came with."""
+    size = int(value)
+    if size < 1024:
+        raise argparse.ArgumentTypeError("must be at least 1024")
+    return size
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                     idle_timeout=args.idle_runtime_timeout,
                     ping_interval=args.ws_ping_interval,
                     outbound_cap=args.outbound_cap,
+                    max_input=args.max_input_bytes,
                 )
             )
         except StartError as exc:
