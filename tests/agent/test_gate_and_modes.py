@@ -99,7 +99,7 @@ async def test_read_only_tool_outside_the_cwd_needs_approval(tmp_path: Path, raw
     assert decision.reason is None, "not refused: it needs asking"
     tool, ctx = ReadTool(), ToolContext(cwd=cwd)
     args = tool.parse({"path": raw})
-    assert outside_paths(tool, args, ctx) == [tmp_path / "secret.txt"]
+    assert [o.target for o in outside_paths(tool, args, ctx)] == [tmp_path / "secret.txt"]
     request = build_request(tool, args, {"path": raw}, ctx, outside_paths(tool, args, ctx))
     assert "outside the working directory" in request.prompt
     assert str(tmp_path / "secret.txt") in request.prompt

@@ -190,6 +190,28 @@ async def test_an_over_cap_ws_message_is_answered_invalid_request_and_the_connec
     assert (after["id"], after["success"]) == ("after", True), after
 
 
+async def test_the_daemon_takes_its_input_cap_from_config_toml(start_daemon, tmp_path):
+    """Without --max-input-bytes, ``[limits] max_input_bytes`` in config.toml is the daemon's input
+    cap too, on both transports: a 6 KB command is refused under a 4096-byte cap."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    config = home / "config.toml"
+    config.write_text("[limits]\nmax_input_bytes = 4096\n")
+    config.chmod(0o600)
+    daemon = await start_daemon()
+    big = orjson.dumps({"type": "agent.list", "id": "six-kb", "pad": "x" * 6000})
+    ws = await RawWs.open(daemon.port)
+    ws.send(Opcode.TEXT, big)
+    on_ws = await ws.message()
+    ws.close()
+    unix = await daemon.unix()
+    await unix.send_raw(big + b"\n")
+    on_unix = await unix.next()
+    for answer in (on_ws, on_unix):
+        assert (answer["id"], answer["success"]) == ("six-kb", False), answer
+        assert answer["error"]["code"] == "INVALID_REQUEST", answer
+
+
 # --- framing rules ---------------------------------------------------------------------------------
 
 

@@ -232,3 +232,35 @@ def test_describe_shows_command_cwd_and_timeout(tmp_path: Path) -> None:
         ("in", str(tmp_path), "path"),
         ("timeout", "5 s", "text"),
     ]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGQUIT, 131)])
+def test_commands_get_default_signals_when_shard_ignores_them(tmp_path: Path, sig: signal.Signals, code: int):
+    """A Shard started with SIGINT/SIGQUIT ignored (a background job) does not pass the ignore on: a
+    program the command runs that gets the signal ends with 128+N. (Bash itself always ignores
+    SIGQUIT, so the signal goes to a program it starts.)"""
+    import subprocess
+    import sys
+
+    suicide = f"import os, time; os.kill(os.getpid(), {int(sig)}); time.sleep(2)"
+    child = f"{sys.executable} -c '{suicide}' 2>/dev/null"
+
+    program = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from shard.agent.tools.base import ToolContext\n"
+        "from shard.agent.tools.bash import BashTool\n"
+        "tool = BashTool()\n"
+        f"args = tool.parse({{'command': {child!r}}})\n"
+        f"out = asyncio.run(tool.execute(args, ToolContext(cwd=Path({str(tmp_path)!r}))))\n"
+        "print(out.exit_code)\n"
+    )
+
+    def ignore() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+
+    done = subprocess.run(
+        [sys.executable, "-c", program], preexec_fn=ignore, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == str(code), done.stderr

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shard.agent.permissions.shell import SUBCOMMAND_TOOLS, Signature, analyze
+from shard.agent.permissions.commands import PLAIN, row_for
+from shard.agent.permissions.shell import Signature, analyze
 
 Sig = tuple[str, tuple[str, ...]]
 
@@ -42,8 +43,8 @@ ANALYSED: list[tuple[str, list[Sig]]] = [
     ("ls -- -x", exp("ls")),
     ("ls - file", exp("ls")),
     ("grep --color=never -n x f", exp(("grep", ("--color=never", "-n")))),
-    ("./git status", exp("./git")),
-    ("/usr/bin/git status", exp("/usr/bin/git")),
+    ("./git status", exp("./git status")),  # as typed: not what a grant for `git status` names
+    ("/usr/bin/git status", exp("/usr/bin/git status")),
     ("r''m -rf x", exp(("rm", ("-rf",)))),
     ("\\rm x", exp("rm")),
     ("echo if then fi", exp("echo")),
@@ -53,7 +54,7 @@ ANALYSED: list[tuple[str, list[Sig]]] = [
     ("git status --short", exp(("git status", ("--short",)))),
     ("git status -s --porcelain", exp(("git status", ("--porcelain", "-s")))),
     ("make test", exp("make test")),
-    ("npm install -g x", exp(("npm install", ("-g",)))),
+    ("npm install -g x", exp(("npm install x", ("-g",)))),  # what gets installed is pinned
     # lists and pipelines
     ("git status; rm -rf x", exp("git status", ("rm", ("-rf",)))),
     ("a | b && c || d & e", exp("a", "b", "c", "d", "e")),
@@ -260,7 +261,7 @@ _ARGS = [
 ]
 _OPERATORS = ["|", "||", "&&", ";", "&", "\n", "|&", " ; ", " && ", "|"]
 
-assert not set(_WORDS) & SUBCOMMAND_TOOLS
+assert all(row_for(w) is PLAIN for w in _WORDS)
 
 
 @st.composite
@@ -301,9 +302,10 @@ def test_words_at_command_positions_are_the_executables(case: tuple[str, list[Si
         "sudo ls",
         "timeout 5 ls",
         "nohup ./server",
-        "find . -name '*.py'",
+        "find . -name '*.py' -exec rm {} +",
+        "find . -delete",
         "awk '{print $1}' data.txt",
-        "sed 's/a/b/' file",
+        "sed -f script.sed file",
         "python -c 'print(1)'",
         "python3 -c print",
         "node -e 'require(\"fs\")'",
@@ -324,10 +326,13 @@ def test_programs_that_run_other_programs_are_refused(command):
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("python script.py --verbose", [("python", ("--verbose",))]),
-        ("node build.js", [("node", ())]),
+        ("python script.py --verbose", [("python script.py", ("--verbose",))]),
+        ("node build.js", [("node build.js", ())]),
+        ("sed 's/a/b/' file", [("sed s/a/b/", ())]),
+        ("find . -name '*.py'", [("find", ("-name",))]),
     ],
 )
 def test_interpreters_running_a_file_are_analysed(command, expected):
-    """An interpreter running a script file (no inline code) keeps an ordinary signature."""
+    """An interpreter running a script file (no inline code) has a signature that pins the script;
+    sed pins its script; find without -exec/-delete is an ordinary program."""
     assert [(s.executable, s.flags) for s in analyze(command)] == expected

@@ -16,13 +16,21 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shard import _secrets
+from shard._home import HomeError, prepare_home
 from shard._version import PROTOCOL_VERSION, __version__
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.catalog import (
+    BUILTIN_KEY_VARIABLES,
+    ModelCatalog,
+    ModelEntry,
+    capabilities_for,
+    key_variables,
+)
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 from shard.agent.modes import BUILTIN_MODES
 from shard.agent.session.store import SessionStore, find_session
 from shard.agent.session.window import WindowError, replay
-from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import is_session_id
 
 
@@ -84,15 +92,24 @@ class Prepared:
 
 def prepare(opts: AgentOptions) -> Prepared:
     """Phase A. Raises StartupError (bad config or arguments) or ShardError (session problems)."""
+    _secrets.inherit()  # keys a daemon handed over, then the ones in the environment
+    _secrets.capture(BUILTIN_KEY_VARIABLES)
     home = shard_home(opts.home)
+    try:
+        notice = prepare_home(home)
+    except HomeError as exc:
+        raise StartupError(exc.message) from None
+    if notice is not None:
+        print(f"shard: {notice}", file=sys.stderr)
     try:
         config = load_config(home)
     except ConfigError as exc:
         raise StartupError(exc.message) from None
+    _secrets.capture(key_variables(config))  # before anything can run a command that would see them
     catalog = ModelCatalog(config)
     mode_names = [m.name for m in BUILTIN_MODES]
     if opts.mode is not None and opts.mode not in mode_names:
-        raise StartupError(f"unknown mode {opts.mode!r} (modes: {', '.join(mode_names)})")
+        raise StartupError(f"unknown mode {shown(opts.mode)} (modes: {', '.join(mode_names)})")
     flag_model = _resolve_flag_model(catalog, opts.model)
     if opts.session is not None:
         try:
@@ -104,7 +121,7 @@ def prepare(opts: AgentOptions) -> Prepared:
     model = flag_model or _config_default(catalog)
     mode = opts.mode or "build"
     if opts.session is not None and not is_session_id(opts.session):
-        raise StartupError(f"{opts.session!r} is not a session id (sess-…)")
+        raise StartupError(f"{shown(opts.session)} is not a session id (sess-…)")
     store = SessionStore.new(
         home, cwd=str(cwd), model=model.id if model else None, mode=mode, session_id=opts.session
     )
@@ -174,7 +191,7 @@ def _resolve_flag_model(catalog: ModelCatalog, selection: str | None) -> ModelEn
     entry = catalog.resolve(selection)
     if entry is None:
         known = ", ".join(e.id for e in catalog.entries)
-        raise StartupError(f"unknown model {selection!r} (models: {known})")
+        raise StartupError(f"unknown model {shown(selection)} (models: {known})")
     return entry
 
 

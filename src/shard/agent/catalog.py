@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from shard import _secrets
 from shard.agent.config import Config, ModelConfig, ProviderConfig, ReasoningLevelConfig
 
 # Built-in model lists follow the installed SDKs' current model names. Prices are not built in: they
@@ -62,6 +63,14 @@ OPENAI_MODELS = (_gpt("gpt-5.5"), _gpt("gpt-5.4"), _gpt("gpt-5.4-mini"))
 
 
 _BUILTIN_KINDS = (("anthropic", ANTHROPIC_MODELS), ("openai", OPENAI_MODELS))  # preference order
+
+
+BUILTIN_KEY_VARIABLES = tuple(f"{kind.upper()}_API_KEY" for kind, _ in _BUILTIN_KINDS)
+
+
+def key_variables(config: Config) -> set[str]:
+    """The environment variables that hold provider keys: the built-ins' and every ``api_key_env``."""
+    return {*BUILTIN_KEY_VARIABLES, *(p.api_key_env for p in config.providers if p.api_key_env)}
 
 
 def builtin_api_providers(env: Mapping[str, str]) -> list[ProviderConfig]:
@@ -135,9 +144,9 @@ class ModelCatalog:
     def __init__(self, config: Config, env: Mapping[str, str] | None = None) -> None:
         providers = list(config.providers)
         names = {p.name for p in providers}
-        builtins = [
-            p for p in builtin_api_providers(os.environ if env is None else env) if p.name not in names
-        ]
+        if env is None:
+            env = {**os.environ, **_secrets.held()}  # captured keys are no longer in os.environ
+        builtins = [p for p in builtin_api_providers(env) if p.name not in names]
         providers += builtins
         if BUILTIN_SCRIPTED.name not in names:
             providers.append(BUILTIN_SCRIPTED)

@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from shard._home import HomeError, read_config
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
@@ -84,6 +85,7 @@ class Config(NamedTuple):
     retry: RetryConfig = DEFAULT_RETRY
     headless_timeout: float = 300.0  # [permissions]: how long a queued request waits with no client
     compaction: CompactionConfig = CompactionConfig()
+    max_runtimes: int | None = None  # [daemon]: live runtimes at once (the daemon's default if unset)
     source: Path | None = None
     extra: dict[str, Any] | None = None
 
@@ -102,11 +104,11 @@ def shard_home(explicit: str | os.PathLike[str] | None = None) -> Path:
 def load_config(home: Path) -> Config:
     path = home / "config.toml"
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = read_config(path)
+    except HomeError as exc:
+        raise ConfigError(exc.message) from None
+    if raw is None:
         return Config(home=home)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -177,7 +179,11 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
     compaction = CompactionConfig(
         enabled=True if enabled is None else enabled, threshold=threshold, keep_recent_tokens=keep or 20_000
     )
-    known = {"default_model", "providers", "limits", "tools", "retry", "permissions", "compaction"}
+    daemon = _opt(data, "daemon", dict, where) or {}
+    max_runtimes = _opt(daemon, "max_runtimes", int, f"{where}: daemon")
+    if max_runtimes is not None and max_runtimes < 1:
+        raise ConfigError(f"{where}: daemon.max_runtimes must be a positive integer, got {max_runtimes}")
+    known = {"default_model", "providers", "limits", "tools", "retry", "permissions", "compaction", "daemon"}
     return Config(
         home=home,
         default_model=default_model,
@@ -187,6 +193,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         retry=retry,
         headless_timeout=headless_timeout,
         compaction=compaction,
+        max_runtimes=max_runtimes,
         source=path,
         extra={k: v for k, v in data.items() if k not in known},
     )

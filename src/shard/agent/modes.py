@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.errors import ErrorCode, ShardError, shown
 
 
 class ModePolicy(Protocol):
@@ -63,7 +63,7 @@ class ModeController:
             return self._modes[name]
         except KeyError:
             known = ", ".join(self._modes)
-            raise ShardError(ErrorCode.NOT_FOUND, f"unknown mode {name!r} (modes: {known})") from None
+            raise ShardError(ErrorCode.NOT_FOUND, f"unknown mode {shown(name)} (modes: {known})") from None
 
     def catalog(self) -> list[Mode]:
         return list(self._modes.values())

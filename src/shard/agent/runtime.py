@@ -11,19 +11,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shard import _secrets
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, key_variables
 from shard.agent.compaction import estimate_tokens
 from shard.agent.config import Config
 from shard.agent.modes import ModeController
+from shard.agent.permissions.allowances import Allowances
 from shard.agent.permissions.board import InvalidAnswer, RequestBoard
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
@@ -41,7 +44,7 @@ from shard.protocol.agents import AgentStatus, ModeDescriptor, ModelDescriptor, 
 from shard.protocol.base import WireModel
 from shard.protocol.codec import error_response, parse_command
 from shard.protocol.content import Image, Message
-from shard.protocol.errors import ErrorCode, FrameError, ShardError
+from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
 from shard.protocol.events import (
     ErrorEvent,
     EventBase,
@@ -146,6 +149,7 @@ class Runtime:
         self.headless_policy = headless_policy
         self.headless_timeout = headless_timeout
         self.has_responder = has_responder
+        self.allowances: Allowances | None = None  # shard run --allow / --yes-to-all: this run only
         self.responders_final = True
         self.responder_lost = asyncio.Event()
         self.spill_dir = store.path.parent / "spill"
@@ -378,8 +382,33 @@ class Runtime:
     def start_turn(self, inp: UserInput) -> None:
         from shard.agent.turn import drive
 
+        self._start_work(drive(self, inp), on_unstarted=lambda: None)
+
+    def _start_work(self, work: Coroutine[Any, Any, None], on_unstarted: Callable[[], None]) -> None:
+        """Run a turn or a compaction as the runtime's one task.
+
+        Its own ``finally`` winds it down — but a task cancelled before its first step (an abort
+        right after the prompt) never runs a line of its coroutine, so the task's completion checks
+        that the cleanup happened, does it if not (``on_unstarted`` answers what the work owed), and
+        reports a crash instead of letting it pass unobserved."""
         self.idle.clear()
-        self.turn_task = asyncio.get_running_loop().create_task(drive(self, inp))
+        task = asyncio.get_running_loop().create_task(work)
+        self.turn_task = task
+
+        def finished(done: asyncio.Task[None]) -> None:
+            if not done.cancelled() and (exc := done.exception()) is not None:
+                sys.stderr.write(f"shard: the agent's work failed: {type(exc).__name__}: {exc}\n")
+                self.emit(ErrorEvent(code=ErrorCode.INTERNAL_ERROR.value, message=str(exc), fatal=False))
+            if self.turn_task is not done:
+                return  # it wound itself down
+            on_unstarted()
+            self.turn_task = None
+            self.compacting = False
+            if self.fatal is None and self.status.current != "idle":
+                self.set_status("idle")
+            self.idle.set()
+
+        task.add_done_callback(finished)
 
     async def abort(self) -> None:
         """Cancel the current turn and wait until it has wound down; idle → nothing to do."""
@@ -437,9 +466,13 @@ class Runtime:
         assert isinstance(args, cmd.CompactArgs)
         self.summarizer()  # NOT_FOUND now, before any status change, when there is nothing to summarize with
         keep = args.keep_recent_tokens or self.config.compaction.keep_recent_tokens
-        self.idle.clear()
         self.compacting = True
-        self.turn_task = asyncio.get_running_loop().create_task(self._manual_compaction(command, keep))
+
+        def never_ran() -> None:
+            aborted = ShardError(ErrorCode.INTERNAL_ERROR, "compaction aborted; nothing was appended")
+            self.emit(error_response(aborted, id=command.id, command=command.type))
+
+        self._start_work(self._manual_compaction(command, keep), on_unstarted=never_ran)
         return DEFERRED
 
     async def _manual_compaction(self, command: cmd.SessionOp, keep: int) -> None:
@@ -553,7 +586,7 @@ class Runtime:
         entry = self.catalog.resolve(selection)
         if entry is None:
             known = ", ".join(e.id for e in self.catalog.entries)
-            raise ShardError(ErrorCode.NOT_FOUND, f"unknown model {selection!r} (models: {known})")
+            raise ShardError(ErrorCode.NOT_FOUND, f"unknown model {shown(selection)} (models: {known})")
         provider = build_provider(entry, self.config)  # a construction failure is NOT_FOUND
         previous = self.model
         result = SetModelResult(
@@ -617,13 +650,13 @@ class Runtime:
         if model != entry.id:
             raise ShardError(
                 ErrorCode.CONFLICT,
-                f"the active model is {entry.id}, not {model}: refresh the reasoning picker",
+                f"the active model is {entry.id}, not {shown(model)}: refresh the reasoning picker",
             )
         ids = [lv.id for lv in entry.model.reasoning_levels]
         if effort not in ids:
             raise ShardError(
                 ErrorCode.NOT_FOUND,
-                f"unknown reasoning level {effort!r} for {entry.id} (levels: {', '.join(ids)})",
+                f"unknown reasoning level {shown(effort)} for {entry.id} (levels: {', '.join(ids)})",
             )
         previous = self.reasoning or entry.default_reasoning or ""
         result = SetReasoningLevelResult(model=describe_model(entry), previous=previous, active=effort)
@@ -647,9 +680,7 @@ def _first_text(message: dict[str, Any]) -> str | None:
 def tool_environment(config: Config) -> dict[str, str]:
     """What commands the agent runs see: this process's environment without provider keys (a model
     could otherwise print them), with pagers off and git never prompting."""
-    secret = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} | {
-        p.api_key_env for p in config.providers if p.api_key_env
-    }
+    secret = key_variables(config) | {_secrets.FD_VARIABLE}  # captured at start; filtered again here
     env = {k: v for k, v in os.environ.items() if k not in secret}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env

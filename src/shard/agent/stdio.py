@@ -7,11 +7,17 @@ with blocking writes, so any stdin works.
 
 End of input does not cut a turn short: the runtime finishes what it was given, then the process
 exits. A closed stdout (the client is gone) or SIGTERM/SIGINT aborts the turn and exits.
+
+Backpressure: while more than the outbound cap (16 MiB, the daemon's per-client cap) waits to be
+written to stdout, no command is taken from stdin — the pipe transport pauses us, the bounded stdin
+queue fills, and the client's writes block. A client that never reads therefore cannot make the agent
+buffer without limit, and nothing is dropped: reading lets everything continue.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import signal
@@ -23,24 +29,32 @@ from shard.agent.boot import Prepared
 from shard.agent.runtime import Runtime
 from shard.protocol.errors import ShardError
 from shard.protocol.events import ErrorEvent, EventBase
-from shard.protocol.framing import LineBuffer, encode_line
+from shard.protocol.framing import DEFAULT_OUTBOUND_CAP, LineBuffer, encode_line
 
-_READ_SIZE = 256 * 1024
+_READ_SIZE = 64 * 1024
+_QUEUED_CHUNKS = 1  # read ahead of the command being handled: with the reader's own buffer, ~200 KB
 
 
 class _Output:
-    """Writes event lines to fd 1; reports a vanished reader through ``closed``."""
+    """Writes event lines to fd 1; reports a vanished reader through ``closed`` and output backed up
+    past the cap by clearing ``writable`` (a blocking stdout never backs up: writes wait instead)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, cap: int = DEFAULT_OUTBOUND_CAP) -> None:
         self.closed = asyncio.Event()
+        self.writable = asyncio.Event()
+        self.writable.set()
         self._transport: asyncio.WriteTransport | None = None
         self._loop = loop
+        self._cap = cap
 
     async def open(self) -> None:
         mode = os.fstat(1).st_mode
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
             pipe = os.fdopen(os.dup(1), "wb", buffering=0)
-            self._transport, _ = await self._loop.connect_write_pipe(lambda: _PipeWatcher(self.closed), pipe)
+            self._transport, _ = await self._loop.connect_write_pipe(
+                lambda: _PipeWatcher(self.closed, self.writable), pipe
+            )
+            self._transport.set_write_buffer_limits(high=self._cap)
 
     def send(self, event: EventBase) -> None:
         if self.closed.is_set():
@@ -65,11 +79,19 @@ class _Output:
 
 
 class _PipeWatcher(asyncio.Protocol):
-    def __init__(self, closed: asyncio.Event) -> None:
+    def __init__(self, closed: asyncio.Event, writable: asyncio.Event) -> None:
         self._closed = closed
+        self._writable = writable
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed.set()
+        self._writable.set()  # nobody waits on a reader that is gone
 
 
 async def _pump_stdin(queue: asyncio.Queue[bytes | None]) -> None:
@@ -90,7 +112,10 @@ async def _pump_stdin(queue: asyncio.Queue[bytes | None]) -> None:
                 chunk = os.read(0, _READ_SIZE)
             except OSError:
                 chunk = b""
-            loop.call_soon_threadsafe(queue.put_nowait, chunk or None)
+            try:  # waits while the queue is full: the bound holds for files and terminals too
+                asyncio.run_coroutine_threadsafe(queue.put(chunk or None), loop).result()
+            except (RuntimeError, concurrent.futures.CancelledError):
+                return  # the loop is gone: the process is ending
             if not chunk:
                 return
 
@@ -116,7 +141,7 @@ async def serve(prepared: Prepared) -> int:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
 
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(_QUEUED_CHUNKS)
     pump = loop.create_task(_pump_stdin(queue))
     framer = LineBuffer(prepared.config.max_input_bytes)
 
@@ -127,6 +152,7 @@ async def serve(prepared: Prepared) -> int:
             for record in records:
                 if isinstance(record, bytes) and not record.strip():
                     continue  # a blank line carries no message; it is not an error
+                await out.writable.wait()  # output backed up: take no more input until it drains
                 await runtime.handle(record)
             if chunk is None:
                 runtime.lose_responder()  # nobody is left to answer permission or UI requests

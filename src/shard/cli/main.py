@@ -4,10 +4,13 @@ when it runs, so ``shard agent --stdio`` reaches ``hello`` before any heavy modu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
 from shard._version import __version__
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
+from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
 
 def _agent_flags(p: argparse.ArgumentParser) -> None:
@@ -30,6 +33,16 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="shard", description="Host LLM coding agents and drive them from many clients."
@@ -46,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
     run.add_argument("prompt", help="the prompt")
     run.add_argument("--json", action="store_true", help="print the event stream as JSONL")
+    run.add_argument(
+        "--allow",
+        action="append",
+        metavar="TOOL|bash:COMMAND",
+        help="let this run use TOOL inside the working directory without asking, or run shell "
+        "commands like COMMAND (the gate's own signature rule); repeatable",
+    )
+    run.add_argument(
+        "--yes-to-all",
+        action="store_true",
+        help="let this run do ANYTHING without asking: every write, command and path outside",
+    )
     _agent_flags(run)
 
     daemon = sub.add_parser("daemon", help="host agents for many clients (unix socket + WebSocket)")
@@ -68,15 +93,21 @@ def build_parser() -> argparse.ArgumentParser:
     daemon.add_argument(
         "--outbound-cap",
         type=int,
-        default=16 * 1024 * 1024,
+        default=DEFAULT_OUTBOUND_CAP,
         help="bytes queued for one client before it is dropped as too slow",
+    )
+    daemon.add_argument(
+        "--max-runtimes",
+        type=_positive_int,
+        help="runtime processes alive at once; at the limit the one idle longest is stopped to make "
+        f"room (default: [daemon] max_runtimes in config.toml, else {DEFAULT_MAX_RUNTIMES})",
     )
     daemon.add_argument(
         "--max-input-bytes",
         type=_input_cap,
-        default=64 * 1024 * 1024,
         help="largest message a client may send (a JSONL line or a WebSocket message); a bigger one "
-        "is answered INVALID_REQUEST and the connection stays (default 64 MiB, at least 1024)",
+        "is answered INVALID_REQUEST and the connection stays (at least 1024; default: [limits] "
+        "max_input_bytes in config.toml, else 64 MiB)",
     )
 
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
@@ -102,25 +133,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_run(args)
     if args.command == "daemon":
-        import asyncio
+        from shard.cli.daemon import main_daemon
 
-        from shard.agent.config import shard_home
-        from shard.daemon.server import StartError, run
-
-        try:
-            return asyncio.run(
-                run(
-                    shard_home(args.home),
-                    port=args.port,
-                    idle_timeout=args.idle_runtime_timeout,
-                    ping_interval=args.ws_ping_interval,
-                    outbound_cap=args.outbound_cap,
-                    max_input=args.max_input_bytes,
-                )
-            )
-        except StartError as exc:
-            print(f"shard daemon: {exc}", file=sys.stderr)
-            return 1
+        return main_daemon(args)
     if args.command == "schema":
         import orjson
 
@@ -140,7 +155,11 @@ def entry() -> None:
     with unbuffered writes and fsynced at turn end. ``main()`` itself returns normally, for callers
     that run it in-process.
     """
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C between the loop's own handlers: the same quiet 130
+        code = 130
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader that left is not our error
+            stream.flush()
     os._exit(code)

@@ -15,7 +15,8 @@ import sys
 from abc import ABC, abstractmethod
 from itertools import count
 
-DEFAULT_OUTBOUND_CAP = 16 * 1024 * 1024
+from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
+
 _ids = count(1)
 
 

@@ -15,7 +15,8 @@
   runtime (``runtime.responders``), whose headless policy then decides.
 * **Supervision**: runtimes start on demand, are reaped after the idle timeout (only when idle or in
   terminal error), report a crash as ``agent_exited``, and a replacement generation gets a new
-  ``runtime_epoch`` and a fresh ``sync`` to every attachment.
+  ``runtime_epoch`` and a fresh ``sync`` to every attachment. At most ``max_runtimes`` runtime
+  processes live at once (``limits.py`` decides who makes room).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -35,13 +37,14 @@ from shard._version import PROTOCOL_VERSION, __version__
 from shard.daemon import sessions
 from shard.daemon.activity import phase_of
 from shard.daemon.connection import Connection
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES, Occupant, admit
 from shard.daemon.registry import AgentRecord, Registry
 from shard.daemon.runtime_proc import RuntimeProcess
 from shard.daemon.slot import ACTIVE_STATUSES, INTERACTIVE, AgentSlot, Forwarded, OpenRequest
 from shard.protocol import commands as cmd
 from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.codec import error_response, parse_command
-from shard.protocol.errors import ErrorCode, FrameError, ShardError
+from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
 from shard.protocol.framing import Oversized
 from shard.protocol.ids import new_id
 
@@ -59,10 +62,21 @@ _DAEMON_SET_FIELDS = (
 
 
 class Daemon:
-    def __init__(self, home: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, socket_path: Path) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        socket_path: Path,
+        max_runtimes: int = DEFAULT_MAX_RUNTIMES,
+    ) -> None:
         self.home = home
         self.idle_timeout = idle_timeout
         self.socket_path = socket_path
+        self.max_runtimes = max_runtimes
+        # Runtime processes from spawn until reaped (starting, live or stopping): what the limit counts.
+        self._processes: set[RuntimeProcess] = set()
+        self._exit_waiters: list[asyncio.Future[None]] = []
         self.registry = Registry(home / "state.db")
         self.agents: dict[str, AgentSlot] = {r.agent_id: AgentSlot(r) for r in self.registry.all()}
         self.connections: set[Connection] = set()
@@ -206,13 +220,15 @@ class Daemon:
         if isinstance(command, cmd.PermissionResponse):
             if event.get("type") != "permission_request":
                 raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"{command.request_id} is not a permission request"
+                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a permission request"
                 )
             ids = {c.get("id") for c in event.get("choices") or [] if isinstance(c, dict)}
             why = permission_answer_error(ids, command.choice_id)
         else:
             if event.get("type") != "ui_request":
-                raise ShardError(ErrorCode.INVALID_REQUEST, f"{command.request_id} is not a UI request")
+                raise ShardError(
+                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a UI request"
+                )
             _, why = ui_answer(event.get("kind", ""), event.get("options"), command.value)
         if why is not None:
             raise ShardError(ErrorCode.INVALID_REQUEST, why)
@@ -266,7 +282,7 @@ class Daemon:
     def _slot(self, agent_id: str) -> AgentSlot:
         slot = self.agents.get(agent_id)
         if slot is None:
-            raise ShardError(ErrorCode.NOT_FOUND, f"no agent {agent_id!r}")
+            raise ShardError(ErrorCode.NOT_FOUND, f"no agent {shown(agent_id)}")
         return slot
 
     async def _create(self, conn: Connection, command: cmd.AgentCreate) -> None:
@@ -278,12 +294,14 @@ class Daemon:
                 )
         expanded = os.path.expanduser(command.cwd)
         if not os.path.isabs(expanded):  # relative to what? the daemon's cwd is not the client's
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {command.cwd!r}")
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {shown(command.cwd)}"
+            )
         cwd = os.path.realpath(expanded)
         if not os.path.isdir(cwd):
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {command.cwd!r} is not a directory")
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {shown(command.cwd)} is not a directory")
         if command.parent_agent_id is not None and command.parent_agent_id not in self.agents:
-            raise ShardError(ErrorCode.NOT_FOUND, f"no parent agent {command.parent_agent_id!r}")
+            raise ShardError(ErrorCode.NOT_FOUND, f"no parent agent {shown(command.parent_agent_id)}")
         model = command.model
         if model and command.provider and "/" not in model:
             model = f"{command.provider}/{model}"
@@ -292,12 +310,13 @@ class Daemon:
             assert command.session_id is not None
             if self.registry.by_session(command.session_id) is not None:
                 raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"session {command.session_id} is already adopted"
+                    ErrorCode.INVALID_REQUEST, f"session {shown(command.session_id)} is already adopted"
                 )
             header = sessions.header_of(self.home, command.session_id)  # NOT_FOUND / SESSION_CORRUPT
             if os.path.realpath(str(header.get("cwd", ""))) != cwd:
                 raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"session {command.session_id} belongs to another directory"
+                    ErrorCode.INVALID_REQUEST,
+                    f"session {shown(command.session_id)} belongs to another directory",
                 )
         parent = self.agents.get(command.parent_agent_id) if command.parent_agent_id else None
         record = AgentRecord(
@@ -411,12 +430,57 @@ class Daemon:
         if slot.live:
             return
         if slot.starting is None:
-            slot.starting = asyncio.ensure_future(self._start(slot))
+            # Decided and reserved in one step (no await): concurrent starts cannot both take the
+            # last place or both pick the same runtime to stop.
+            making_room = self._make_room(slot)
+            slot.starting = asyncio.ensure_future(self._start(slot, making_room))
             slot.starting.add_done_callback(lambda f: f.cancelled() or f.exception())
         await asyncio.shield(slot.starting)
 
-    async def _start(self, slot: AgentSlot) -> None:
+    def _make_room(self, slot: AgentSlot) -> RuntimeProcess | None:
+        """Admit one more runtime under the limit: returns the runtime being stopped to make room
+        (None: there was room), or raises a retryable RUNTIME_START_FAILED naming the limit."""
+        occupants = [
+            Occupant(s.agent_id, s.live and not s.busy, s.idle_since)
+            for s in self.agents.values()
+            if s is not slot and (s.starting is not None or s.live)
+        ]
+        admission = admit(occupants, self.max_runtimes)
+        if not admission.allowed:
+            limit = self.max_runtimes
+            raise ShardError(
+                ErrorCode.RUNTIME_START_FAILED,
+                f"{limit} runtimes are running, the limit, and none is idle; retry once one is, or "
+                "raise the limit (shard daemon --max-runtimes, or [daemon] max_runtimes in config.toml)",
+                {"limit": limit, "retryable": True},
+            )
+        if admission.reap is None:
+            return None
+        return self._begin_stop(self.agents[admission.reap])
+
+    async def _until(self, ready: Callable[[], bool]) -> None:
+        """Wait until ``ready()``, checked again after each runtime process ends."""
+        while not ready():
+            waiter = asyncio.get_running_loop().create_future()
+            self._exit_waiters.append(waiter)
+            await waiter
+
+    def _process_ended(self, proc: RuntimeProcess) -> None:
+        self._processes.discard(proc)
+        waiters, self._exit_waiters = self._exit_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _start(self, slot: AgentSlot, making_room: RuntimeProcess | None) -> None:
         try:
+            if making_room is not None:
+                await making_room.stop()
+            # The previous generation must be gone (it holds the session's lock), and so must be
+            # any runtime still exiting, so that the limit counts processes, not intentions.
+            await self._until(lambda: slot.proc is None and len(self._processes) < self.max_runtimes)
+            if self._shutting_down:  # the place was freed by the shutdown itself
+                raise ShardError(ErrorCode.RUNTIME_START_FAILED, "the daemon is shutting down")
             self._set_runtime_state(slot, "starting")
             proc = RuntimeProcess(
                 self._argv(slot),
@@ -424,7 +488,12 @@ class Daemon:
                 lambda p, line: self._on_line(slot, p, line),
                 lambda p, code, stderr: self._on_exit(slot, p, code, stderr),
             )
-            await proc.start()
+            self._processes.add(proc)
+            try:
+                await proc.start()
+            except ShardError:
+                self._process_ended(proc)  # start() killed and reaped it
+                raise
         except ShardError:
             self._set_runtime_state(slot, "failed")
             raise
@@ -486,6 +555,7 @@ class Daemon:
         self._cancel_reap(slot)
         if slot.live and not slot.busy:
             loop = asyncio.get_running_loop()
+            slot.idle_since = loop.time()
             slot.reap_handle = loop.call_later(self.idle_timeout, lambda: self._spawn(self._reap(slot)))
 
     def _settle(self, slot: AgentSlot) -> None:
@@ -508,13 +578,28 @@ class Daemon:
             await self._stop(slot)
 
     async def _stop(self, slot: AgentSlot) -> None:
+        proc = self._begin_stop(slot)
+        if proc is not None:
+            await proc.stop()
+
+    def _begin_stop(self, slot: AgentSlot) -> RuntimeProcess | None:
+        """The synchronous half of a stop: stdin closed, state ``stopping``; the process to await."""
         self._cancel_reap(slot)
         slot.terminate_when_idle = False
-        if slot.proc is not None and slot.proc.alive:
-            self._set_runtime_state(slot, "stopping")
-            await slot.proc.stop()
+        proc = slot.proc
+        if proc is None or not proc.alive:
+            return None
+        self._set_runtime_state(slot, "stopping")
+        proc.close_input()
+        return proc
 
     def _on_exit(self, slot: AgentSlot, proc: RuntimeProcess, code: int | None, stderr: str) -> None:
+        try:
+            self._after_exit(slot, proc, code, stderr)
+        finally:
+            self._process_ended(proc)  # after the slot forgot it: waiters see the place free
+
+    def _after_exit(self, slot: AgentSlot, proc: RuntimeProcess, code: int | None, stderr: str) -> None:
         if slot.proc is not proc:
             return
         crashed = not proc.stopping

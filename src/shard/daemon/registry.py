@@ -7,6 +7,7 @@ are all that is needed to list agents and restore them.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from shard._home import open_private, private_dirs
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agents (
@@ -53,7 +56,9 @@ class AgentRecord:
 
 class Registry:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(path.parent)
+        # Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database's mode.
+        os.close(open_private(path, os.O_RDWR))
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")

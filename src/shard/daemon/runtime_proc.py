@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from shard import _secrets
 from shard._version import PROTOCOL_VERSION
 from shard.protocol.errors import ErrorCode, ShardError
 
@@ -56,20 +57,28 @@ class RuntimeProcess:
         return self.proc is not None and self.proc.returncode is None and not self.stopping
 
     async def start(self) -> None:
+        # Provider keys travel through a pipe the child reads once: never in its environment or
+        # command line, which any process of the user can read through /proc.
+        keys = _secrets.handoff()
+        env = self.env if keys is None else {**self.env, _secrets.FD_VARIABLE: str(keys)}
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=self.env,
+                env=env,
                 limit=_STREAM_LIMIT,
+                pass_fds=() if keys is None else (keys,),
                 start_new_session=True,  # a signal to the daemon's group does not hit its runtimes
             )
         except OSError as exc:
             raise ShardError(
                 ErrorCode.RUNTIME_START_FAILED, f"cannot start the runtime: {exc.strerror}"
             ) from None
+        finally:
+            if keys is not None:
+                os.close(keys)
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
         try:
             hello = await asyncio.wait_for(self._read_json(), START_TIMEOUT)
@@ -157,13 +166,17 @@ class RuntimeProcess:
             return False
         return True
 
+    def close_input(self) -> None:
+        """Begin a graceful stop now: close stdin; the runtime finishes its work, then exits."""
+        self.stopping = True
+        if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            self.proc.stdin.close()
+
     async def stop(self) -> None:
         """Graceful: close stdin (the runtime finishes its work, then exits), then escalate."""
-        self.stopping = True
+        self.close_input()
         if self.proc is None or self.proc.returncode is not None:
             return
-        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
-            self.proc.stdin.close()
         try:
             await asyncio.wait_for(self.proc.wait(), STOP_GRACE)
         except TimeoutError:

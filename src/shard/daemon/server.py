@@ -13,9 +13,11 @@ import os
 import signal
 from pathlib import Path
 
+from shard._home import write_private
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.http import HttpFront, Route
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.unix import serve_unix
 from shard.daemon.websocket import PING_INTERVAL, WsEndpoint
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
@@ -37,10 +39,10 @@ async def run(
     ping_interval: float = PING_INTERVAL,
     outbound_cap: int = DEFAULT_OUTBOUND_CAP,
     max_input: int = DEFAULT_MAX_LINE_BYTES,
+    max_runtimes: int = DEFAULT_MAX_RUNTIMES,
 ) -> int:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
     sock = home / "daemon.sock"
-    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock)
+    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock, max_runtimes=max_runtimes)
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None
     ws = WsEndpoint(daemon, max_message=max_input, ping_interval=ping_interval, cap=outbound_cap)
@@ -58,7 +60,7 @@ async def run(
         bound = http_server.sockets[0].getsockname()[1]
         front.expected_host = f"127.0.0.1:{bound}".encode()
         ws.origin = f"http://127.0.0.1:{bound}".encode()
-        info.write_text(json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}))
+        write_private(info, json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}).encode())
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import is_session_id
 
 SESSION_FILE = "session.jsonl"
@@ -31,7 +31,7 @@ def header_of(home: Path, session_id: str) -> dict[str, Any]:
     first line is not a header (or a fork's checkpoint)."""
     path = path_of(home, session_id)
     if path is None:
-        raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id!r}")
+        raise ShardError(ErrorCode.NOT_FOUND, f"no session {shown(session_id)}")
     try:
         with open(path, "rb") as f:
             header = json.loads(f.readline())

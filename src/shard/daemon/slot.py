@@ -53,6 +53,7 @@ class AgentSlot:
     open_requests: dict[str, OpenRequest] = field(default_factory=dict)
     forwarded: dict[str, Forwarded] = field(default_factory=dict)
     reap_handle: asyncio.TimerHandle | None = None
+    idle_since: float = 0.0  # loop time its idle clock last started: the longest idle makes room first
     terminate_when_idle: bool = False
     responders_told: bool | None = None
     usage: dict[str, Any] = field(default_factory=dict)

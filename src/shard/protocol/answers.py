@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from shard.protocol.errors import shown
+
 CONFIRM_VALUES = {"yes": True, "true": True, "no": False, "false": False}
 
 
@@ -12,7 +14,7 @@ def permission_answer_error(choice_ids: set[str], choice_id: str | None) -> str 
     """Why a ``choice_id`` does not fit (None: it fits; the decision form always fits)."""
     if choice_id is not None and choice_id not in choice_ids:
         offered = ", ".join(sorted(choice_ids)) or "none"
-        why = f"choice_id {choice_id!r} is not offered by this request (choices: {offered})"
+        why = f"choice_id {shown(choice_id)} is not offered by this request (choices: {offered})"
         return f"{why}; the request stays open"
     return None
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from shard.protocol.base import WireModel
 from shard.protocol.commands import ORCHESTRATOR_COMMANDS, PER_AGENT_COMMANDS, RUNTIME_COMMANDS, CommandBase
-from shard.protocol.errors import FrameError, ShardError
+from shard.protocol.errors import SHOWN_CHARS, FrameError, ShardError, shown
 from shard.protocol.events import EVENTS, ErrorInfo, EventBase, Response
 from shard.protocol.framing import Oversized, peek_envelope
 
@@ -48,7 +48,9 @@ def parse_command(record: bytes | str | Oversized, *, orchestrator: bool = False
     """
     if isinstance(record, Oversized):
         msg_id, msg_type = peek_envelope(record.prefix)
-        raise FrameError(f"message of {record.size} bytes exceeds the input cap", id=msg_id, command=msg_type)
+        raise FrameError(
+            f"message of {record.size} bytes exceeds the input cap", id=msg_id, command=_echoed(msg_type)
+        )
     obj = decode_object(record)
     msg_id = obj.get("id") if isinstance(obj.get("id"), str) else None
     msg_type = obj.get("type")
@@ -63,14 +65,14 @@ def parse_command(record: bytes | str | Oversized, *, orchestrator: bool = False
         model = ORCHESTRATOR_COMMANDS.get(msg_type)
         if model is not None and not orchestrator:
             raise FrameError(
-                f"'{msg_type}' is an orchestrator command; it is only accepted on a daemon connection",
+                f"{shown(msg_type)} is an orchestrator command; it is only accepted on a daemon connection",
                 id=msg_id,
                 command=msg_type,
             )
     if model is None:
         if msg_type in EVENTS:
-            raise FrameError(f"'{msg_type}' is an event, not a command", id=msg_id, command=msg_type)
-        raise FrameError(f"unknown message type '{msg_type}'", id=msg_id, command=msg_type)
+            raise FrameError(f"{shown(msg_type)} is an event, not a command", id=msg_id, command=msg_type)
+        raise FrameError(f"unknown message type {shown(msg_type)}", id=msg_id, command=_echoed(msg_type))
     return _validate(model, obj, msg_id, msg_type)
 
 
@@ -80,7 +82,7 @@ def parse_event(record: bytes | str | Mapping[str, Any]) -> EventBase:
     msg_type = obj.get("type")
     model = EVENTS.get(msg_type) if isinstance(msg_type, str) else None
     if model is None:
-        raise FrameError(f"unknown event type {msg_type!r}")
+        raise FrameError(f"unknown event type {shown(msg_type)}")
     return _validate(model, obj, None, msg_type)
 
 
@@ -97,12 +99,23 @@ def describe_validation_error(exc: ValidationError) -> str:
     """One line naming each offending field, e.g. ``field 'message': Field required``."""
     parts = []
     for err in exc.errors(include_url=False)[:5]:
-        loc = ".".join(str(p) for p in err["loc"] if not _is_union_tag(p))
-        parts.append(f"field '{loc}': {err['msg']}" if loc else err["msg"])
+        # A location can hold a client's own keys and a message its values: both are cut.
+        loc = _cut(".".join(str(p) for p in err["loc"] if not _is_union_tag(p)))
+        msg = _cut(err["msg"])
+        parts.append(f"field '{loc}': {msg}" if loc else msg)
     more = exc.error_count() - len(parts)
     if more > 0:
         parts.append(f"and {more} more")
     return "; ".join(parts)
+
+
+def _echoed(msg_type: str | None) -> str | None:
+    """The ``command`` an error response echoes: the type read, unless too long to be a name."""
+    return msg_type if msg_type is not None and len(msg_type) <= SHOWN_CHARS else None
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
 def _is_union_tag(part: object) -> bool:

@@ -14,6 +14,36 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+SHOWN_CHARS = 200  # how much of a client-supplied value an error message quotes
+MAX_MESSAGE_CHARS = 2000  # the longest error message put on the wire, whatever it was built from
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for quoting in an error message, cut to at most ``limit`` characters with an
+    ellipsis and the original length: an error never echoes a huge input back to its sender."""
+    if isinstance(value, str | bytes):
+        # Only the start of a long string can be shown, so only the start is repr'd.
+        text, size = repr(value[:limit]), f"{len(value)} {'chars' if isinstance(value, str) else 'bytes'}"
+        if len(value) <= limit and len(text) <= limit:
+            return text
+    else:
+        text = repr(value)
+        if len(text) <= limit:
+            return text
+        size = f"{len(text)} chars of repr"
+    tail = f"… ({size})"
+    return text[: max(0, limit - len(tail))] + tail
+
+
+def capped(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``message`` unchanged, or its start and end around a mark when it is longer than ``limit``
+    (a stderr tail explains the most at its end)."""
+    if len(message) <= limit:
+        return message
+    mark = f" … ({len(message) - limit} chars cut) … "
+    keep = limit - len(mark)
+    return message[: keep - keep // 2] + mark + message[len(message) - keep // 2 :]
+
 
 class ErrorCode(StrEnum):
     """PROTOCOL §8 error codes. The registry is extensible; these are the v0.1 codes."""
@@ -36,6 +66,7 @@ class ShardError(Exception):
     """A failure with a protocol error code: what a command error or an ``error`` event carries."""
 
     def __init__(self, code: ErrorCode, message: str, data: Any = None) -> None:
+        message = capped(message)  # the one place every message passes on its way to the wire
         super().__init__(message)
         self.code = ErrorCode(code)
         self.message = message

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+# What may be queued for one reader that does not keep up: the daemon's per-client cap (DESIGN §6,
+# P2), and the output level at which ``shard agent --stdio`` stops reading its input.
+DEFAULT_OUTBOUND_CAP = 16 * 1024 * 1024
 _PREFIX_KEEP = 4096
 
 

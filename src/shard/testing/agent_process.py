@@ -18,6 +18,13 @@ def shard_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "shard", *args]
 
 
+def under_umask(argv: list[str], umask: int | None) -> list[str]:
+    """``argv`` run with this umask (through ``sh``, which then execs it: same pid), or unchanged."""
+    if umask is None:
+        return argv
+    return ["/bin/sh", "-c", f'umask {umask:03o} && exec "$@"', "sh", *argv]
+
+
 class AgentProcess(MessageReader):
     """A running agent. Events are read in order; nothing is skipped unless a method says so."""
 
@@ -32,10 +39,11 @@ class AgentProcess(MessageReader):
         cwd: Path,
         *args: str,
         env: dict[str, str] | None = None,
+        umask: int | None = None,
     ) -> AgentProcess:
         full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
         proc = await asyncio.create_subprocess_exec(
-            *shard_command("agent", "--stdio", *args),
+            *under_umask(shard_command("agent", "--stdio", *args), umask),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from shard.testing.agent_process import shard_command
+from shard.testing.agent_process import shard_command, under_umask
 from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
 
 
@@ -29,22 +29,31 @@ class DaemonProcess:
         self._drain: asyncio.Future[None] | None = None
 
     @classmethod
-    async def start(cls, home: Path, *args: str, env: dict[str, str] | None = None) -> DaemonProcess:
-        home.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 — test set-up
+    async def start(
+        cls, home: Path, *args: str, env: dict[str, str] | None = None, umask: int | None = None
+    ) -> DaemonProcess:
+        """Start a daemon on ``home`` (which it creates if needed) and wait until it listens."""
         info_file = home / "daemon.json"
         with contextlib.suppress(FileNotFoundError):
             info_file.unlink()
         proc = await asyncio.create_subprocess_exec(
-            *shard_command("daemon", "--home", str(home), "--port", "0", *args),
+            *under_umask(shard_command("daemon", "--home", str(home), "--port", "0", *args), umask),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             env={**os.environ, "SHARD_HOME": str(home), **(env or {})},
         )
         assert proc.stdout is not None
-        banner = await asyncio.wait_for(proc.stdout.readline(), DEFAULT_TIMEOUT)  # written once listening
-        if not banner:
-            raise RuntimeError("the daemon exited before listening")
+        early: list[str] = []  # notices the daemon printed before it listened
+        while True:
+            line = await asyncio.wait_for(proc.stdout.readline(), DEFAULT_TIMEOUT)
+            if not line:
+                raise RuntimeError(f"the daemon exited before listening: {early}")
+            text = line.decode("utf-8", errors="replace").rstrip("\n")
+            if text.startswith("shard daemon: ws://"):  # the banner, written once it listens
+                break
+            early.append(text)
         daemon = cls(home, proc, json.loads(info_file.read_text()))
+        daemon.output.extend(early)
         daemon._drain = asyncio.ensure_future(daemon._drain_output())
         return daemon
 

@@ -25,7 +25,7 @@ def write_scripted_home(
     ``home/requests.jsonl``. ``script_extra`` adds top-level script keys (``summary``,
     ``summary_error``). Returns ``home``.
     """
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)  # as shard makes it: a looser one is reported
     (home / "script.json").write_bytes(orjson.dumps({"loop": loop, "steps": steps, **(script_extra or {})}))
     model_rows = models or [{"id": "m", "context_window": 100_000}]
     lines = [
@@ -41,7 +41,9 @@ def write_scripted_home(
     lines.append("models = [" + ", ".join(_inline_table(m) for m in model_rows) + "]")
     if extensions:
         lines += ["", "[tools]", "extensions = [" + ", ".join(f'"{e}"' for e in extensions) + "]"]
-    (home / "config.toml").write_text("\n".join(lines) + "\n" + extra_toml)
+    config = home / "config.toml"
+    config.write_text("\n".join(lines) + "\n" + extra_toml)
+    config.chmod(0o600)  # shard refuses a config others may write, whatever the umask
     return home
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.commands import PermissionResponse, UiResponse
+from shard.protocol.errors import shown
 from shard.protocol.events import EventBase, PermissionRequest, PermissionResolved, UiRequest, UiResolved
 
 
@@ -62,7 +63,7 @@ class RequestBoard:
             return  # late or unknown: dropped silently
         why = permission_answer_error({c.id for c in entry.request.choices or []}, response.choice_id)
         if why is not None:
-            raise InvalidAnswer(f"request {response.request_id}: {why}")
+            raise InvalidAnswer(f"request {shown(response.request_id)}: {why}")
         self.resolve_permission(
             response.request_id, PermissionAnswer(response.choice_id, response.decision, source)
         )

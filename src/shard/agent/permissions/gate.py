@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 from shard.agent.modes import Mode
 from shard.agent.permissions.board import PermissionAnswer
 from shard.agent.permissions.grants import exact_rule, matches, signature_rule
+from shard.agent.permissions.reach import reaches_outside
 from shard.agent.permissions.shell import analyze
 from shard.agent.tools.base import Tool, ToolContext, ToolParams
-from shard.agent.tools.paths import display, is_inside
+from shard.agent.tools.paths import display, locate
 from shard.protocol.errors import ErrorCode
 from shard.protocol.events import ErrorEvent, PermissionRequest
 from shard.protocol.ids import new_id
@@ -46,10 +47,25 @@ class Verdict:
     reason: str | None = None
 
 
-def outside_paths(tool: Tool, args: ToolParams, ctx: ToolContext) -> list[Path]:
-    """The call's paths that lie outside the working directory (and the agent's spill folder)."""
+@dataclass(frozen=True, slots=True)
+class Outside:
+    """A path of the call that lies outside the working directory: as the call names it, and where
+    it really leads (a link's target) as far as could be known without looking outside."""
+
+    named: Path
+    target: Path
+
+
+def outside_paths(tool: Tool, args: ToolParams, ctx: ToolContext) -> list[Outside]:
+    """The call's paths that lie outside the working directory (and the agent's spill folder),
+    found without looking at anything outside them."""
     roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
-    return [p for p in tool.touched_paths(args, ctx) if not any(is_inside(r, p) for r in roots)]
+    out = []
+    for named in tool.touched_paths(args, ctx):
+        where = locate(roots, named)
+        if not where.inside:
+            out.append(Outside(named, where.path))
+    return out
 
 
 def precheck(tool: Tool, args: ToolParams, ctx: ToolContext, mode: Mode) -> Verdict | None:
@@ -71,8 +87,18 @@ async def check(
         return early
     outside = outside_paths(tool, args, ctx)
     headless = not rt.has_responder
+    roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
+
+    def reach(word: str) -> bool:
+        return reaches_outside(roots, word)
+
+    if rt.allowances is not None and rt.allowances.allows(
+        tool.name, raw_args, outside=bool(outside), reach=reach
+    ):
+        return Verdict(True)  # given on the command line for this run
+
     if not (headless and rt.headless_policy == "deny") and any(
-        matches(rule, tool.name, raw_args) for rule in rt.grants
+        matches(rule, tool.name, raw_args, reach) for rule in rt.grants
     ):
         return Verdict(True)
     request = build_request(tool, args, raw_args, ctx, outside)
@@ -147,11 +173,13 @@ async def _ask(rt: Runtime, request: PermissionRequest) -> PermissionAnswer:
 
 
 def build_request(
-    tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext, outside: list[Path]
+    tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext, outside: list[Outside]
 ) -> PermissionRequest:
-    prompt, details = tool.describe(args, ctx)
+    # Outside the working directory nothing may be looked at before the answer: the request is built
+    # from the arguments alone, so it reads the same whether the file exists or what it holds.
+    prompt, details = tool.describe_outside(args, ctx) if outside else tool.describe(args, ctx)
     if outside:
-        where = ", ".join(display(ctx.cwd, p) for p in outside)
+        where = ", ".join(_shown(ctx, o) for o in outside)
         prompt = f"{prompt} (outside the working directory: {where})"
         details = [
             *details,
@@ -179,7 +207,8 @@ def build_request(
                     label=f"Always allow commands like {like}",
                     description=(
                         "Stored in this session: commands that run only these programs with exactly these "
-                        "flags (any other arguments) run without asking."
+                        "flags run without asking, whatever their other arguments inside the working "
+                        "directory; an argument outside it asks again."
                     ),
                     accelerator="l",
                     intent="persist",
@@ -195,3 +224,9 @@ def build_request(
         details=details,
         choices=choices,
     )
+
+
+def _shown(ctx: ToolContext, outside: Outside) -> str:
+    """The resolved target, after the name the call used when a link led there."""
+    named = display(ctx.cwd, outside.named)
+    return str(outside.target) if outside.target == outside.named else f"{named} → {outside.target}"

@@ -8,55 +8,34 @@ direction). The answer is a list of :class:`Signature` ``(executable, sorted fla
 
 It refuses (returns ``None``) — so no grant can ever match — whenever it cannot be sure what runs:
 unbalanced quotes or parentheses, control keywords (``if``, ``for``, ``while``, ``case``, functions),
-leading ``NAME=value`` assignments (``PATH=…`` changes which binary runs), ``eval``/``exec``/``source``,
-here-documents, output redirection to anything but ``/dev/null`` or another descriptor (a grant
-for ``git status`` must not become a licence to overwrite files), programs that run other programs
-or code from their arguments (shells, ``env``, ``sudo``, ``xargs``, ``timeout``, ``find``, ``awk``,
-``sed``…, and interpreters given inline code with ``-c``/``-e``): a grant for such a command could
-never mean "commands like this one". Substitutions are analysed wherever bash would run them —
+leading ``NAME=value`` assignments (``PATH=…`` changes which binary runs), here-documents, output
+redirection to anything but ``/dev/null`` or another descriptor (a grant for ``git status`` must not
+become a licence to overwrite files). Substitutions are analysed wherever bash would run them —
 inside double quotes, ``$'…'`` quoting and arithmetic expansion included.
 
-The executable is the command word as typed (``./git`` is not ``git``); for tools whose first
-argument selects a subcommand (``git``, ``npm``, ``cargo``, …) it is ``"git status"``, so a grant for
-``git status`` does not cover ``git push`` (and options before the subcommand, which may take values,
-refuse). Flags are the arguments that start with ``-`` (up to a
-``--``), kept as written and sorted; other arguments are free.
+What each simple command's signature pins is decided by the table in :mod:`commands`: ordinarily the
+command word as typed (``./git`` is not ``git``) and its flags, kept as written and sorted, with every
+other argument free; for programs whose arguments decide what code runs — interpreters, launchers,
+package runners, awk/sed, make, git's code-running subcommands — the script, module, program or
+subcommand is pinned into the executable, or no signature is offered at all. The free arguments, and
+files read by ``<`` redirection, are returned too (:func:`analyze_commands`): a grant covers them
+only inside the working directory.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-SUBCOMMAND_TOOLS = frozenset(
-    {
-        "git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv",
-        "poetry", "gh", "brew", "apt", "apt-get", "systemctl", "dotnet", "mvn", "gradle", "make",
-        "terraform", "helm", "rustup", "conda", "bun", "deno",
-    }
-)  # fmt: skip
+from shard.agent.permissions.commands import Refuse, shape
+
 _KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
      "function", "select", "time", "coproc", "!", "{", "}", "[[", "]]"}
 )  # fmt: skip
-_OPAQUE = frozenset({"eval", "exec", "source", "."})
-# Programs that run other programs (or code) given as arguments: a signature grant for one of them
-# would allow anything, so a command using one can only be granted exactly.
-_RUNS_OTHERS = frozenset(
-    {
-        "sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "env", "sudo", "doas", "su",
-        "xargs", "parallel", "timeout", "nohup", "nice", "ionice", "command", "builtin", "time",
-        "watch", "ssh", "flock", "strace", "ltrace", "chroot", "unshare", "nsenter", "setsid",
-        "stdbuf", "script", "busybox", "awk", "gawk", "mawk", "nawk", "sed", "gsed", "find",
-    }
-)  # fmt: skip
-_INTERPRETERS = frozenset(
-    {"python", "python3", "python2", "node", "nodejs", "perl", "ruby", "php", "lua", "deno", "bun",
-     "Rscript", "osascript", "pwsh", "powershell", "tclsh", "jq"}
-)  # fmt: skip
-_CODE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--run", "-x", "-p", "--print"})
 _CONTROL = frozenset({"|", "||", "&", "&&", ";", ";;", "\n", "(", ")", "|&"})
 _REDIRECTS = (">>", ">|", "&>>", "&>", "<<<", "<<", "<>", ">&", "<&", ">", "<")
 _SAFE_TARGETS = frozenset({"/dev/null"})
+_Refuse = Refuse
 
 
 class Signature(NamedTuple):
@@ -67,21 +46,28 @@ class Signature(NamedTuple):
         return " ".join((self.executable, *self.flags))
 
 
-class _Refuse(Exception):
-    pass
+class SimpleCommand(NamedTuple):
+    signature: Signature
+    free: tuple[str, ...]  # the arguments the signature leaves open, and files read by redirection
 
 
 def analyze(command: str) -> list[Signature] | None:
     """Every simple command ``command`` runs, or None when that cannot be known for sure."""
+    found = analyze_commands(command)
+    return None if found is None else [c.signature for c in found]
+
+
+def analyze_commands(command: str) -> list[SimpleCommand] | None:
+    """Like :func:`analyze`, with each command's free arguments (for the working-directory check)."""
     try:
-        signatures: list[Signature] = []
-        _analyze(command, signatures, depth=0)
-    except _Refuse:
+        commands: list[SimpleCommand] = []
+        _analyze(command, commands, depth=0)
+    except Refuse:
         return None
-    return signatures if signatures else None
+    return commands if commands else None
 
 
-def _analyze(command: str, out: list[Signature], depth: int) -> None:
+def _analyze(command: str, out: list[SimpleCommand], depth: int) -> None:
     if depth > 8:
         raise _Refuse
     tokens, inner = _tokenize(command)
@@ -107,9 +93,10 @@ def _analyze(command: str, out: list[Signature], depth: int) -> None:
     _simple(words, out)
 
 
-def _simple(words: list[tuple[str, bool]], out: list[Signature]) -> None:
+def _simple(words: list[tuple[str, bool]], out: list[SimpleCommand]) -> None:
     """One simple command: [assignments] [redirections] word [args and redirections]."""
     args: list[str] = []
+    reads: list[str] = []
     i = 0
     while i < len(words):
         text, is_op = words[i]
@@ -123,6 +110,8 @@ def _simple(words: list[tuple[str, bool]], out: list[Signature]) -> None:
             duplicates = text in (">&", "<&") and (target.isdigit() or target == "-")
             if writes and not duplicates and target not in _SAFE_TARGETS:
                 raise _Refuse
+            if not writes and not duplicates and text != "<<<":
+                reads.append(target)  # a file read by redirection is an argument like any other
             i += 2
             continue
         if not args and "=" in text and text.split("=", 1)[0].isidentifier():
@@ -132,27 +121,11 @@ def _simple(words: list[tuple[str, bool]], out: list[Signature]) -> None:
     if not args:
         return
     exe = args[0]
-    if exe in _KEYWORDS or exe in _OPAQUE or exe.startswith("{") or not exe:
+    if exe in _KEYWORDS or exe.startswith("{") or not exe:
         raise _Refuse
-    base = exe.rsplit("/", 1)[-1]
-    if base in _RUNS_OTHERS:
-        raise _Refuse
-    if base in _INTERPRETERS and any(a in _CODE_FLAGS or a.startswith(("-c", "-e")) for a in args[1:]):
-        raise _Refuse
-    rest = args[1:]
-    if exe in SUBCOMMAND_TOOLS and rest:
-        # Options before the subcommand (git -C dir push) may take values, so which word is the
-        # subcommand cannot be known without each tool's grammar: refuse rather than guess.
-        if rest[0].startswith("-"):
-            raise _Refuse
-        exe, rest = f"{exe} {rest[0]}", rest[1:]
-    flags: list[str] = []
-    for arg in rest:
-        if arg == "--":
-            break
-        if arg.startswith("-") and arg != "-":
-            flags.append(arg)
-    out.append(Signature(exe, tuple(sorted(set(flags)))))
+    found = shape(args)
+    signature = Signature(found.executable, tuple(sorted(set(found.flags))))
+    out.append(SimpleCommand(signature, (*found.free, *reads)))
 
 
 def _tokenize(command: str) -> tuple[list[tuple[str, bool]], list[str]]:

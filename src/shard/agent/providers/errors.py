@@ -9,7 +9,9 @@ server's error text and the *name* of the variable that holds the key.
 from __future__ import annotations
 
 import email.utils
+import errno
 import re
+import socket
 import time
 from typing import Any
 
@@ -78,10 +80,33 @@ def translate(exc: BaseException, provider: ProviderConfig, key: str | None = No
         or module.startswith(("httpx", "httpcore", "h11", "anyio", "ssl"))
         or isinstance(exc, ConnectionError | EOFError)
     ):
-        cause = exc.__cause__ or exc.__context__
-        why = str(cause or exc) or name
-        return ProviderError(f"{provider.name}: connection lost ({_scrub(why, key)})", retryable=True)
+        return ProviderError(f"{provider.name}: {_connection_trouble(exc, provider, key)}", retryable=True)
     return ProviderError(f"{provider.name}: {name}: {_scrub(str(exc), key)}")
+
+
+def _connection_trouble(exc: BaseException, provider: ProviderConfig, key: str | None) -> str:
+    """What went wrong with the connection, named as a person fixing it needs it: refused (nothing
+    listens there), the host unknown, reset, or lost mid-answer."""
+    where = f" ({provider.base_url})" if provider.base_url else ""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain and len(chain) < 10:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    for link in chain:
+        if isinstance(link, ConnectionRefusedError) or getattr(link, "errno", None) == errno.ECONNREFUSED:
+            return f"connection refused{where}: is the server running?"
+        if isinstance(link, socket.gaierror):
+            return f"cannot resolve the host{where}"
+        if isinstance(link, ConnectionResetError):
+            return "connection reset by the server"
+    text = " ".join(str(link) for link in chain).lower()
+    if "connection refused" in text or "connect call failed" in text:
+        return f"connection refused{where}: is the server running?"
+    if "name or service not known" in text or "nodename nor servname" in text:
+        return f"cannot resolve the host{where}"
+    why = str(chain[-1]) or type(chain[-1]).__name__
+    return f"connection lost ({_scrub(why, key)})"
 
 
 # Anthropic streams report errors as SSE `event: error` after a 200; these are their HTTP twins.

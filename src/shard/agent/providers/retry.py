@@ -38,7 +38,7 @@ def describe(error: ProviderError) -> str:
         return "HTTP 529 overloaded"
     if error.status is not None:
         return f"HTTP {error.status}"
-    return "connection lost"
+    return error.message.split(": ", 1)[-1]  # the cause without the provider's name: "connection refused …"
 
 
 async def stream_with_retries(

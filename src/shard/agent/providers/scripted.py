@@ -30,18 +30,20 @@ arguments likewise, as JSON text), ``delay_ms`` apart; ``pause`` waits; ``stall`
 open until it is cancelled; ``error`` fails the call after the blocks. ``usage`` defaults to an
 estimate of 4 characters a token. If the provider entry has ``record``, every request is appended
 there as one JSON line. Summary requests (compaction) answer with the script's ``summary`` text (or
-a digest of the span), or fail with ``summary_error``.
+a digest of the span), after ``summary_delay_ms``, or fail with ``summary_error``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from shard._home import open_private
 from shard.agent.providers.base import (
     ProviderError,
     ProviderEvent,
@@ -143,6 +145,8 @@ class ScriptedProvider:
 
     async def _summary(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         # A deterministic summary: the script's fixed text, or a digest of the span's messages.
+        if self.script.get("summary_delay_ms"):
+            await asyncio.sleep(float(self.script["summary_delay_ms"]) / 1000)
         if self.script.get("summary_error"):
             raise ProviderError(f"scripted provider: {self.script['summary_error']}")
         text = self.script.get("summary")
@@ -168,8 +172,11 @@ class ScriptedProvider:
             "tools": [t.name for t in request.tools],
             "messages": [m.to_wire() for m in request.messages],
         }
-        with open(self.record_path, "ab") as f:
-            f.write(orjson.dumps(line) + b"\n")
+        fd = open_private(self.record_path, os.O_WRONLY | os.O_APPEND)  # it holds the conversation
+        try:
+            os.write(fd, orjson.dumps(line) + b"\n")
+        finally:
+            os.close(fd)
 
 
 def _pieces(text: str, size: int) -> list[str]:

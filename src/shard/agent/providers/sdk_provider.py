@@ -4,11 +4,11 @@ itself), and one boundary where every SDK or transport failure becomes a Provide
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
+from shard import _secrets
 from shard.agent.catalog import ModelEntry
 from shard.agent.providers import sdk
 from shard.agent.providers.base import ProviderError, ProviderEvent, ProviderRequest
@@ -27,7 +27,7 @@ class SdkProvider(ABC):
         self.entry = entry
         self.name = entry.provider.name
         env = entry.provider.api_key_env
-        key = os.environ.get(env) if env else self.no_key
+        key = _secrets.get(env) if env else self.no_key
         if not key:
             raise ShardError(ErrorCode.NOT_FOUND, missing_key(entry.provider))
         self._key = key

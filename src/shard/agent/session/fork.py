@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shard._home import open_private, private_dirs
 from shard.agent.session.listing import title_of, write_meta
 from shard.agent.session.store import FORMAT_VERSION, SESSION_FILE, SessionStore
 from shard.agent.session.window import MESSAGE_KINDS, replay
-from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import new_id
 
 
@@ -30,7 +31,9 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
     entries = store.entries
     position = next((i for i, e in enumerate(entries) if e["id"] == from_entry_id), None)
     if position is None:
-        raise ShardError(ErrorCode.NOT_FOUND, f"no entry {from_entry_id!r} in session {store.session_id}")
+        raise ShardError(
+            ErrorCode.NOT_FOUND, f"no entry {shown(from_entry_id)} in session {store.session_id}"
+        )
     upto = entries[: position + 1]
     window = replay(upto)
     in_window = {item.entry_id for item in window.items}
@@ -123,10 +126,10 @@ def _rechain(rows: list[dict[str, Any]]) -> None:
 def _write_new(target: Path, rows: list[dict[str, Any]]) -> None:
     import orjson
 
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(target.parent)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     data = b"".join(orjson.dumps(r) + b"\n" for r in rows)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = open_private(tmp, os.O_WRONLY | os.O_EXCL)
     try:
         view = memoryview(data)
         while view:

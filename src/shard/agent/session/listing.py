@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from shard._home import write_private
 from shard.agent.session.store import SESSION_FILE, sessions_dir
 
 META_FILE = "meta.json"
@@ -22,10 +23,7 @@ TITLE_CHARS = 80
 
 def write_meta(session_file: Path, meta: dict[str, Any]) -> None:
     """Replace ``meta.json`` atomically (a crash leaves the old one or the new one)."""
-    target = session_file.with_name(META_FILE)
-    tmp = target.with_name(f".{META_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(meta, ensure_ascii=False))
-    os.replace(tmp, target)
+    write_private(session_file.with_name(META_FILE), json.dumps(meta, ensure_ascii=False).encode())
 
 
 def title_of(text: str) -> str:

@@ -25,7 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shard.protocol.errors import ErrorCode, ShardError
+from shard._home import open_private, private_dirs
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import is_session_id, new_id
 
 SESSION_FILE = "session.jsonl"
@@ -44,14 +45,14 @@ def sessions_dir(home: Path) -> Path:
 def find_session(home: Path, session_id: str) -> Path:
     """The JSONL file of ``session_id`` (a top-level session or a fork), or NOT_FOUND."""
     if not is_session_id(session_id):
-        raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id!r}: not a session id")
+        raise ShardError(ErrorCode.NOT_FOUND, f"no session {shown(session_id)}: not a session id")
     root = sessions_dir(home)
     direct = root / session_id / SESSION_FILE
     if direct.is_file():
         return direct
     for candidate in root.glob(f"*/forks/{session_id}/{SESSION_FILE}"):
         return candidate
-    raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id!r} under {root}")
+    raise ShardError(ErrorCode.NOT_FOUND, f"no session {shown(session_id)} under {root}")
 
 
 class SessionStore:
@@ -167,8 +168,8 @@ class SessionStore:
             self._lock_fd = None
 
     def _birth(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        private_dirs(self.path.parent)
+        fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_EXCL)
         self._fd = fd
         self._lock_fd = _lock(self.path)
         self._unborn = False
@@ -289,6 +290,9 @@ def _dumps(entry: dict[str, Any]) -> bytes:
 
 def _set_aside_torn_tail(path: Path, complete_end: int, torn: bytes) -> None:
     # Keep the torn bytes for forensics, then cut them off so the next append starts a clean line.
-    with open(path.with_name(path.name + ".torn"), "ab") as f:
-        f.write(torn + b"\n")
+    fd = open_private(path.with_name(path.name + ".torn"), os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, torn + b"\n")
+    finally:
+        os.close(fd)
     os.truncate(path, complete_end)

@@ -95,5 +95,12 @@ class Tool(ABC, Generic[P]):
         value = orjson.dumps(args.model_dump(exclude_none=True), option=orjson.OPT_INDENT_2).decode()
         return prompt, [PermissionDetail(label="input", value=value, format="code")]
 
+    def describe_outside(self, args: P, ctx: ToolContext) -> tuple[str, list[PermissionDetail]]:
+        """What a permission request shows for a call that touches paths outside the working
+        directory: built from the arguments alone, since nothing there may be opened, listed or even
+        ``stat``-ed before the person allows it (the answer would otherwise tell the model whether a
+        file exists or what it holds). Tools override it to show their arguments better."""
+        return Tool.describe(self, args, ctx)
+
     @abstractmethod
     async def execute(self, args: P, ctx: ToolContext) -> ToolOutput: ...

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from shard._home import open_private, private_dirs
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.protocol.content import TextContent
 from shard.protocol.permissions import PermissionDetail
@@ -82,6 +83,7 @@ class BashTool(Tool[BashParams]):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_default_signals,
             )
         except OSError as exc:
             raise ToolFailure(f"cannot start {shell}: {exc.strerror}") from None
@@ -173,10 +175,10 @@ class _Output:
     def _open_spill(self) -> None:
         if self._ctx.spill_dir is None:
             return
-        self._ctx.spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(self._ctx.spill_dir)
         name = f"{self._ctx.tool_call_id or 'bash'}.log"
         self._spill = self._ctx.spill_dir / name
-        self._fd = os.open(self._spill, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._fd = open_private(self._spill, os.O_WRONLY | os.O_TRUNC)
         os.write(self._fd, bytes(self.head))
 
     def close(self) -> None:
@@ -197,3 +199,11 @@ class _Output:
         )
         tail = self.tail.decode("utf-8", errors="replace")
         return f"{head}\n\n[… {omitted} bytes omitted.{where}]\n\n{tail}"
+
+
+def _default_signals() -> None:
+    """In the child before exec: SIGINT and SIGQUIT back to their defaults. A Shard started in the
+    background (or by a parent that ignores them) would otherwise pass the ignore on, and bash
+    cannot undo an ignore it inherited — ``kill -INT`` would not stop what the command started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)

@@ -97,6 +97,17 @@ class EditTool(Tool[EditParams]):
             PermissionDetail(label="diff", value=unified_text(plan.shown, old, new), format="code"),
         ]
 
+    def describe_outside(self, args: EditParams, ctx: ToolContext) -> tuple[str, list[PermissionDetail]]:
+        shown = display(ctx.cwd, resolve(ctx.cwd, args.path))
+        n = len(args.edits)
+        details = [PermissionDetail(label="path", value=shown, format="path")]
+        for number, edit in enumerate(args.edits, start=1):
+            label = f"change {number} of {n}" if n > 1 else "change"
+            lines = [f"-{line}" for line in edit.old_text.split("\n")]
+            lines += [f"+{line}" for line in edit.new_text.split("\n")]
+            details.append(PermissionDetail(label=label, value="\n".join(lines), format="code"))
+        return f"Edit {shown} ({n} change{'s' if n > 1 else ''})?", details
+
     def start_render(self, args: EditParams, ctx: ToolContext) -> RenderDescriptor | None:
         try:
             old, new = self.preview(args, ctx)

@@ -1,4 +1,8 @@
-"""``ls``: a directory's entries, directories first marked with a trailing ``/``."""
+"""``ls``: a directory's entries, directories marked with a trailing ``/``.
+
+A symlink is followed only when it leads inside the working directory; one that leads outside is
+listed as ``name@`` without a look at its target (the gate has not allowed anything out there).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from pathlib import Path
 from pydantic import Field
 
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
-from shard.agent.tools.paths import display, resolve
+from shard.agent.tools.paths import display, locate, resolve
 from shard.protocol.content import TextContent
 from shard.protocol.render import KeyValue, KvRender, PathEntry, PathListRender, RenderDescriptor
 
@@ -26,8 +30,8 @@ class LsParams(ToolParams):
 class LsTool(Tool[LsParams]):
     name = "ls"
     description = (
-        "List a directory's entries (including dotfiles), sorted by name; directories end with '/'. "
-        f"At most {MAX_ENTRIES} entries."
+        "List a directory's entries (including dotfiles), sorted by name; directories end with '/', "
+        f"links that lead outside the working directory with '@'. At most {MAX_ENTRIES} entries."
     )
     params = LsParams
     read_only = True
@@ -40,10 +44,11 @@ class LsTool(Tool[LsParams]):
 
     async def execute(self, args: LsParams, ctx: ToolContext) -> ToolOutput:
         path = resolve(ctx.cwd, args.path)
-        entries = await asyncio.to_thread(_list, path, display(ctx.cwd, path))
+        roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
+        entries = await asyncio.to_thread(_list, path, display(ctx.cwd, path), roots)
         limit = min(args.limit or MAX_ENTRIES, MAX_ENTRIES)
         shown = entries[:limit]
-        lines = [name + ("/" if is_dir else "") for name, is_dir in shown]
+        lines = [name + ("/" if is_dir else "@" if is_dir is None else "") for name, is_dir in shown]
         text = "\n".join(lines) if lines else "(empty directory)"
         if len(entries) > limit:
             text += f"\n\n[{len(entries) - limit} more entries not shown; {len(entries)} in all.]"
@@ -60,10 +65,17 @@ class LsTool(Tool[LsParams]):
         return ToolOutput(content=TextContent(text=text), render=render)
 
 
-def _list(path: Path, shown_path: str) -> list[tuple[str, bool]]:
+def _list(path: Path, shown_path: str, roots: list[Path]) -> list[tuple[str, bool | None]]:
+    """(name, is a directory?) for each entry; None for a link that leads outside the roots."""
+
+    def kind(entry: os.DirEntry[str]) -> bool | None:
+        if entry.is_symlink() and not locate(roots, Path(entry.path)).inside:
+            return None
+        return entry.is_dir()
+
     try:
         with os.scandir(path) as it:
-            entries = [(e.name, e.is_dir()) for e in it]
+            entries = [(e.name, kind(e)) for e in it]
     except FileNotFoundError:
         raise ToolFailure(f"{shown_path}: no such directory") from None
     except NotADirectoryError:

@@ -55,6 +55,15 @@ class WriteTool(Tool[WriteParams]):
             PermissionDetail(label="diff", value=unified_text(shown, old, new), format="code"),
         ]
 
+    def describe_outside(self, args: WriteParams, ctx: ToolContext) -> tuple[str, list[PermissionDetail]]:
+        shown = display(ctx.cwd, resolve(ctx.cwd, args.path))
+        new = args.content
+        lines = new.count("\n") + (0 if new.endswith("\n") or not new else 1)
+        return f"Write {shown} ({lines} lines)?", [
+            PermissionDetail(label="path", value=shown, format="path"),
+            PermissionDetail(label="content", value=new, format="code"),
+        ]
+
     def start_render(self, args: WriteParams, ctx: ToolContext) -> RenderDescriptor:
         old, new = self.preview(args, ctx)
         return diff_render(display(ctx.cwd, resolve(ctx.cwd, args.path)), old, new)

@@ -1,0 +1,122 @@
+"""Provider keys, kept where no tool can read them (stdlib only: it runs before ``hello``).
+
+A key arrives in an environment variable (``OPENAI_API_KEY``, or the one ``api_key_env`` names).
+Any command the agent runs could print it — from its own environment, or from its ancestors' through
+``/proc/<pid>/environ``, which shows the *initial* environment block however ``os.environ`` changes
+later. So a Shard process takes its keys at start (:func:`capture`): each moves into this module's
+memory, leaves ``os.environ`` (so no child inherits it) and is overwritten with NUL bytes in the
+initial block (so ``/proc`` shows nothing); the process then turns non-dumpable, so its memory is not
+readable through ``/proc/<pid>/mem`` by the user's other processes. Later readers ask :func:`get`.
+
+The daemon hands its runtimes their keys through a pipe (:func:`handoff`): a runtime's environment
+and command line, both readable through ``/proc``, never hold a key; the runtime reads the pipe once
+at start (:func:`inherit`) and closes it before any tool runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable
+
+FD_VARIABLE = "SHARD_SECRETS_FD"
+_store: dict[str, str] = {}
+
+
+def capture(names: Iterable[str]) -> None:
+    """Take the variables ``names`` out of the environment into memory, and scrub them from the
+    initial environment block."""
+    taken = set()
+    for name in names:
+        value = os.environ.pop(name, None)
+        if value:
+            _store.setdefault(name, value)
+            taken.add(name)
+    if taken:
+        _scrub_initial_environment(taken)
+        _undumpable()
+
+
+def get(name: str) -> str | None:
+    """The key held under ``name``; one that was never captured (a variable config did not name
+    at start) is read from the environment."""
+    return _store.get(name) or os.environ.get(name)
+
+
+def held() -> dict[str, str]:
+    """Every key held, for building the catalog (a provider appears when its key is set)."""
+    return dict(_store)
+
+
+def inherit() -> None:
+    """Read the keys a parent handed over through the pipe named by ``SHARD_SECRETS_FD``."""
+    raw = os.environ.pop(FD_VARIABLE, None)
+    if raw is None:
+        return
+    _scrub_initial_environment({FD_VARIABLE})
+    with contextlib.suppress(ValueError, OSError):
+        fd = int(raw)
+        chunks = []
+        try:
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+        data = json.loads(b"".join(chunks) or b"{}")
+        if isinstance(data, dict):
+            _store.update({k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)})
+    if _store:
+        _undumpable()
+
+
+def handoff() -> int | None:
+    """A pipe's read end holding every key for a child (pass it in ``pass_fds`` and name it in
+    ``SHARD_SECRETS_FD``; close it after the spawn); None when there is nothing to hand over."""
+    if not _store:
+        return None
+    data = json.dumps(_store).encode()
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)  # a few hundred bytes: far below the pipe's buffer, never blocks
+    finally:
+        os.close(write_end)
+    return read_end
+
+
+def _scrub_initial_environment(names: set[str]) -> None:
+    """Overwrite ``NAME=value`` of ``names`` in the block ``/proc/self/environ`` shows.
+
+    The block's bounds are fields 50 and 51 of ``/proc/self/stat`` (Linux ≥ 3.5). Where they are
+    not available (another system) there is no ``/proc/<pid>/environ`` to protect from.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        start, end = int(fields[47]), int(fields[48])
+    except (OSError, ValueError, IndexError):
+        return
+    if not 0 < start < end:
+        return
+    import ctypes  # only when there is something to scrub: not on every start
+
+    block = ctypes.string_at(start, end - start)
+    offset = 0
+    for entry in block.split(b"\0"):
+        name = entry.split(b"=", 1)[0].decode("utf-8", "replace")
+        if name in names and b"=" in entry:
+            ctypes.memset(start + offset, 0, len(entry))
+        offset += len(entry) + 1
+
+
+def _undumpable() -> None:
+    """Keys now live in this process's memory: make it non-dumpable, so another process of the same
+    user (a command a tool runs) can neither attach to it nor read ``/proc/<pid>/mem`` (root still
+    can). Children are dumpable again after their ``exec``, so tools are unaffected."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass  # not Linux: no /proc/<pid>/mem to protect

@@ -1,0 +1,225 @@
+"""``shard run`` for real work, visibly: pipes, Ctrl-C, per-run allowances and what stderr shows.
+
+Every test runs the real command (``python -m shard run``) in a subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from shard.testing import shard_command, text_step, tool_step, write_scripted_home
+
+TOOLS = ["shard.testing.tools:TouchTool"]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "notes.txt").write_text("notes\n")
+    return root
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {**os.environ, "SHARD_HOME": str(home)}
+
+
+async def _run(home: Path, cwd: Path, *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *shard_command("run", *args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=_env(home),
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def _session_rows(home: Path) -> list[dict]:
+    """The entries of the run's session (none when it stopped before anything was recorded)."""
+    files = list((home / "sessions").glob("*/session.jsonl"))
+    assert len(files) <= 1, files
+    return [orjson.loads(line) for f in files for line in f.read_bytes().splitlines() if line]
+
+
+# --- pipes and signals ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [[], ["--json"]], ids=["text", "json"])
+def test_a_closed_stdout_ends_the_run_quietly(tmp_path, project, mode):
+    """``shard run … | head -1``: once the reader has its line and leaves, the run stops quietly —
+    exit 141 (as SIGPIPE ends a pipeline member), no traceback, no provider error on stderr, and the
+    session records no errored call, only the aborted turn."""
+    step = tool_step("sleep", {"seconds": 0}, text="first line\n" + "more text\n" * 50)
+    step.update(chunk=8, delay_ms=5)
+    home = write_scripted_home(
+        tmp_path / "home", [step, text_step("end")], extensions=["shard.testing.tools:SleepTool"]
+    )
+    argv = shard_command("run", *mode, "go")
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project, env=_env(home)
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        assert proc.stdout.readline()  # what head -1 takes
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(60) == 141, err
+    assert "Traceback" not in err
+    assert "PROVIDER_ERROR" not in err
+    assert not [r for r in _session_rows(home) if r.get("incomplete") == "error"]
+
+
+def test_ctrl_c_at_any_instant_exits_130_without_a_traceback(tmp_path, project):
+    """SIGINT at 30 instants from 0 to 1.2 s after the start — imports, start-up, the model's stream,
+    a tool — always exits 130 (or, before Python could even install a handler, by the signal
+    itself), never with a traceback."""
+    step = tool_step("sleep", {"seconds": 0.3}, text="thinking aloud " * 20)
+    step.update(chunk=5, delay_ms=10)
+    home = write_scripted_home(
+        tmp_path / "home",
+        [step, text_step("end")],
+        extensions=["shard.testing.tools:SleepTool"],
+        record=False,
+    )
+    for i in range(30):
+        argv = shard_command("run", "go")
+        with subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=project, env=_env(home)
+        ) as proc:
+            try:
+                proc.wait(timeout=i * 0.04)  # the instant under test (0 s to 1.2 s), not a synchronization
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGINT)
+            assert proc.stderr is not None
+            err = proc.stderr.read().decode()
+            code = proc.wait(60)
+        assert code in (130, -signal.SIGINT, 0), (i, code, err)
+        assert "Traceback" not in err, (i, err)
+
+
+# --- allowances ----------------------------------------------------------------------------------
+
+
+async def test_by_default_a_headless_run_denies_writes(tmp_path, project):
+    """Without allowances, nothing that needs approval runs: the write is denied."""
+    home = write_scripted_home(
+        tmp_path / "home", [tool_step("write", {"path": "out.txt", "content": "x"}), text_step("ok")]
+    )
+    _code, _out, err = await _run(home, project, "write it")
+    assert not (project / "out.txt").exists()
+    assert "Permission denied" in err
+
+
+async def test_allow_a_tool_inside_the_working_directory_only(tmp_path, project, tmp_path_factory):
+    """``--allow write`` lets the run write inside the project; a write outside is still denied."""
+    outside = tmp_path_factory.mktemp("elsewhere") / "x.txt"
+    steps = [
+        tool_step("write", {"path": "out.txt", "content": "made\n"}),
+        tool_step("write", {"path": str(outside), "content": "no\n"}),
+        text_step("done"),
+    ]
+    home = write_scripted_home(tmp_path / "home", steps)
+    code, _out, err = await _run(home, project, "--allow", "write", "write them")
+    assert code == 0, err
+    assert (project / "out.txt").read_text() == "made\n"
+    assert not outside.exists()
+    assert "allowed inside the working directory: write" in err
+
+
+async def test_allow_bash_pattern_uses_the_gate_rules(tmp_path, project):
+    """``--allow 'bash:cat notes.txt'`` is the gate's signature grant: `cat` of another file inside
+    runs, `cat` of a file outside and another program do not."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET\n")
+    steps = [
+        tool_step("bash", {"command": "cat notes.txt"}),
+        tool_step("bash", {"command": f"cat {secret}"}),
+        tool_step("bash", {"command": "touch made-by-bash"}),
+        text_step("done"),
+    ]
+    home = write_scripted_home(tmp_path / "home", steps)
+    _code, out, _err = await _run(home, project, "--allow", "bash:cat other.txt", "--json", "go")
+    results = [e for e in map(orjson.loads, out.splitlines()) if e["type"] == "tool_result"]
+    assert results[0]["is_error"] is False
+    assert results[0]["content"]["text"] == "notes\n"
+    assert results[1]["is_error"] is True
+    assert "TOPSECRET" not in out
+    assert results[2]["is_error"] is True
+    assert not (project / "made-by-bash").exists()
+
+
+async def test_yes_to_all_allows_everything_and_says_so(tmp_path, project):
+    """``--yes-to-all`` runs every call, and stderr says so loudly before anything runs."""
+    home = write_scripted_home(
+        tmp_path / "home", [tool_step("bash", {"command": "touch made"}), text_step("ok")]
+    )
+    code, _out, err = await _run(home, project, "--yes-to-all", "go")
+    assert code == 0, err
+    assert (project / "made").exists()
+    assert "EVERY tool call runs without asking" in err.splitlines()[1]
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("nosuchtool", "there is no tool named 'nosuchtool'"),
+        ("read:x", "only bash takes a pattern"),
+        ("bash:", "needs a command"),
+    ],
+)
+async def test_a_wrong_allowance_is_one_clear_line(tmp_path, project, spec, says):
+    """A mistaken --allow stops the run before it starts, with exit 2 and one line."""
+    home = write_scripted_home(tmp_path / "home", [text_step("never")])
+    code, out, err = await _run(home, project, "--allow", spec, "go")
+    assert code == 2
+    assert out == ""
+    assert says in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+# --- what stderr shows ---------------------------------------------------------------------------
+
+
+async def test_stderr_shows_the_model_the_wait_and_a_summary(tmp_path, project):
+    """Text mode says which model runs, that it waits for the model, and ends with one line of
+    tokens and the session id."""
+    home = write_scripted_home(tmp_path / "home", [text_step("hello")])
+    code, _out, err = await _run(home, project, "hi")
+    lines = err.splitlines()
+    assert code == 0, err
+    assert lines[0].startswith("shard: test/m (mode build)")
+    assert "shard: waiting for the model…" in lines
+    assert lines[-1].startswith("[")
+    assert "tokens in" in lines[-1]
+    assert "session sess-" in lines[-1]
+
+
+async def test_a_retry_names_its_cause(tmp_path, project):
+    """A provider nobody listens for: each retry and the final error say "connection refused", not
+    a vague "connection lost"."""
+    with socket.socket() as s:  # a port with nothing behind it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'default_model = "local/m"\n[retry]\nmax_attempts = 2\nbase_delay = 0.01\n'
+        f'[[providers]]\nname = "local"\nkind = "openai"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+        'models = [{ id = "m" }]\n'
+    )
+    code, _out, err = await _run(home, project, "hi")
+    assert code == 1
+    retry = next(line for line in err.splitlines() if "retrying in" in line)
+    assert "connection refused" in retry, err
+    assert "connection lost" not in err
