@@ -190,8 +190,7 @@ def _resolve_flag_model(catalog: ModelCatalog, selection: str | None) -> ModelEn
         return None
     entry = catalog.resolve(selection)
     if entry is None:
-        known = ", ".join(e.id for e in catalog.entries)
-        raise StartupError(f"unknown model {shown(selection)} (models: {known})")
+        raise StartupError(catalog.unknown(selection))
     return entry
 
 
@@ -200,10 +199,7 @@ def _config_default(catalog: ModelCatalog) -> ModelEntry | None:
         return None
     entry = catalog.resolve(catalog.default_selection)
     if entry is None:
-        raise StartupError(
-            f"default_model {catalog.default_selection!r} in config.toml is not in the catalog "
-            f"(models: {', '.join(e.id for e in catalog.entries)})"
-        )
+        raise StartupError(catalog.unknown(catalog.default_selection, "unknown default_model"))
     return entry
 
 
