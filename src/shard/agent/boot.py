@@ -195,12 +195,10 @@ def _resolve_flag_model(catalog: ModelCatalog, selection: str | None) -> ModelEn
 
 
 def _config_default(catalog: ModelCatalog) -> ModelEntry | None:
-    if catalog.default_selection is None:
-        return None
-    entry = catalog.resolve(catalog.default_selection)
-    if entry is None:
-        raise StartupError(catalog.unknown(catalog.default_selection, "unknown default_model"))
-    return entry
+    mistake = catalog.default_mistake()
+    if mistake is not None:
+        raise StartupError(mistake)
+    return catalog.resolve(catalog.default_selection) if catalog.default_selection else None
 
 
 def _check_cwd(raw: str) -> Path:

@@ -173,6 +173,14 @@ class ModelCatalog:
                 return matches[0]
         return None
 
+    def default_mistake(self) -> str | None:
+        """What is wrong with ``default_model`` (one line), or None: it names a model there is, or
+        nothing is configured."""
+        selection = self.default_selection
+        if selection is None or self.resolve(selection) is not None:
+            return None
+        return self.unknown(selection, "unknown default_model")
+
     def unknown(self, selection: str, what: str = "unknown model") -> str:
         """One line for a selection that resolves to nothing: the models there are, and how to add
         this one (the same words for ``--model``, ``default_model`` and ``set_model``)."""
