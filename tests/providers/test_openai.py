@@ -451,8 +451,16 @@ LLAMA_CALL = "Xq3vN8pL2mR7tY1wK5sD9fH4jB6cZ0aE"
                 Stop("end_turn"),
             ],
         ),
+        (
+            "openai/llama_server_length.json",
+            [
+                TextDelta("Step 1: open the"),
+                UsageReport(input=120, output=4096, cache_read=0, context_tokens=4216),
+                Stop("max_tokens", output_limit=4096),
+            ],
+        ),
     ],
-    ids=["llama-server-text", "llama-server-tool-call", "litellm"],
+    ids=["llama-server-text", "llama-server-tool-call", "litellm", "llama-server-length"],
 )
 async def test_a_whole_json_completion_answering_a_stream_is_the_reply(server, entry, fixture, expected):
     """A server that answers the streaming request with ``200 application/json`` and a whole
@@ -475,6 +483,28 @@ async def test_a_json_error_answering_a_stream_is_a_provider_error(server, entry
     assert error is not None
     assert error.message.startswith("local: the server answered with an error: upstream model not loaded")
     assert KEY not in error.message
+
+
+async def test_a_reply_cut_at_the_length_limit_names_it(server, entry):
+    """finish_reason "length" becomes Stop('max_tokens') carrying the max_completion_tokens the
+    request asked for (the model's max_output_tokens)."""
+    events, error = await _stream(server, entry, Stream("openai/length.sse"))
+    assert error is None
+    assert server.requests[0].body["max_completion_tokens"] == 4096
+    assert events[0] == TextDelta("Step 1: open the")
+    assert events[-1] == Stop("max_tokens", output_limit=4096)
+
+
+async def test_error_object_inside_the_stream(server, entry):
+    """A compatible server that reports an error as a ``data: {"error": ...}`` chunk: a ProviderError
+    carrying the server's message."""
+    events, error = await _stream(
+        server, entry, Stream('data: {"error": {"message": "model crashed", "type": "server_error"}}\n\n')
+    )
+    assert events == []
+    assert error is not None
+    assert error.code is ErrorCode.PROVIDER_ERROR
+    assert "model crashed" in error.message
 
 
 async def test_missing_key_variable_is_not_found_naming_it(tmp_path, server):

@@ -1,6 +1,6 @@
 """What real OpenAI-compatible servers do, through the real turn loop (a ``shard agent --stdio``
-process against the local test server): a whole JSON completion answering a streaming request and a
-reply with nothing in it. Ends with ``shard run`` end to end."""
+process against the local test server): a whole JSON completion answering a streaming request, a
+reply with nothing in it, and a reply cut at the output limit. Ends with ``shard run`` end to end."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ._server import Json, ProviderServer, Stream
 from ._support import KEY, KEY_ENV, provider_toml, session_entries, write_home
 
 Spawn = Callable[..., Awaitable[AgentProcess]]
+CUT = "the reply was cut at the model's output limit"
 
 
 @pytest.fixture
@@ -114,6 +115,40 @@ async def test_a_reply_with_nothing_in_it_fails_the_turn_and_records_nothing(spa
     assert _assistant(read2)[0]["content"] == [{"type": "text", "text": "Hello, world!"}]
 
 
+@pytest.mark.parametrize(
+    ("kind", "fixture", "limit"),
+    [
+        ("openai", "openai/length.sse", "the server's own max_tokens"),
+        ("anthropic", "anthropic/max_tokens.sse", "max_tokens 16384"),
+    ],
+    ids=["openai-length", "anthropic-max_tokens"],
+)
+async def test_a_reply_cut_at_the_output_limit_is_kept_and_reported(
+    spawn, server, tmp_path, kind, fixture, limit
+):
+    """OpenAI ``finish_reason: "length"`` / Anthropic ``stop_reason: "max_tokens"``: the message is
+    kept (message_complete, recorded with stop_reason max_tokens), then one non-fatal
+    PROVIDER_ERROR says the reply was cut and at which limit; the turn ends normally.
+
+    Covers: R9.4.23, R9.4.25
+    """
+    server.replies.append(Stream(fixture))
+    agent = await spawn(kind)
+    await agent.send({"type": "prompt", "message": "write the steps"})
+    read = await agent.idle()
+    [message] = _assistant(read)
+    assert message["content"] == [{"type": "text", "text": "Step 1: open the"}]
+    [error] = _of(read, "error")
+    assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
+    assert error["message"].startswith(f"{CUT} ({limit}); what arrived is kept.")
+    assert "max_output_tokens" in error["message"]
+    seq = [t for t in types(read) if t not in ("message_delta", "status")]
+    assert seq[-4:] == ["message_complete", "usage", "error", "turn_end"]
+    [entry] = [e for e in session_entries(tmp_path / "home") if e.get("id") == message["id"]]
+    assert entry["stop_reason"] == "max_tokens"
+    assert "incomplete" not in entry
+
+
 async def _shard_run(home: Path, project: Path, prompt: str) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_KEY")}
     proc = await asyncio.create_subprocess_exec(
@@ -135,6 +170,21 @@ async def _shard_run(home: Path, project: Path, prompt: str) -> tuple[int, str, 
             await proc.wait()
     assert proc.returncode is not None
     return proc.returncode, stdout.decode(), stderr.decode()
+
+
+async def test_shard_run_warns_and_fails_when_the_reply_was_cut(tmp_path, project, server):
+    """``shard run`` with a reply cut at the output limit: stdout has what arrived, stderr one line
+    saying it was cut, and the exit status is 1 — a script never takes half an answer for a whole
+    one."""
+    server.replies.append(Stream("openai/length.sse"))
+    code, out, err = await _shard_run(_home(tmp_path, server, "openai"), project, "write the steps")
+    assert out == "Step 1: open the\n"
+    warnings = [line for line in err.splitlines() if CUT in line]
+    assert warnings == [
+        f"shard: PROVIDER_ERROR: {CUT} (the server's own max_tokens); what arrived is kept. "
+        "max_output_tokens of local/m in config.toml sets the limit"
+    ]
+    assert code == 1, err
 
 
 async def test_shard_run_takes_json_completions(tmp_path, project, server):

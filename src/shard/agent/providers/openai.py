@@ -67,7 +67,7 @@ class OpenAIProvider(SdkProvider):
 
     async def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request, self.entry)
-        fold = OpenAIFold()
+        fold = OpenAIFold(max_tokens=params.get("max_completion_tokens"))
         client = await self.client()
         stream = await client.chat.completions.create(**params)
         async with stream:
@@ -259,7 +259,8 @@ class _Call:
 class OpenAIFold:
     """Chat Completions chunks → normalized events. Works on the SDK's chunk objects."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_tokens: int | None = None) -> None:
+        self.max_tokens = max_tokens  # what the request asked for: named when the reply is cut at it
         self.chunks = 0
         self._content = False
         self._calls: dict[Any, _Call] = {}
@@ -352,7 +353,7 @@ class OpenAIFold:
             reason = _FINISH.get(self._finish, "other")
         else:
             reason = "tool_use" if self._calls else "end_turn"
-        out.append(Stop(reason))
+        out.append(Stop(reason, self.max_tokens if reason == "max_tokens" else None))
         return out
 
 
