@@ -158,3 +158,11 @@ def test_an_empty_model_id_is_refused(tmp_path: Path) -> None:
     """``models = [""]`` names no model: an error, not a model called ""."""
     message = _mistake(tmp_path, PROVIDER + 'models = [""]\n')
     assert message == "config.toml line 4: providers[0].models[0] must not be an empty model id"
+
+
+def test_an_odd_key_is_quoted_and_the_message_stays_one_line(tmp_path: Path) -> None:
+    """A quoted key holding a newline or spaces is shown as TOML would write it, so the message stays
+    one line (``shard daemon`` prints exactly one)."""
+    message = _mistake(tmp_path, PROVIDER + '"odd\\nkey" = 2\n')
+    assert "\n" not in message
+    assert message.startswith('config.toml: unknown key providers[0]."odd\\nkey" (known: name, kind, ')

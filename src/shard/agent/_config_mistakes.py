@@ -16,6 +16,7 @@ from pathlib import Path
 
 KeyPath = tuple[str | int, ...]
 
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
@@ -57,9 +58,9 @@ class Mistake(Exception):
         name = str(self.at[-1])
         top = len(self.at) == 1
         if top and isinstance(self.value, dict):
-            what = f"table [{name}]"
+            what = f"table [{_key(name)}]"
         elif top and _tables(self.value):
-            what = f"table [[{name}]]"
+            what = f"table [[{_key(name)}]]"
         else:
             what = f"key {dotted(self.at)}"
         close = difflib.get_close_matches(name, list(self.known), n=1, cutoff=0.6)
@@ -76,8 +77,17 @@ def dotted(at: KeyPath) -> str:
     """``providers[0].models[1].id``."""
     out = ""
     for segment in at:
-        out += f"[{segment}]" if isinstance(segment, int) else f".{segment}" if out else segment
+        out += f"[{segment}]" if isinstance(segment, int) else f".{_key(segment)}" if out else _key(segment)
     return out
+
+
+def _key(name: str) -> str:
+    """A key as TOML writes it: bare when it can be, else quoted (a key may hold a newline)."""
+    if _BARE.fullmatch(name):
+        return name
+    import json
+
+    return json.dumps(name[:100] + ("…" if len(name) > 100 else ""), ensure_ascii=False)
 
 
 def locate(text: str, at: KeyPath) -> int | None:
