@@ -26,7 +26,6 @@ from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 FULL = """
 default_model = "local/qwen"
-theme = "dark"
 
 [limits]
 max_input_bytes = 2048
@@ -77,7 +76,7 @@ def test_no_config_file_means_defaults(tmp_path: Path) -> None:
 
 def test_a_full_config_is_parsed(tmp_path: Path) -> None:
     """Checks parsing of every supported key: providers with models and reasoning levels (string
-    and table forms), limits, tool extensions; unknown top-level keys are kept aside."""
+    and table forms), limits, tool extensions."""
     path = write_config(tmp_path, FULL)
 
     config = load_config(tmp_path)
@@ -86,7 +85,6 @@ def test_a_full_config_is_parsed(tmp_path: Path) -> None:
     assert config.default_model == "local/qwen"
     assert config.max_input_bytes == 2048
     assert config.tool_extensions == ("my_pkg.tools:GrepTool",)
-    assert config.extra == {"theme": "dark"}
     local, fake = config.providers
     assert local == ProviderConfig(
         name="local",
@@ -114,7 +112,7 @@ def test_a_full_config_is_parsed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("toml", "names"),
     [
-        ("default_model = 5", "default_model must be a str, got int"),
+        ("default_model = 5", "default_model must be a string, got an integer"),
         ('providers = "local"', "providers must be a list"),
         ("providers = [1]", "providers[0] must be a table"),
         ('[[providers]]\nkind = "openai"', "providers[0].name is required"),
@@ -128,27 +126,30 @@ def test_a_full_config_is_parsed(tmp_path: Path) -> None:
             "providers[0].name must be non-empty and contain no '/'",
         ),
         ('[[providers]]\nname = ""\nkind = "openai"', "providers[0].name must be non-empty"),
-        ('[[providers]]\nname = 3\nkind = "openai"', "providers[0].name must be a str, got int"),
+        ('[[providers]]\nname = 3\nkind = "openai"', "providers[0].name must be a string, got an integer"),
         (
             '[[providers]]\nname = "x"\nkind = "openai"\n[[providers]]\nname = "x"\nkind = "anthropic"',
             "providers[1].name 'x' is defined twice",
         ),
-        ('[[providers]]\nname = "x"\nkind = "openai"\nbase_url = 1', "providers[0].base_url must be a str"),
+        (
+            '[[providers]]\nname = "x"\nkind = "openai"\nbase_url = 1',
+            "providers[0].base_url must be a string",
+        ),
         (
             '[[providers]]\nname = "x"\nkind = "openai"\nmodels = [{ context_window = 5 }]',
             "providers[0].models[0].id is required",
         ),
         (
-            '[[providers]]\nname = "x"\nkind = "openai"\nmodels = ["m"]',
-            "providers[0].models[0] must be a table",
+            '[[providers]]\nname = "x"\nkind = "openai"\nmodels = [1]',
+            "providers[0].models[0] must be a model id or a table, got an integer",
         ),
         (
             '[[providers]]\nname = "x"\nkind = "openai"\nmodels = [{ id = "m", context_window = "big" }]',
-            "providers[0].models[0].context_window must be a int, got str",
+            "providers[0].models[0].context_window must be an integer, got a string",
         ),
         (
             '[[providers]]\nname = "x"\nkind = "openai"\nmodels = [{ id = "m", context_window = true }]',
-            "providers[0].models[0].context_window must be a int, got bool",
+            "providers[0].models[0].context_window must be an integer, got a boolean",
         ),
         (
             '[[providers]]\nname = "x"\nkind = "openai"\nmodels = [{ id = "m", context_window = 0 }]',
@@ -168,12 +169,18 @@ def test_a_full_config_is_parsed(tmp_path: Path) -> None:
             'models = [{ id = "m", reasoning_levels = ["low"], default_reasoning = "max" }]',
             "providers[0].models[0].default_reasoning 'max' is not one of its reasoning_levels",
         ),
-        ("limits = 3", "limits must be a dict"),
+        ("limits = 3", "limits must be a table, got an integer"),
         ("[limits]\nmax_input_bytes = 10", "limits.max_input_bytes must be at least 1024"),
-        ("[limits]\nmax_input_bytes = 2048.0", "limits.max_input_bytes must be a int, got float"),
+        (
+            "[limits]\nmax_input_bytes = 2048.0",
+            "limits.max_input_bytes must be an integer, got a decimal number",
+        ),
         ('[tools]\nextensions = "a:b"', "tools.extensions must be a list"),
-        ('[tools]\nextensions = ["no_colon"]', "tools.extensions entries must be 'module:attribute' strings"),
-        ("[tools]\nextensions = [1]", "tools.extensions entries must be 'module:attribute' strings"),
+        (
+            '[tools]\nextensions = ["no_colon"]',
+            "tools.extensions must be a list of 'module:attribute' strings",
+        ),
+        ("[tools]\nextensions = [1]", "tools.extensions must be a list of 'module:attribute' strings"),
         ("default_model = ", "is not valid TOML"),
     ],
 )
@@ -319,3 +326,53 @@ def test_reasoning_capabilities_only_for_models_with_levels(tmp_path: Path) -> N
     assert len(deep_caps) == len(set(deep_caps))
     assert "mode-catalog" in deep_caps
     assert not {"reasoning-catalog", "reasoning-switch"} & set(capabilities_for(qwen))
+
+
+@pytest.mark.parametrize(
+    ("selection", "env", "hint"),
+    [
+        (
+            "local/qwen3",
+            {},
+            "to add it, list it in provider 'local' in config.toml: models = [..., \"qwen3\"] "
+            "(README: Configuration)",
+        ),
+        (
+            "ollama/llama3",
+            {},
+            'to add it, configure the provider in config.toml: [[providers]] name = "ollama" kind = "openai" '
+            'base_url = "http://127.0.0.1:11434/v1" models = ["llama3"] (README: Configuration)',
+        ),
+        (
+            "anthropic/claude-sonnet-5-5",
+            {},
+            "the built-in anthropic provider appears when ANTHROPIC_API_KEY is set (README: Configuration)",
+        ),
+        ("qwen", {}, "several providers offer it: name one of local/qwen, fake/qwen"),
+        (
+            "qwen3",
+            {},
+            "name it as <provider>/<model> and list the model under that provider in config.toml: "
+            'models = ["qwen3"] (README: Configuration)',
+        ),
+        (
+            "local/" + "x" * 500,
+            {},
+            "models are listed under [[providers]] in config.toml (README: Configuration)",
+        ),
+    ],
+    ids=["known-provider", "new-provider", "builtin-without-key", "ambiguous", "bare-name", "long"],
+)
+def test_an_unknown_model_says_how_to_add_it(tmp_path: Path, selection: str, env: dict, hint: str) -> None:
+    """The one line for an unknown selection (``--model``, ``default_model``, ``set_model``) lists
+    the models there are and says how to add this one: to the provider that exists, as a new
+    [[providers]] table, by setting the built-in provider's key variable, or which provider to name
+    when several have it. A selection too long or odd to quote in a snippet gets the README pointer
+    only (and is quoted cut short)."""
+    write_config(tmp_path, FULL)
+    catalog = ModelCatalog(load_config(tmp_path), env=env)
+    message = catalog.unknown(selection)
+    assert message.startswith("unknown model ")
+    assert "(models: local/qwen, local/deep, fake/qwen, scripted/demo); " in message
+    assert message.endswith("; " + hint)
+    assert len(message) < 600

@@ -188,7 +188,9 @@ async def test_set_model_mid_stream_applies_at_next_provider_call(start, home):
 
 
 async def test_set_model_unknown_is_not_found(start, home):
-    """An unknown selection is NOT_FOUND; the active model and the provider calls are unchanged.
+    """An unknown selection is NOT_FOUND and its message says how to add the model (a config.toml
+    snippet: a new [[providers]] table, or the model added to the provider that exists); the active
+    model and the provider calls are unchanged.
 
     Covers: R9.2.29, R8.8
     """
@@ -197,6 +199,13 @@ async def test_set_model_unknown_is_not_found(start, home):
     resp, before = await agent.request({"type": "set_model", "id": "x", "model": "nope/never"})
     assert before == []
     assert resp["error"]["code"] == "NOT_FOUND"
+    message = resp["error"]["message"]
+    assert message.startswith("unknown model 'nope/never' (models: test/m, ")
+    assert '[[providers]] name = "nope"' in message
+    assert 'models = ["never"]' in message
+    resp, _ = await agent.request({"type": "set_model", "id": "y", "model": "test/never"})
+    assert resp["error"]["code"] == "NOT_FOUND"
+    assert "list it in provider 'test' in config.toml: models = [..., \"never\"]" in resp["error"]["message"]
     listed, _ = await agent.request({"type": "list_models", "id": "lm"})
     assert listed["data"]["active"]["id"] == "test/m"
     await agent.send({"type": "prompt", "message": "go"})

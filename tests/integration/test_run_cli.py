@@ -68,12 +68,27 @@ async def test_run_without_a_model_explains_configuration(home, project):
 
 
 async def test_run_with_unknown_model_is_a_usage_error(home, project):
-    """--model naming nothing in the catalog: exit 2 with the list of models."""
+    """--model naming nothing in the catalog: exit 2 with the list of models and how to add one."""
     write_scripted_home(home, [text_step("x")])
     code, _out, err = await _run(home, project, "--model", "nope/x", "hi")
     assert code == 2
     assert "unknown model 'nope/x'" in err
     assert "test/m" in err
+    assert '[[providers]] name = "nope"' in err
+    assert "README: Configuration" in err
+
+
+async def test_run_with_unknown_default_model_says_how_to_add_it(home, project):
+    """default_model naming a model its provider does not list: exit 2, one line naming it and the
+    snippet that adds it to that provider."""
+    write_scripted_home(home, [text_step("x")])
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('default_model = "test/m"', 'default_model = "test/bigger"'))
+    code, _out, err = await _run(home, project, "hi")
+    assert code == 2
+    assert err.count("\n") == 1, err
+    assert "unknown default_model 'test/bigger' (models: test/m, scripted/demo)" in err
+    assert "list it in provider 'test' in config.toml: models = [..., \"bigger\"]" in err
 
 
 async def test_run_demo_model_works_offline(home, project):

@@ -12,6 +12,11 @@ Replies:
   ``cut_after=N`` writes N events and then closes the connection abruptly (a dropped stream);
   ``hold_after=N`` writes N events, then waits for the ``release`` event before the rest (a stream
   still in flight, for commands sent mid-stream).
+* :class:`Json` — 200 ``application/json``: a whole ``chat.completion`` (a fixture file or a dict),
+  as llama.cpp's ``llama-server`` and LiteLLM proxies may answer a *streaming* request. The
+  ``*.json`` fixtures follow those servers' own serializers (llama.cpp ``to_json_oaicompat_chat``
+  with its ``timings``; LiteLLM's ``ModelResponse`` with its null fields), written from their source
+  rather than captured from a running server.
 * :class:`Fail` — an HTTP error status with a JSON body and optional headers (``retry-after``…).
 """
 
@@ -58,7 +63,15 @@ class Fail:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Reply = Stream | Fail
+@dataclass
+class Json:
+    body: str | dict[str, Any]  # a fixture name ("openai/litellm_text.json") or the object itself
+
+    def bytes(self) -> bytes:
+        return orjson.dumps(self.body) if isinstance(self.body, dict) else fixture(self.body).encode()
+
+
+Reply = Stream | Fail | Json
 
 
 @dataclass
@@ -133,6 +146,8 @@ class ProviderServer:
         reply = self.replies.popleft()
         if isinstance(reply, Fail):
             return web.json_response(reply.body, status=reply.status, headers=reply.headers)
+        if isinstance(reply, Json):
+            return web.Response(body=reply.bytes(), content_type="application/json")
         events = sse_events(reply.text())
         limit = reply.cut_after if reply.cut_after is not None else reply.events
         response = web.StreamResponse(

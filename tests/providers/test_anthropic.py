@@ -89,6 +89,19 @@ async def test_plain_text_stream(server, entry):
     assert KEY in (auth.get("x-api-key", ""), auth.get("Authorization", "").removeprefix("Bearer "))
 
 
+async def test_a_reply_cut_at_max_tokens_names_the_limit(server, entry):
+    """stop_reason max_tokens becomes Stop('max_tokens') carrying the max_tokens the request asked
+    for (the model's max_output_tokens), so the turn can say where the reply was cut."""
+    events, error = await _stream(server, entry, Stream("anthropic/max_tokens.sse"))
+    assert error is None
+    assert server.requests[0].body["max_tokens"] == 8192
+    assert events == [
+        TextDelta("Step 1: open the"),
+        UsageReport(input=120, output=16384, cache_read=0, cache_write=0, context_tokens=16504),
+        Stop("max_tokens", output_limit=8192),
+    ]
+
+
 async def test_thinking_keeps_its_signature(server, entry):
     """thinking_delta text arrives as ThinkingDelta; the signature_delta arrives as a ThinkingDelta
     carrying the signature (no text), before the text block."""

@@ -35,7 +35,7 @@ from shard.protocol.content import (
 )
 from shard.protocol.errors import ErrorCode, ShardError
 
-from ._server import Fail, ProviderServer, Stream
+from ._server import Fail, Json, ProviderServer, Stream
 from ._support import KEY, KEY_ENV, SYSTEM, collect, entry_from_config, provider_toml, request, user
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -54,7 +54,7 @@ def entry(tmp_path: Path, server: ProviderServer, monkeypatch: pytest.MonkeyPatc
     return entry_from_config(tmp_path / "home", body, "local/gpt-test")
 
 
-async def _stream(server: ProviderServer, entry: ModelEntry, reply: Stream | Fail, **kw):
+async def _stream(server: ProviderServer, entry: ModelEntry, reply: Stream | Fail | Json, **kw):
     server.replies.append(reply)
     return await collect(OpenAIProvider(entry), request(entry.model.id, **kw))
 
@@ -388,6 +388,111 @@ async def test_empty_response_is_a_retryable_failure(server, entry):
     assert events == []
     assert error is not None
     assert error.retryable is True
+    assert error.message == (
+        "local: the server's reply had no content and no usage: a stream (text/event-stream) with no chunks"
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "cause"),
+    [
+        (
+            Stream("openai/empty_reply.sse"),
+            "a stream (text/event-stream) of 2 chunks with finish_reason 'stop'",
+        ),
+        (
+            Json({"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}}]}),
+            "a chat.completion (application/json) with an empty message and no finish_reason",
+        ),
+    ],
+    ids=["stream", "json"],
+)
+async def test_a_reply_with_no_content_and_no_usage_is_an_error_naming_it(server, entry, reply, cause):
+    """A 200 reply that carries a role and a finish_reason but no text, no tool call and no usage
+    (a local server's failed generation) is a retryable ProviderError saying what came instead —
+    not a Stop that the turn would record as a successful empty assistant message."""
+    events, error = await _stream(server, entry, reply)
+    assert events == []
+    assert error is not None
+    assert error.code is ErrorCode.PROVIDER_ERROR
+    assert error.retryable is True
+    assert error.message == f"local: the server's reply had no content and no usage: {cause}"
+
+
+LLAMA_CALL = "Xq3vN8pL2mR7tY1wK5sD9fH4jB6cZ0aE"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        (
+            "openai/llama_server_text.json",
+            [
+                ThinkingDelta("The README names the code."),
+                TextDelta("The launch code is 7-4-1."),
+                UsageReport(input=28, output=14, cache_read=384, context_tokens=426),
+                Stop("end_turn"),
+            ],
+        ),
+        (
+            "openai/llama_server_tool_call.json",
+            [
+                ToolCallStart(id=LLAMA_CALL, name="read"),
+                ToolCallArgs('{"path":"README.md"}', call_id=LLAMA_CALL),
+                UsageReport(input=398, output=21, cache_read=0, context_tokens=419),
+                Stop("tool_use"),
+            ],
+        ),
+        (
+            "openai/litellm_text.json",
+            [
+                TextDelta("Hello from the proxy."),
+                UsageReport(input=31, output=5, context_tokens=36),
+                Stop("end_turn"),
+            ],
+        ),
+        (
+            "openai/llama_server_length.json",
+            [
+                TextDelta("Step 1: open the"),
+                UsageReport(input=120, output=4096, cache_read=0, context_tokens=4216),
+                Stop("max_tokens", output_limit=4096),
+            ],
+        ),
+    ],
+    ids=["llama-server-text", "llama-server-tool-call", "litellm", "llama-server-length"],
+)
+async def test_a_whole_json_completion_answering_a_stream_is_the_reply(server, entry, fixture, expected):
+    """A server that answers the streaming request with ``200 application/json`` and a whole
+    ``chat.completion`` (llama.cpp's llama-server, a LiteLLM proxy): its message is the reply —
+    reasoning_content, text, tool calls with their whole arguments, usage (cached tokens split
+    out), finish_reason — from the one request, with no retry and no error."""
+    events, error = await _stream(server, entry, Json(fixture))
+    assert error is None
+    assert events == expected
+    assert len(server.requests) == 1
+    assert server.requests[0].body["stream"] is True
+
+
+async def test_a_json_error_answering_a_stream_is_a_provider_error(server, entry):
+    """``200 application/json`` holding ``{"error": …}`` instead of a completion: a ProviderError
+    with the server's words (the key scrubbed), not an empty reply."""
+    body = {"error": {"message": f"upstream model not loaded (key {KEY})", "type": "server_error"}}
+    events, error = await _stream(server, entry, Json(body))
+    assert events == []
+    assert error is not None
+    assert error.message.startswith("local: the server answered with an error: upstream model not loaded")
+    assert KEY not in error.message
+
+
+async def test_a_reply_cut_at_the_length_limit_names_it(server, entry):
+    """finish_reason "length" becomes Stop('max_tokens') carrying the max_completion_tokens the
+    request asked for (the model's max_output_tokens)."""
+    events, error = await _stream(server, entry, Stream("openai/length.sse"))
+    assert error is None
+    assert server.requests[0].body["max_completion_tokens"] == 4096
+    assert events[0] == TextDelta("Step 1: open the")
+    assert events[-1] == Stop("max_tokens", output_limit=4096)
 
 
 async def test_error_object_inside_the_stream(server, entry):

@@ -50,6 +50,7 @@ class MessageAssembler:
         self.blocks: list[_Block] = []
         self.usage: UsageReport | None = None
         self.stop: StopReason | None = None
+        self.output_limit: int | None = None  # with stop "max_tokens": the limit that cut the reply
 
     def feed(self, event: ProviderEvent) -> MessageDelta | None:
         """Take one provider event; return the delta event to emit, if any."""
@@ -94,6 +95,7 @@ class MessageAssembler:
             self.usage = event
         elif isinstance(event, Stop):
             self.stop = event.reason
+            self.output_limit = event.output_limit
         return None
 
     def _tool_block(self, call_id: str | None) -> int | None:

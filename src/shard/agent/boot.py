@@ -190,21 +190,15 @@ def _resolve_flag_model(catalog: ModelCatalog, selection: str | None) -> ModelEn
         return None
     entry = catalog.resolve(selection)
     if entry is None:
-        known = ", ".join(e.id for e in catalog.entries)
-        raise StartupError(f"unknown model {shown(selection)} (models: {known})")
+        raise StartupError(catalog.unknown(selection))
     return entry
 
 
 def _config_default(catalog: ModelCatalog) -> ModelEntry | None:
-    if catalog.default_selection is None:
-        return None
-    entry = catalog.resolve(catalog.default_selection)
-    if entry is None:
-        raise StartupError(
-            f"default_model {catalog.default_selection!r} in config.toml is not in the catalog "
-            f"(models: {', '.join(e.id for e in catalog.entries)})"
-        )
-    return entry
+    mistake = catalog.default_mistake()
+    if mistake is not None:
+        raise StartupError(mistake)
+    return catalog.resolve(catalog.default_selection) if catalog.default_selection else None
 
 
 def _check_cwd(raw: str) -> Path:

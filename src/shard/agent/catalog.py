@@ -13,12 +13,14 @@ model; with none, the first prompt explains how to configure one.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from shard import _secrets
 from shard.agent.config import Config, ModelConfig, ProviderConfig, ReasoningLevelConfig
+from shard.protocol.errors import shown
 
 # Built-in model lists follow the installed SDKs' current model names. Prices are not built in: they
 # change and cannot be checked from here — set input_price/output_price in config.toml for usage.cost.
@@ -114,6 +116,10 @@ BASE_CAPABILITIES = (
 REASONING_CAPABILITIES = ("reasoning-catalog", "reasoning-switch")
 
 
+# A name that can be quoted back inside a config.toml snippet as it is.
+_PLAIN = re.compile(r"[\w.:@+/-]{1,100}")
+
+
 class ModelEntry(NamedTuple):
     provider: ProviderConfig
     model: ModelConfig
@@ -150,6 +156,7 @@ class ModelCatalog:
         providers += builtins
         if BUILTIN_SCRIPTED.name not in names:
             providers.append(BUILTIN_SCRIPTED)
+        self.providers: tuple[ProviderConfig, ...] = tuple(providers)
         self.entries: tuple[ModelEntry, ...] = tuple(ModelEntry(p, m) for p in providers for m in p.models)
         self.default_selection = config.default_model
         if self.default_selection is None and builtins:
@@ -165,6 +172,50 @@ class ModelCatalog:
             if len(matches) == 1:
                 return matches[0]
         return None
+
+    def default_mistake(self) -> str | None:
+        """What is wrong with ``default_model`` (one line), or None: it names a model there is, or
+        nothing is configured."""
+        selection = self.default_selection
+        if selection is None or self.resolve(selection) is not None:
+            return None
+        return self.unknown(selection, "unknown default_model")
+
+    def unknown(self, selection: str, what: str = "unknown model") -> str:
+        """One line for a selection that resolves to nothing: the models there are, and how to add
+        this one (the same words for ``--model``, ``default_model`` and ``set_model``)."""
+        known = ", ".join(e.id for e in self.entries)
+        return f"{what} {shown(selection)} (models: {known}); {self._how_to_add(selection)}"
+
+    def _how_to_add(self, selection: str) -> str:
+        provider_name, slash, model = selection.partition("/")
+        if not (_PLAIN.fullmatch(provider_name) and (not slash or _PLAIN.fullmatch(model))):
+            return "models are listed under [[providers]] in config.toml (README: Configuration)"
+        if not slash:
+            offered = [e.id for e in self.entries if e.model.id == selection]
+            if len(offered) > 1:
+                return f"several providers offer it: name one of {', '.join(offered)}"
+            return (
+                "name it as <provider>/<model> and list the model under that provider in config.toml: "
+                f'models = ["{selection}"] (README: Configuration)'
+            )
+        provider = next((p for p in self.providers if p.name == provider_name), None)
+        if provider is not None:
+            return (
+                f"to add it, list it in provider {shown(provider_name)} in config.toml: "
+                f'models = [..., "{model}"] (README: Configuration)'
+            )
+        builtin = dict(_BUILTIN_KINDS)
+        if provider_name in builtin:
+            return (
+                f"the built-in {provider_name} provider appears when {provider_name.upper()}_API_KEY is set "
+                "(README: Configuration)"
+            )
+        return (
+            f'to add it, configure the provider in config.toml: [[providers]] name = "{provider_name}" '
+            f'kind = "openai" base_url = "http://127.0.0.1:11434/v1" models = ["{model}"] '
+            "(README: Configuration)"
+        )
 
 
 def cost(

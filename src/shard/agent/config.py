@@ -1,8 +1,10 @@
 """``$SHARD_HOME/config.toml`` (DESIGN §5), read with the stdlib only so start-up stays cheap
 (NamedTuples rather than dataclasses: ``dataclasses`` pulls in ``inspect``, 20 ms before hello).
 
-Unknown keys are ignored (a newer config must not break an older shard); a wrong type or a missing
-required key is a :class:`ConfigError` that names the key and the file.
+Every mistake is a :class:`ConfigError`, one line naming the file, the line and the key: an unknown
+key or table (with the closest known name: a typo must not pass silently and surface later as "model
+not in the catalog"), a wrong type, a missing required key, a bad value. ``models = ["m1"]`` is
+shorthand for ``models = [{ id = "m1" }]``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shard._home import HomeError, read_config
+from shard.agent._config_mistakes import KeyPath, Mistake
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
@@ -87,7 +90,6 @@ class Config(NamedTuple):
     compaction: CompactionConfig = CompactionConfig()
     max_runtimes: int | None = None  # [daemon]: live runtimes at once (the daemon's default if unset)
     source: Path | None = None
-    extra: dict[str, Any] | None = None
 
     def resolve_path(self, value: str) -> Path:
         """A path from the config: absolute, or relative to SHARD_HOME."""
@@ -110,33 +112,80 @@ def load_config(home: Path) -> Config:
     if raw is None:
         return Config(home=home)
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    return _parse(data, home, path)
+    try:
+        return _parse(data, home, path)
+    except Mistake as bad:
+        raise ConfigError(bad.explain(text, path)) from None
+
+
+# How each top-level name is written, for messages: a table's header, or the key.
+_TOP_LEVEL = {
+    "default_model": "default_model",
+    "providers": "[[providers]]",
+    "retry": "[retry]",
+    "permissions": "[permissions]",
+    "compaction": "[compaction]",
+    "limits": "[limits]",
+    "tools": "[tools]",
+    "daemon": "[daemon]",
+}
+_TABLES = {
+    "retry": ("max_attempts", "base_delay", "max_delay"),
+    "permissions": ("headless_timeout",),
+    "compaction": ("enabled", "threshold", "keep_recent_tokens"),
+    "limits": ("max_input_bytes",),
+    "tools": ("extensions",),
+    "daemon": ("max_runtimes",),
+}
+_PROVIDER_KEYS = ("name", "kind", "base_url", "api_key_env", "script", "record", "models")
+_MODEL_KEYS = (
+    "id",
+    "context_window",
+    "max_output_tokens",
+    "reasoning_levels",
+    "default_reasoning",
+    "script",
+    "input_price",
+    "output_price",
+    "cache_read_price",
+    "cache_write_price",
+)
+_LEVEL_KEYS = ("id", "label", "description", "budget_tokens", "effort")
+
+
+def _only(table: dict[str, Any], known: tuple[str, ...] | dict[str, str], at: KeyPath) -> None:
+    for key, value in table.items():
+        if key not in known:
+            spelled = known if isinstance(known, dict) else {k: k for k in known}
+            raise Mistake((*at, key), known=spelled, value=value)
 
 
 def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
-    where = str(path)
-    default_model = _opt(data, "default_model", str, where)
+    _only(data, _TOP_LEVEL, ())
+    default_model = _opt(data, "default_model", str, ())
     providers: list[ProviderConfig] = []
     seen: set[str] = set()
-    for i, p in enumerate(_opt(data, "providers", list, where) or []):
-        at = f"{where}: providers[{i}]"
+    raw_providers = _opt(data, "providers", list, (), "a list of tables ([[providers]])") or []
+    for i, p in enumerate(raw_providers):
+        at: KeyPath = ("providers", i)
         if not isinstance(p, dict):
-            raise ConfigError(f"{at} must be a table")
+            raise Mistake(at, f"must be a table, got {_a(p)}")
+        _only(p, _PROVIDER_KEYS, at)
         name = _req(p, "name", str, at)
         kind = _req(p, "kind", str, at)
         if kind not in PROVIDER_KINDS:
-            raise ConfigError(f"{at}.kind must be one of {', '.join(PROVIDER_KINDS)}, got {kind!r}")
+            raise Mistake((*at, "kind"), f"must be one of {', '.join(PROVIDER_KINDS)}, got {kind!r}")
         if "/" in name or not name:
-            raise ConfigError(f"{at}.name must be non-empty and contain no '/'")
+            raise Mistake((*at, "name"), "must be non-empty and contain no '/'")
         if name in seen:
-            raise ConfigError(f"{at}.name {name!r} is defined twice")
+            raise Mistake((*at, "name"), f"{name!r} is defined twice")
         seen.add(name)
-        models = tuple(
-            _parse_model(m, f"{at}.models[{j}]") for j, m in enumerate(_opt(p, "models", list, at) or [])
-        )
+        raw_models = _opt(p, "models", list, at, "a list of model ids or tables") or []
+        models = tuple(_parse_model(m, (*at, "models", j)) for j, m in enumerate(raw_models))
         providers.append(
             ProviderConfig(
                 name=name,
@@ -148,71 +197,78 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
                 models=models,
             )
         )
-    limits = _opt(data, "limits", dict, where) or {}
-    max_input = _opt(limits, "max_input_bytes", int, f"{where}: limits")
+    tables = {name: _table(data, name) for name in _TABLES}
+    limits = tables["limits"]
+    max_input = _opt(limits, "max_input_bytes", int, ("limits",))
     if max_input is not None and max_input < 1024:
-        raise ConfigError(f"{where}: limits.max_input_bytes must be at least 1024")
-    tools = _opt(data, "tools", dict, where) or {}
-    extensions = _opt(tools, "extensions", list, f"{where}: tools") or []
-    if not all(isinstance(e, str) and ":" in e for e in extensions):
-        raise ConfigError(f"{where}: tools.extensions entries must be 'module:attribute' strings")
-    retry_table = _opt(data, "retry", dict, where) or {}
-    rat = f"{where}: retry"
+        raise Mistake(("limits", "max_input_bytes"), "must be at least 1024")
+    extensions = _opt(tables["tools"], "extensions", list, ("tools",), "a list of 'module:attribute' strings")
+    if not all(isinstance(e, str) and ":" in e for e in extensions or []):
+        raise Mistake(("tools", "extensions"), "must be a list of 'module:attribute' strings")
+    retry_table = tables["retry"]
+    max_attempts = _opt(retry_table, "max_attempts", int, ("retry",))
+    if max_attempts is not None and max_attempts < 1:
+        raise Mistake(("retry", "max_attempts"), "must be at least 1")
     retry = RetryConfig(
-        max_attempts=_opt(retry_table, "max_attempts", int, rat) or DEFAULT_RETRY.max_attempts,
-        base_delay=_number(retry_table, "base_delay", rat, DEFAULT_RETRY.base_delay),
-        max_delay=_number(retry_table, "max_delay", rat, DEFAULT_RETRY.max_delay),
+        max_attempts=DEFAULT_RETRY.max_attempts if max_attempts is None else max_attempts,
+        base_delay=_number(retry_table, "base_delay", ("retry",), DEFAULT_RETRY.base_delay),
+        max_delay=_number(retry_table, "max_delay", ("retry",), DEFAULT_RETRY.max_delay),
     )
-    if retry.max_attempts < 1:
-        raise ConfigError(f"{rat}.max_attempts must be at least 1")
-    permissions = _opt(data, "permissions", dict, where) or {}
-    headless_timeout = _number(permissions, "headless_timeout", f"{where}: permissions", 300.0)
-    table = _opt(data, "compaction", dict, where) or {}
-    cat = f"{where}: compaction"
-    enabled = _opt(table, "enabled", bool, cat)
-    threshold = _number(table, "threshold", cat, 0.8)
+    headless_timeout = _number(tables["permissions"], "headless_timeout", ("permissions",), 300.0)
+    table = tables["compaction"]
+    enabled = _opt(table, "enabled", bool, ("compaction",))
+    threshold = _number(table, "threshold", ("compaction",), 0.8)
     if not 0 < threshold <= 1:
-        raise ConfigError(f"{cat}.threshold must be in (0, 1]")
-    keep = _opt(table, "keep_recent_tokens", int, cat)
+        raise Mistake(("compaction", "threshold"), "must be in (0, 1]")
+    keep = _opt(table, "keep_recent_tokens", int, ("compaction",))
     if keep is not None and keep <= 0:
-        raise ConfigError(f"{cat}.keep_recent_tokens must be positive")
+        raise Mistake(("compaction", "keep_recent_tokens"), "must be positive")
     compaction = CompactionConfig(
         enabled=True if enabled is None else enabled, threshold=threshold, keep_recent_tokens=keep or 20_000
     )
-    daemon = _opt(data, "daemon", dict, where) or {}
-    max_runtimes = _opt(daemon, "max_runtimes", int, f"{where}: daemon")
+    max_runtimes = _opt(tables["daemon"], "max_runtimes", int, ("daemon",))
     if max_runtimes is not None and max_runtimes < 1:
-        raise ConfigError(f"{where}: daemon.max_runtimes must be a positive integer, got {max_runtimes}")
-    known = {"default_model", "providers", "limits", "tools", "retry", "permissions", "compaction", "daemon"}
+        raise Mistake(("daemon", "max_runtimes"), f"must be a positive integer, got {max_runtimes}")
     return Config(
         home=home,
         default_model=default_model,
         providers=tuple(providers),
         max_input_bytes=max_input or DEFAULT_MAX_LINE_BYTES,
-        tool_extensions=tuple(extensions),
+        tool_extensions=tuple(extensions or ()),
         retry=retry,
         headless_timeout=headless_timeout,
         compaction=compaction,
         max_runtimes=max_runtimes,
         source=path,
-        extra={k: v for k, v in data.items() if k not in known},
     )
 
 
-def _parse_model(m: object, at: str) -> ModelConfig:
+def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
+    table = _opt(data, name, dict, ()) or {}
+    _only(table, _TABLES[name], (name,))
+    return table
+
+
+def _parse_model(m: object, at: KeyPath) -> ModelConfig:
+    if isinstance(m, str):  # models = ["m1"]: the shorthand for [{ id = "m1" }]
+        if not m:
+            raise Mistake(at, "must not be an empty model id")
+        return ModelConfig(id=m)
     if not isinstance(m, dict):
-        raise ConfigError(f"{at} must be a table")
+        raise Mistake(at, f"must be a model id or a table, got {_a(m)}")
+    _only(m, _MODEL_KEYS, at)
     levels = []
-    for k, lv in enumerate(_opt(m, "reasoning_levels", list, at) or []):
-        lat = f"{at}.reasoning_levels[{k}]"
+    for k, lv in enumerate(_opt(m, "reasoning_levels", list, at, "a list of level ids or tables") or []):
+        lat: KeyPath = (*at, "reasoning_levels", k)
         if isinstance(lv, str):
             levels.append(ReasoningLevelConfig(id=lv, label=lv))
             continue
         if not isinstance(lv, dict):
-            raise ConfigError(f"{lat} must be a string or a table")
+            raise Mistake(lat, f"must be a string or a table, got {_a(lv)}")
+        _only(lv, _LEVEL_KEYS, lat)
         budget = _opt(lv, "budget_tokens", int, lat)
         if budget is not None and budget < 0:
-            raise ConfigError(f"{lat}.budget_tokens must not be negative")
+            raise Mistake((*lat, "budget_tokens"), "must not be negative")
         levels.append(
             ReasoningLevelConfig(
                 id=_req(lv, "id", str, lat),
@@ -224,15 +280,18 @@ def _parse_model(m: object, at: str) -> ModelConfig:
         )
     default_reasoning = _opt(m, "default_reasoning", str, at)
     if default_reasoning is not None and default_reasoning not in {lv.id for lv in levels}:
-        raise ConfigError(f"{at}.default_reasoning {default_reasoning!r} is not one of its reasoning_levels")
+        raise Mistake((*at, "default_reasoning"), f"{default_reasoning!r} is not one of its reasoning_levels")
     context_window = _opt(m, "context_window", int, at)
     if context_window is not None and context_window <= 0:
-        raise ConfigError(f"{at}.context_window must be positive")
+        raise Mistake((*at, "context_window"), "must be positive")
     max_output = _opt(m, "max_output_tokens", int, at)
     if max_output is not None and max_output <= 0:
-        raise ConfigError(f"{at}.max_output_tokens must be positive")
+        raise Mistake((*at, "max_output_tokens"), "must be positive")
+    model_id = _req(m, "id", str, at)
+    if not model_id:
+        raise Mistake((*at, "id"), "must not be empty")
     return ModelConfig(
-        id=_req(m, "id", str, at),
+        id=model_id,
         context_window=context_window,
         reasoning_levels=tuple(levels),
         default_reasoning=default_reasoning,
@@ -245,25 +304,45 @@ def _parse_model(m: object, at: str) -> ModelConfig:
     )
 
 
-def _number(table: dict[str, Any], key: str, at: str, default: float | None) -> Any:
+_KINDS = {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "a table"}
+
+
+def _a(value: object) -> str:
+    """What a TOML value is, for "got …"."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date or time"
+
+
+def _number(table: dict[str, Any], key: str, at: KeyPath, default: float | None) -> Any:
     value = table.get(key)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ConfigError(f"{at}.{key} must be a non-negative number")
+        raise Mistake((*at, key), "must be a non-negative number")
     return float(value)
 
 
-def _req(table: dict[str, Any], key: str, typ: type, at: str) -> Any:
+def _req(table: dict[str, Any], key: str, typ: type, at: KeyPath) -> Any:
     if key not in table:
-        raise ConfigError(f"{at}.{key} is required")
+        raise Mistake((*at, key), "is required", line_at=at)
     return _opt(table, key, typ, at)
 
 
-def _opt(table: dict[str, Any], key: str, typ: type, at: str) -> Any:
+def _opt(table: dict[str, Any], key: str, typ: type, at: KeyPath, what: str | None = None) -> Any:
     value = table.get(key)
     if value is None:
         return None
     if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
-        raise ConfigError(f"{at}.{key} must be a {typ.__name__}, got {type(value).__name__}")
+        raise Mistake((*at, key), f"must be {what or _KINDS[typ]}, got {_a(value)}")
     return value

@@ -590,8 +590,7 @@ class Runtime:
     def _set_model(self, selection: str) -> SetModelResult:
         entry = self.catalog.resolve(selection)
         if entry is None:
-            known = ", ".join(e.id for e in self.catalog.entries)
-            raise ShardError(ErrorCode.NOT_FOUND, f"unknown model {shown(selection)} (models: {known})")
+            raise ShardError(ErrorCode.NOT_FOUND, self.catalog.unknown(selection))
         provider = build_provider(entry, self.config)  # a construction failure is NOT_FOUND
         previous = self.model
         result = SetModelResult(

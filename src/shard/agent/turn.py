@@ -241,7 +241,18 @@ async def _call_once(rt: Runtime, usage: _TurnUsage, *, overflow_retry: bool) ->
     rt.record_message(message, **extra)
     rt.emit(MessageComplete(message_id=message.id, message=message))
     _report_usage(rt, usage, assembler, entry)
+    if assembler.stop == "max_tokens":  # kept, but nobody should take it for the whole answer
+        notice = _cut_notice(entry, assembler.output_limit)
+        rt.emit(ErrorEvent(code=ErrorCode.PROVIDER_ERROR.value, message=notice, fatal=False))
     return assembler
+
+
+def _cut_notice(entry: ModelEntry, limit: int | None) -> str:
+    asked = f"max_tokens {limit}" if limit else "the server's own max_tokens"
+    return (
+        f"the reply was cut at the model's output limit ({asked}); what arrived is kept. "
+        f"max_output_tokens of {entry.id} in config.toml sets the limit"
+    )
 
 
 def _usage_dict(report: UsageReport) -> dict[str, int]:

@@ -1,4 +1,9 @@
-"""``shard daemon``: prepare SHARD_HOME, read the daemon's settings, then serve until shut down."""
+"""``shard daemon``: prepare SHARD_HOME, read and check config.toml, then serve until shut down.
+
+Every config.toml mistake stops the daemon here with its one line (exit 1), rather than failing each
+runtime it starts: what ``load_config`` refuses, and a ``default_model`` that is not in the catalog.
+Tool extensions are imported by the runtimes (from the agent's working directory), not checked here.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import sys
 
 from shard import _secrets
 from shard._home import HomeError, prepare_home
-from shard.agent.catalog import BUILTIN_KEY_VARIABLES, key_variables
+from shard.agent.catalog import BUILTIN_KEY_VARIABLES, ModelCatalog, key_variables
 from shard.agent.config import ConfigError, load_config, shard_home
 
 
@@ -26,6 +31,10 @@ def main_daemon(args: argparse.Namespace) -> int:
         return 1
     # The daemon takes the keys its runtimes will need now; they reach them through a pipe.
     _secrets.capture(key_variables(config))
+    mistake = ModelCatalog(config).default_mistake()  # else every runtime would fail to start on it
+    if mistake is not None:
+        print(f"shard daemon: {mistake}", file=sys.stderr)
+        return 1
     if notice is not None:
         print(f"shard daemon: {notice}", file=sys.stderr)
     try:

@@ -57,7 +57,7 @@ class AnthropicProvider(SdkProvider):
 
     async def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request, self.entry)
-        fold = AnthropicFold()
+        fold = AnthropicFold(max_tokens=params["max_tokens"])
         client = await self.client()
         stream = await client.messages.create(**params)
         async with stream:
@@ -183,7 +183,8 @@ def _result_text(block: ToolResultBlock) -> str:
 class AnthropicFold:
     """Raw Messages-API stream events → normalized events. Works on the SDK's event objects."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_tokens: int | None = None) -> None:
+        self.max_tokens = max_tokens  # what the request asked for: named when the reply is cut at it
         self.finished = False
         self._input = 0
         self._cache_read: int | None = None
@@ -233,7 +234,7 @@ class AnthropicFold:
                     + (self._cache_write or 0)
                     + self._output,
                 ),
-                Stop(self._stop),
+                Stop(self._stop, self.max_tokens if self._stop == "max_tokens" else None),
             ]
         return []
 

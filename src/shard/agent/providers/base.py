@@ -51,6 +51,8 @@ class UsageReport:
 @dataclass(frozen=True, slots=True)
 class Stop:
     reason: StopReason
+    # With "max_tokens": the output limit the request asked for; None when the server chose it.
+    output_limit: int | None = None
 
 
 ProviderEvent = TextDelta | ThinkingDelta | ToolCallStart | ToolCallArgs | UsageReport | Stop

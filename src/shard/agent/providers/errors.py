@@ -53,7 +53,7 @@ def missing_key(provider: ProviderConfig) -> str:
 def translate(exc: BaseException, provider: ProviderConfig, key: str | None = None) -> ProviderError:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
-        detail = _scrub(_server_message(exc), key)
+        detail = scrub(_server_message(exc), key)
         if status < 400:  # an error event inside a 200 stream: take its type's HTTP meaning
             status = _STREAM_ERRORS.get(_error_type(exc), 500)
         if status in (401, 403):
@@ -81,7 +81,7 @@ def translate(exc: BaseException, provider: ProviderConfig, key: str | None = No
         or isinstance(exc, ConnectionError | EOFError)
     ):
         return ProviderError(f"{provider.name}: {_connection_trouble(exc, provider, key)}", retryable=True)
-    return ProviderError(f"{provider.name}: {name}: {_scrub(str(exc), key)}")
+    return ProviderError(f"{provider.name}: {name}: {scrub(str(exc), key)}")
 
 
 def _connection_trouble(exc: BaseException, provider: ProviderConfig, key: str | None) -> str:
@@ -106,7 +106,7 @@ def _connection_trouble(exc: BaseException, provider: ProviderConfig, key: str |
     if "name or service not known" in text or "nodename nor servname" in text:
         return f"cannot resolve the host{where}"
     why = str(chain[-1]) or type(chain[-1]).__name__
-    return f"connection lost ({_scrub(why, key)})"
+    return f"connection lost ({scrub(why, key)})"
 
 
 # Anthropic streams report errors as SSE `event: error` after a 200; these are their HTTP twins.
@@ -169,7 +169,7 @@ def _retry_after(response: Any) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
-def _scrub(text: str, key: str | None) -> str:
+def scrub(text: str, key: str | None) -> str:
     """Remove the key (and any long prefix of it a server may quote) from text we pass on."""
     if key and len(key) >= 8:
         text = text.replace(key, "[redacted]")

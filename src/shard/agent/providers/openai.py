@@ -10,12 +10,16 @@ Response side (:class:`OpenAIFold`, pure): chunks fold into normalized events. S
 fold assumes little: a tool-call delta may lack ``index`` or ``id`` (a stable key is made up), parallel
 calls may interleave (each argument fragment is tagged with its call), the name may come late, the
 usage chunk and ``finish_reason`` may never come (the stop is inferred), reasoning text may arrive as
-``reasoning_content`` or ``reasoning``.
+``reasoning_content`` or ``reasoning``. Some servers (llama.cpp's, LiteLLM proxies) may answer the
+streaming request with ``200 application/json`` and the whole ``chat.completion``: it is folded as
+the one chunk that says the same (:func:`completion_chunk`). A reply with no content and no usage is
+a retryable ProviderError saying what came instead, never an empty assistant message.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -33,6 +37,7 @@ from shard.agent.providers.base import (
     ToolCallStart,
     UsageReport,
 )
+from shard.agent.providers.errors import scrub
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
     ErrorContent,
@@ -62,17 +67,77 @@ class OpenAIProvider(SdkProvider):
 
     async def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request, self.entry)
-        fold = OpenAIFold()
+        fold = OpenAIFold(max_tokens=params.get("max_completion_tokens"))
         client = await self.client()
         stream = await client.chat.completions.create(**params)
         async with stream:
-            async for chunk in stream:
-                for out in fold.feed(chunk):
+            content_type = stream.response.headers.get("content-type", "")
+            if _is_json(content_type):
+                # llama.cpp's server and LiteLLM proxies may answer a streaming request with the whole
+                # chat.completion; the SDK would read it as an SSE stream of zero events.
+                for out in fold.feed(completion_chunk(self._completion(await stream.response.aread()))):
                     yield out
-        if not fold.saw_anything:
-            raise ProviderError(f"{self.name}: the server sent an empty response", retryable=True)
+            else:
+                async for chunk in stream:
+                    for out in fold.feed(chunk):
+                        yield out
+        if fold.empty:
+            # Nothing to show and nothing billed: a server's (or a proxy's) failure, not an answer.
+            raise ProviderError(
+                f"{self.name}: the server's reply had no content and no usage: "
+                + _nothing(fold, content_type or "no content-type", whole=_is_json(content_type)),
+                retryable=True,
+            )
         for out in fold.finish():
             yield out
+
+    def _completion(self, body: bytes) -> dict[str, Any]:
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            data = None
+        if not isinstance(data, dict):
+            text = scrub(body.decode(errors="replace"), self._key)[:200]
+            raise ProviderError(f"{self.name}: the server's JSON reply is not a chat completion: {text}")
+        error = data.get("error")
+        if error and not data.get("choices"):
+            said = scrub(str(error.get("message") if isinstance(error, dict) else error), self._key)
+            raise ProviderError(f"{self.name}: the server answered with an error: {said}")
+        return data
+
+
+def _nothing(fold: OpenAIFold, content_type: str, *, whole: bool) -> str:
+    """What came instead of a reply."""
+    finish = f"finish_reason {fold.finish_reason!r}" if fold.finish_reason else "no finish_reason"
+    if whole:
+        return f"a chat.completion ({content_type}) with an empty message and {finish}"
+    if fold.chunks == 0:
+        return f"a stream ({content_type}) with no chunks"
+    return f"a stream ({content_type}) of {fold.chunks} chunk{'s' if fold.chunks > 1 else ''} with {finish}"
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def completion_chunk(completion: dict[str, Any]) -> Any:
+    """A non-streamed ``chat.completion`` as the one chunk that carries the same reply (pure): each
+    choice's ``message`` becomes its ``delta``, so :class:`OpenAIFold` reads text, reasoning, tool
+    calls (whole arguments, no ``index``), ``finish_reason`` and usage the way it reads a stream."""
+    choices = [
+        {**c, "delta": c.get("message") or {}} for c in completion.get("choices") or [] if isinstance(c, dict)
+    ]
+    return _attrs({**completion, "choices": choices})
+
+
+def _attrs(value: Any) -> Any:
+    """JSON as objects with attributes, the shape the fold reads from the SDK's chunk objects."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{str(k): _attrs(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_attrs(v) for v in value]
+    return value
 
 
 def _effort(entry: ModelEntry, level: str | None) -> str | None:
@@ -194,16 +259,27 @@ class _Call:
 class OpenAIFold:
     """Chat Completions chunks → normalized events. Works on the SDK's chunk objects."""
 
-    def __init__(self) -> None:
-        self.saw_anything = False
+    def __init__(self, max_tokens: int | None = None) -> None:
+        self.max_tokens = max_tokens  # what the request asked for: named when the reply is cut at it
+        self.chunks = 0
+        self._content = False
         self._calls: dict[Any, _Call] = {}
         self._last_key: Any = None
         self._finish: str | None = None
         self._usage: UsageReport | None = None
 
+    @property
+    def empty(self) -> bool:
+        """No text, no thinking, no tool call and no usage: nothing that makes a reply."""
+        return not (self._content or self._calls or self._usage is not None)
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self._finish
+
     def feed(self, chunk: Any) -> list[ProviderEvent]:
         out: list[ProviderEvent] = []
-        self.saw_anything = True
+        self.chunks += 1
         usage = getattr(chunk, "usage", None)
         if usage is not None:
             self._usage = _usage(usage)
@@ -222,6 +298,7 @@ class OpenAIFold:
                     out.extend(self._tool_delta(tc))
             if getattr(choice, "finish_reason", None):
                 self._finish = choice.finish_reason
+        self._content = self._content or bool(out)
         return out
 
     def _tool_delta(self, tc: Any) -> list[ProviderEvent]:
@@ -276,7 +353,7 @@ class OpenAIFold:
             reason = _FINISH.get(self._finish, "other")
         else:
             reason = "tool_use" if self._calls else "end_turn"
-        out.append(Stop(reason))
+        out.append(Stop(reason, self.max_tokens if reason == "max_tokens" else None))
         return out
 
 
