@@ -77,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let this run do ANYTHING without asking: every write, command and path outside",
     )
+    run.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the latest session of this working directory (see shard sessions)",
+    )
     _agent_flags(run)
 
     daemon = sub.add_parser("daemon", help="host agents for many clients (unix socket + WebSocket)")
