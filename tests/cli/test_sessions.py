@@ -14,7 +14,10 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from shard.cli.sessions import transcript
 from shard.testing import AgentProcess, DaemonProcess, shard_command, text_step, write_scripted_home
 
 
@@ -472,3 +475,43 @@ async def test_list_while_a_run_is_in_its_first_turn(tmp_path):
         assert row["message_count"] == 1
     finally:
         await agent.kill()
+
+
+_ANY = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+_KINDS = st.sampled_from(
+    ["message", "tool_result", "compaction", "mode_change", "model_change", "reasoning_change", "grant", "x"]
+)
+_FIELDS = st.sampled_from(
+    ["message", "content", "is_error", "exit_code", "summary", "index", "tokens_before", "tokens_after",
+     "rule", "mode", "previous", "model", "reasoning", "incomplete"]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.builds(
+            lambda kind, fields, ts: {"kind": kind, "ts": ts, **fields},
+            _KINDS,
+            st.dictionaries(_FIELDS, _ANY, max_size=5),
+            st.floats(allow_nan=True) | st.integers(),
+        ),
+        max_size=6,
+    ),
+    blocks=st.lists(_ANY, max_size=4),
+)
+def test_show_never_fails_on_a_strange_session(rows, blocks):
+    """Entries that passed the store's checks (id, kind, ts, chain) but hold anything else — wrong
+    types, odd blocks, huge or non-finite times — are shown as well as they can be, never a crash."""
+    entries = [
+        {"kind": "header", "ts": 1.0, "session_id": "sess-x", "cwd": "/", "model": None, "mode": "build"}
+    ]
+    entries.append({"kind": "message", "ts": 2.0, "message": {"role": "assistant", "content": blocks}})
+    entries += rows
+    lines = list(transcript(entries))
+    assert lines[0] == "session sess-x"
+    assert all(isinstance(line, str) for line in lines)

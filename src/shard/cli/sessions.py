@@ -116,8 +116,11 @@ def table(sessions: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+def _when(ts: Any, form: str = "%Y-%m-%d %H:%M") -> str:
+    try:
+        return time.strftime(form, time.localtime(ts))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"
 
 
 def _short_path(path: str) -> str:
@@ -159,15 +162,15 @@ def transcript(entries: list[dict[str, Any]]) -> Iterator[str]:
 def _entry(entry: dict[str, Any]) -> Iterator[str]:
     kind = entry["kind"]
     if kind == "message":
-        message = entry.get("message") or {}
+        message = _object(entry.get("message"))
         role = message.get("role")
         who = "you" if role == "user" else "assistant"
         if role == "assistant" and entry.get("model"):
             who += f" ({entry['model']})"
         yield ""
-        yield f"▍{who} · {time.strftime('%H:%M', time.localtime(entry['ts']))}"
-        for block in message.get("content") or []:
-            yield from _block(block)
+        yield f"▍{who} · {_when(entry['ts'], '%H:%M')}"
+        for block in _array(message.get("content")):
+            yield from _block(_object(block))
         if entry.get("incomplete") == "aborted":
             yield "(aborted)"
         elif entry.get("incomplete"):
@@ -176,9 +179,8 @@ def _entry(entry: dict[str, Any]) -> Iterator[str]:
         yield from _result(entry)
     elif kind == "compaction":
         before, after = entry.get("tokens_before"), entry.get("tokens_after")
-        tokens = (
-            f" · {before:,} → {after:,} tokens" if isinstance(before, int) and isinstance(after, int) else ""
-        )
+        counted = all(isinstance(n, int) and not isinstance(n, bool) for n in (before, after))
+        tokens = f" · {before:,} → {after:,} tokens" if counted else ""
         yield ""
         yield f"── compaction {entry.get('index')}{tokens} ──"
         yield from str(entry.get("summary", "")).splitlines()
@@ -201,7 +203,7 @@ def _block(block: dict[str, Any]) -> Iterator[str]:
     elif kind == "thinking":
         yield f"(thinking: {_cut(' '.join(str(block.get('text', '')).split()))})"
     elif kind == "tool_call":
-        args = block.get("args") or {}
+        args = _object(block.get("args"))
         shown = " ".join(f"{k}={_cut(v if isinstance(v, str) else json.dumps(v))}" for k, v in args.items())
         yield f"» {block.get('name')} {shown}".rstrip()
     elif kind == "image":
@@ -210,7 +212,7 @@ def _block(block: dict[str, Any]) -> Iterator[str]:
 
 
 def _result(entry: dict[str, Any]) -> Iterator[str]:
-    content = entry.get("content") or {}
+    content = _object(entry.get("content"))
     if content.get("kind") == "error":
         text = str(content.get("message", ""))
     elif content.get("kind") == "json":
@@ -234,12 +236,20 @@ def _rule(rule: Any) -> str:
         return f"{rule.get('tool')} {_cut(str(rule.get('input')))}"
     if rule.get("kind") == "bash_signature":
         commands = [
-            " ".join([str(s.get("executable")), *map(str, s.get("flags") or [])])
-            for s in rule.get("signatures") or []
-            if isinstance(s, dict)
+            " ".join([str(s.get("executable")), *map(str, _array(s.get("flags")))])
+            for s in map(_object, _array(rule.get("signatures")))
         ]
         return "commands like " + ", ".join(commands)
     return _cut(json.dumps(rule))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` if it is an object, else an empty one: a session file is data, not a promise."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _cut(text: str) -> str:

@@ -11,6 +11,7 @@ folder and are listed both on their own and under their source.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -104,11 +105,12 @@ def _describe(session_dir: Path, head_bytes: int | None) -> dict[str, Any] | Non
         stat = path.stat()
     except OSError:
         return None
-    meta: dict[str, Any] = {}
     try:
-        meta = json.loads((session_dir / META_FILE).read_text())
+        meta = _checked(json.loads((session_dir / META_FILE).read_text()))
     except (OSError, ValueError):
-        meta = _scan(path, head_bytes)
+        meta = {}
+    if not meta.get("session_id"):
+        meta = _checked(_scan(path, head_bytes))
     if not meta.get("session_id"):
         return None
     created = meta.get("created") or stat.st_ctime
@@ -126,6 +128,33 @@ def _describe(session_dir: Path, head_bytes: int | None) -> dict[str, Any] | Non
         info["source_session_id"] = meta["source_session_id"]
         info["source_entry_id"] = meta.get("source_entry_id", "")
     return info
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "session_id": (str,),
+    "cwd": (str,),
+    "title": (str,),
+    "source_session_id": (str,),
+    "source_entry_id": (str,),
+    "created": (int, float),
+    "updated": (int, float),
+    "message_count": (int, type(None)),
+}
+
+
+def _checked(meta: Any) -> dict[str, Any]:
+    """The fields of ``meta`` that have the type a listing expects (meta.json is a file anyone can
+    edit: a wrong type is dropped, never passed on to fail later)."""
+    if not isinstance(meta, dict):
+        return {}
+    return {
+        k: v
+        for k, v in meta.items()
+        if k in _TYPES
+        and isinstance(v, _TYPES[k])
+        and not isinstance(v, bool)
+        and (not isinstance(v, float) or math.isfinite(v))
+    }
 
 
 def _scan(path: Path, limit: int | None) -> dict[str, Any]:
