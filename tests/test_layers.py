@@ -76,3 +76,11 @@ def test_start_up_path_imports_neither_pydantic_nor_asyncio():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_daemon_runs_without_aiohttp():
+    """aiohttp is a dev-only dependency (a test client, provider test servers): the daemon's own
+    HTTP and WebSocket code must not load it."""
+    code = "import sys, shard.daemon.server\nprint('aiohttp' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

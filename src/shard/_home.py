@@ -11,6 +11,7 @@ files its tools create for the user keep the user's usual permissions).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -92,12 +93,17 @@ def write_private(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a full disk must not also leave a stray temporary file
+            os.unlink(tmp)
+        raise
 
 
 def read_config(path: Path) -> bytes | None:

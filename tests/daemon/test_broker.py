@@ -148,6 +148,41 @@ async def test_ui_request_broadcast_first_answer_wins(daemon_factory, project):
     assert "red" not in str(result)
 
 
+async def test_a_second_answer_is_never_forwarded_to_the_runtime(daemon_factory, project):
+    """Two interactive clients answer the same permission and UI requests back to back: only the
+    first answer of each reaches the runtime (a runtime that gets a second one says so on stderr,
+    which the daemon passes on — checked after round trips through the same runtime).
+
+    Covers: R6.3.3, R6.3.5
+    """
+    steps = [
+        tool_step("touch", {"path": "made.txt"}),
+        tool_step("ask", {"kind": "input", "title": "name?"}),
+        text_step("ok"),
+    ]
+    daemon = await daemon_factory(steps)
+    c1, c2 = await daemon.unix(), await daemon.unix()
+    agent = await create_agent(c1, project)
+    await attach(c1, agent)
+    await attach(c2, agent)
+    await c1.send({"type": "prompt", "agent_id": agent, "message": "go"})
+    for kind, answer in (("permission_request", {"choice_id": "allow"}), ("ui_request", {"value": "x"})):
+        request = (await c1.until_type(kind))[-1]
+        reply = kind.replace("request", "response")
+        message = {"type": reply, "agent_id": agent, "request_id": request["request_id"], **answer}
+        await c1.send({**message, "id": "first"})
+        await c2.send({**message, "id": "second"})
+        for client, cid in ((c1, "first"), (c2, "second")):
+            done = await client.until(lambda m, cid=cid: m["type"] == "response" and m.get("id") == cid)
+            assert done[-1]["success"] is True
+    await c1.idle(agent_id=agent)
+    for n in range(2):  # the runtime has read everything sent before these
+        modes, _ = await c1.request({"type": "list_modes", "id": f"m{n}", "agent_id": agent})
+        assert modes["success"] is True
+    assert not [line for line in daemon.output if "dropped a second answer" in line]
+    assert (project / "made.txt").exists()
+
+
 async def test_child_requests_go_to_the_nearest_interactive_ancestor(daemon_factory, transport, project):
     """A child with no interactive client of its own has its permission request shown to its
     parent's client with the child's agent_id; the parent's client drops, reconnects, re-attaches
@@ -235,7 +270,8 @@ async def test_own_interactive_client_answers_before_any_ancestor(daemon_factory
 async def test_attaching_while_streaming_misses_and_repeats_nothing(daemon_factory, transport, project):
     """Clients attaching in the middle of a stream get sync first, then a contiguous tail of the live
     deltas: no delta before the sync, none lost after it, none twice; every attacher is then part
-    of the fan-out until the end.
+    of the fan-out until the end. The proof of "none lost": the message so far in the sync
+    (``sync.streaming``) plus the deltas after it rebuild the final message exactly.
 
     Covers: R6.4.3, R6.4.4, R6.4.5, R6.4.6, R6.4.19, R6.4.20, R6.2.1, R6.2.2, R3.6
     """
@@ -268,6 +304,28 @@ async def test_attaching_while_streaming_misses_and_repeats_nothing(daemon_facto
             m for m in mine if m["type"] == "message_complete" and m["message"]["role"] == "assistant"
         ]
         assert complete[-1]["message"]["content"][0]["text"] == text
+        assert _rebuilt(mine[first_sync], mine[first_sync + 1 :], complete[-1]["message_id"]) == text
+
+
+def _rebuilt(sync: dict, after: list[dict], message_id: str) -> str:
+    """The text of ``message_id`` as a client attaching with ``sync`` shows it: the snapshot's
+    blocks (or the finished message in the window), then every later delta applied in place."""
+    done = [m for m in sync["live_window"]["messages"] if m["id"] == message_id]
+    if done:
+        return done[0]["content"][0]["text"]
+    streaming = sync.get("streaming")
+    blocks = (
+        [b.get("text") or "" for b in streaming["blocks"]]
+        if streaming and streaming["message_id"] == message_id
+        else []
+    )
+    for delta in after:
+        if delta["type"] == "message_delta" and delta["message_id"] == message_id and "text_delta" in delta:
+            index = delta["block_index"]
+            while len(blocks) <= index:
+                blocks.append("")
+            blocks[index] += delta["text_delta"]
+    return blocks[0] if blocks else ""
 
 
 async def test_activity_never_wakes_a_stopped_agent(daemon_factory, project, tmp_path):

@@ -45,10 +45,13 @@ async def test_a_runtime_of_another_major_version_is_a_protocol_error(version):
     Covers: R8.11, R7.11
     """
     hello = {**HELLO, "protocol_version": version} if version is not None else {"type": "hello"}
+    proc = RuntimeProcess(_child(hello, SYNC), dict(os.environ), lambda p, line: None, lambda p, c, e: None)
     with pytest.raises(ShardError) as caught:
-        await _start(hello, SYNC)
+        await proc.start()
     assert caught.value.code == ErrorCode.PROTOCOL_ERROR
     assert "protocol" in caught.value.message
+    assert proc.proc is not None
+    assert proc.proc.returncode == -9, "the child (which would wait for stdin forever) was killed"
 
 
 @pytest.mark.parametrize(

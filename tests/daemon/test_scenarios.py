@@ -99,7 +99,9 @@ async def test_attach_to_a_streaming_agent_then_detach(daemon_factory, transport
     assert delta["agent_id"] == agent
     detached, _ = await watcher.request({"type": "agent.detach", "id": "d", "agent_id": agent})
     assert detached == {"type": "response", "id": "d", "command": "agent.detach", "success": True}
-    await driver.idle(agent_id=agent)
+    done = await driver.idle(agent_id=agent)
+    finished = [m for m in done if m["type"] == "message_complete" and m["message"]["role"] == "assistant"]
+    assert finished[-1]["message"]["content"][0]["text"] == steps[0]["blocks"][0]["text"], "not cut short"
     status, _ = await watcher.request({"type": "agent.status", "id": "s", "agent_id": agent})
     assert status["data"]["agents"][0]["status"] == "idle"
     stray = [
@@ -108,6 +110,31 @@ async def test_attach_to_a_streaming_agent_then_detach(daemon_factory, transport
         if m.get("agent_id") == agent and m["type"] in ("message_delta", "turn_end", "status")
     ]
     assert stray == []
+
+
+async def test_dropping_the_only_client_mid_turn_does_not_stop_the_work(daemon_factory, transport, project):
+    """The only client (interactive) drops its connection in the middle of a turn: the turn runs to
+    its end — a client attaching afterwards finds the whole answer in the window, not an aborted
+    part of it.
+
+    Covers: R3.5, R6.4.4
+    """
+    text = "streaming on without anyone watching " * 12
+    daemon = await daemon_factory([{"blocks": [{"type": "text", "text": text}], "chunk": 8, "delay_ms": 20}])
+    driver = await connect(daemon, transport)
+    agent = await create_agent(driver, project)
+    await attach(driver, agent)
+    await driver.send({"type": "prompt", "agent_id": agent, "message": "go"})
+    await driver.until_type("message_delta")
+    await driver.close()
+    later = await connect(daemon, transport)
+    await later.until(
+        lambda m: m["type"] == "agent_status_changed" and m["agent_id"] == agent and m["status"] == "idle"
+    )
+    _, sync = await attach(later, agent)
+    answer = sync["live_window"]["messages"][-1]
+    assert answer["role"] == "assistant"
+    assert answer["content"][0]["text"] == text
 
 
 async def test_one_socket_two_agents_demultiplexed(daemon_factory, transport, project, tmp_path):

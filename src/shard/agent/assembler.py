@@ -24,7 +24,7 @@ from shard.agent.providers.base import (
     UsageReport,
 )
 from shard.protocol.content import ContentBlock, Message, TextBlock, ThinkingBlock, ToolCallBlock
-from shard.protocol.events import MessageDelta
+from shard.protocol.events import MessageDelta, StreamingBlock, StreamingMessage
 
 
 @dataclass(slots=True)
@@ -124,6 +124,20 @@ class MessageAssembler:
                 args, err = _parse_args("".join(b.parts))
                 calls.append(AssembledToolCall(b.tool_call_id, b.name, args, err))
         return calls
+
+    def snapshot(self) -> StreamingMessage:
+        """The message so far, block by block, for a ``sync`` taken mid-stream (raw tool arguments)."""
+        blocks = []
+        for b in self.blocks:
+            if b.kind == "tool_call":
+                blocks.append(
+                    StreamingBlock(
+                        kind="tool_call", tool_call_id=b.tool_call_id, name=b.name, args_text="".join(b.parts)
+                    )
+                )
+            else:
+                blocks.append(StreamingBlock(kind=b.kind, text="".join(b.parts)))  # type: ignore[arg-type]
+        return StreamingMessage(message_id=self.message_id, blocks=blocks)
 
     def message(self) -> Message:
         """The message as assembled so far (also valid mid-stream, for an aborted turn)."""

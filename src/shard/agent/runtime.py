@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from shard import _secrets
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
+from shard.agent.assembler import MessageAssembler
 from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, key_variables
 from shard.agent.compaction import estimate_tokens
 from shard.agent.config import Config
@@ -149,6 +150,7 @@ class Runtime:
         self.headless_policy = headless_policy
         self.headless_timeout = headless_timeout
         self.has_responder = has_responder
+        self.streaming: MessageAssembler | None = None  # the assistant message in flight, for sync
         self.allowances: Allowances | None = None  # shard run --allow / --yes-to-all: this run only
         self.responders_final = True
         self.responder_lost = asyncio.Event()
@@ -229,7 +231,7 @@ class Runtime:
         return hello_event(self.model)
 
     def sync(self) -> Sync:
-        return Sync(
+        sync = Sync(
             status=self.status.current,
             mode=self.modes.active.name,
             capabilities=self.capabilities(),
@@ -237,6 +239,9 @@ class Runtime:
             pending_requests=self.board.pending(),
             session_id=self.store.session_id,
         )
+        if self.streaming is not None:
+            sync.streaming = self.streaming.snapshot()
+        return sync
 
     def _live_window(self) -> LiveWindow:
         window = LiveWindow(messages=list(self.view.messages))

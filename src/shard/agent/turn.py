@@ -85,7 +85,7 @@ async def drive(rt: Runtime, first: UserInput) -> None:
             completed = await _turn(rt, inp)
             if not completed:
                 break
-            if not rt.follow_ups and rt.compaction_due():
+            if not rt.follow_ups and rt.fatal is None and rt.compaction_due():
                 await _auto_compact(rt, "compacting")  # the default tier: as the agent goes idle
             inp = rt.follow_ups.popleft() if rt.follow_ups else None
     finally:
@@ -209,16 +209,20 @@ async def _call_once(rt: Runtime, usage: _TurnUsage, *, overflow_retry: bool) ->
     def on_retry(detail: str | None) -> None:
         rt.set_status("streaming", detail)
 
+    rt.streaming = assembler
     try:
         async with aclosing(stream_with_retries(provider, request, rt.config.retry, on_retry)) as stream:
             async for event in stream:
                 delta = assembler.feed(event)
                 if delta is not None:
                     rt.emit(delta)
+        rt.streaming = None  # before message_complete: a later sync holds the message in its window
     except asyncio.CancelledError:
+        rt.streaming = None
         _keep_partial(rt, assembler, incomplete="aborted", unrun=ABORTED)
         raise
     except Exception as exc:  # any provider failure ends this turn, never the agent
+        rt.streaming = None
         error = (
             exc
             if isinstance(exc, ProviderError)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from shard.agent.boot import AgentOptions, StartupError, error_line, hello_line, prepare, sync_line, write_all
-from shard.protocol.errors import ShardError
+from shard.protocol.errors import ErrorCode, ShardError
 
 EXIT_SESSION = 3
 
@@ -30,7 +30,8 @@ def main_agent(args: argparse.Namespace) -> int:
     except StartupError as exc:
         print(f"shard: {exc.message}", file=sys.stderr)
         return exc.exit_code
-    except ShardError as exc:
+    except (ShardError, OSError) as caught:
+        exc = caught if isinstance(caught, ShardError) else io_error(caught)
         # The session cannot be opened: say hello so the client can read the reason, then stop.
         write_all(1, hello_line(None) + error_line(exc, fatal=True))
         print(f"shard: {exc.message}", file=sys.stderr)
@@ -40,3 +41,9 @@ def main_agent(args: argparse.Namespace) -> int:
     from shard.agent.stdio import run
 
     return run(prepared)
+
+
+def io_error(exc: OSError) -> ShardError:
+    """A file Shard needs could not be read or written (a full disk, a lost mount): INTERNAL_ERROR."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    return ShardError(ErrorCode.INTERNAL_ERROR, f"cannot start: {exc.strerror or exc}{where}")

@@ -37,6 +37,7 @@ def main_daemon(args: argparse.Namespace) -> int:
                 ping_interval=args.ws_ping_interval,
                 outbound_cap=args.outbound_cap,
                 max_runtimes=args.max_runtimes or config.max_runtimes or DEFAULT_MAX_RUNTIMES,
+                max_input=args.max_input_bytes or config.max_input_bytes,
             )
         )
     except StartError as exc:

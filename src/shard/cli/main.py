@@ -114,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="runtime processes alive at once; at the limit the one idle longest is stopped to make "
         f"room (default: [daemon] max_runtimes in config.toml, else {DEFAULT_MAX_RUNTIMES})",
     )
+    daemon.add_argument(
+        "--max-input-bytes",
+        type=_input_cap,
+        help="largest message a client may send (a JSONL line or a WebSocket message); a bigger one "
+        "is answered INVALID_REQUEST and the connection stays (at least 1024; default: [limits] "
+        "max_input_bytes in config.toml, else 64 MiB)",
+    )
 
     sessions = sub.add_parser("sessions", help="list saved sessions (newest first); show or remove one")
     sessions.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
@@ -135,6 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
+
+
+def _input_cap(value: str) -> int:
+    """The same floor as ``[limits] max_input_bytes``: an answer must fit the id it came with."""
+    size = int(value)
+    if size < 1024:
+        raise argparse.ArgumentTypeError("must be at least 1024")
+    return size
 
 
 def main(argv: list[str] | None = None) -> int:

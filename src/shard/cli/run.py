@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from shard.agent.boot import StartupError, prepare
-from shard.cli.agent import options
+from shard.cli.agent import io_error, options
 from shard.protocol.errors import ShardError
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 130, 141
@@ -44,7 +44,8 @@ def main_run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     try:
         prepared = prepare(options(args))
-    except (StartupError, ShardError) as exc:
+    except (StartupError, ShardError, OSError) as caught:
+        exc = io_error(caught) if isinstance(caught, OSError) else caught
         print(f"shard: {exc.message}", file=sys.stderr)
         return exc.exit_code if isinstance(exc, StartupError) else 3
     _start_sdk_import(prepared)

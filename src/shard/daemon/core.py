@@ -151,6 +151,11 @@ class Daemon:
                 await self._orchestrator(conn, command)
         except ShardError as exc:
             self._fail(conn, exc, id=command.id, command=command.type)
+        except Exception as exc:  # a bug or an OS failure: the client is answered, the daemon serves on
+            why = f"{command.type} failed: {type(exc).__name__}: {exc}"
+            sys.stderr.write(f"shard daemon: {why}\n")
+            error = ShardError(ErrorCode.INTERNAL_ERROR, why)
+            self._fail(conn, error, id=command.id, command=command.type)
 
     async def _per_agent(self, conn: Connection, command: cmd.AgentCommand) -> None:
         agent_id = command.agent_id
@@ -288,11 +293,11 @@ class Daemon:
         """Remove an agent that has nothing running from the registry; its session file stays (it can
         be adopted again). Told to everyone as ``agent_status_changed`` with ``detail: "forgotten"``:
         the protocol has no removal event, and this one already reaches every connection."""
+        self.registry.remove(slot.agent_id)  # first: if the disk refuses, nothing has changed
         self._cancel_reap(slot)
         for conn in slot.attachments:
             conn.attached.pop(slot.agent_id, None)
         slot.attachments.clear()
-        self.registry.remove(slot.agent_id)
         del self.agents[slot.agent_id]
         slot.runtime_state = "stopped"
         self._status_changed(slot, "forgotten")
@@ -521,7 +526,7 @@ class Daemon:
         slot.adoption_overrides = False
         if slot.record.started_at is None:
             slot.record.started_at = time.time()
-            self.registry.update(slot.agent_id, started_at=slot.record.started_at)
+            self._remember(slot, started_at=slot.record.started_at)
         slot.epoch += 1
         slot.capabilities = list(proc.hello.get("capabilities", []))
         slot.status = proc.sync.get("status", "idle")
@@ -728,18 +733,26 @@ class Daemon:
                 self._settle(slot)
         elif kind == "model_changed":
             active = event.get("active") or {}
-            self.registry.update(slot.agent_id, model=active.get("id"), provider=active.get("provider"))
+            self._remember(slot, model=active.get("id"), provider=active.get("provider"))
             slot.record.model, slot.record.provider = active.get("id"), active.get("provider")
             if isinstance(event.get("capabilities"), list):
                 slot.capabilities = event["capabilities"]
         elif kind == "mode_changed":
-            self.registry.update(slot.agent_id, mode=event.get("mode"))
+            self._remember(slot, mode=event.get("mode"))
             slot.record.mode = event.get("mode")
         elif kind == "turn_end" and isinstance(event.get("usage"), dict):
             for k, v in event["usage"].items():
                 if isinstance(v, int | float) and not isinstance(v, bool) and k != "context_tokens":
                     slot.usage[k] = slot.usage.get(k, 0) + v
         self._activity(slot, event)
+
+    def _remember(self, slot: AgentSlot, **fields: Any) -> None:
+        """Keep the registry's copy of what a runtime chose or did; the session stays the authority, so a
+        failed write (a full disk) is said once on stderr and the daemon goes on."""
+        try:
+            self.registry.update(slot.agent_id, **fields)
+        except ShardError as exc:
+            sys.stderr.write(f"shard daemon: {exc.message}\n")
 
     def _activity(self, slot: AgentSlot, event: dict[str, Any]) -> None:
         change = phase_of(event, slot.status, slot.phase)

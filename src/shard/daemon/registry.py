@@ -9,9 +9,11 @@ from one that is merely stopped, across restarts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from typing import Any
 import orjson
 
 from shard._home import open_private, private_dirs
+from shard.protocol.errors import ErrorCode, ShardError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agents (
@@ -63,6 +66,7 @@ class Registry:
         private_dirs(path.parent)
         # Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database's mode.
         os.close(open_private(path, os.O_RDWR))
+        self._path = path
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -77,7 +81,21 @@ class Registry:
     def close(self) -> None:
         self._db.close()
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """SQLite failures (a full disk, an I/O error) become one INTERNAL_ERROR here, at the
+        boundary; the statement is atomic, so nothing half-written stays behind."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            why = f"the daemon could not write {self._path}: {exc}"
+            raise ShardError(ErrorCode.INTERNAL_ERROR, why) from None
+
     def add(self, record: AgentRecord) -> None:
+        with self._writing():
+            self._add(record)
+
+    def _add(self, record: AgentRecord) -> None:
         self._db.execute(
             "INSERT INTO agents (agent_id, session_id, cwd, name, model, provider, mode, tools,"
             " headless_policy, parent_agent_id, depth, adopted, created_at, started_at)"
@@ -101,11 +119,13 @@ class Registry:
         )
 
     def remove(self, agent_id: str) -> None:
-        self._db.execute("DELETE FROM agents WHERE agent_id = ?", (agent_id,))
+        with self._writing():
+            self._db.execute("DELETE FROM agents WHERE agent_id = ?", (agent_id,))
 
     def update(self, agent_id: str, **fields: Any) -> None:
         columns = ", ".join(f"{k} = ?" for k in fields)
-        self._db.execute(f"UPDATE agents SET {columns} WHERE agent_id = ?", (*fields.values(), agent_id))
+        with self._writing():
+            self._db.execute(f"UPDATE agents SET {columns} WHERE agent_id = ?", (*fields.values(), agent_id))
 
     def by_session(self, session_id: str) -> AgentRecord | None:
         row = self._db.execute("SELECT * FROM agents WHERE session_id = ?", (session_id,)).fetchone()

@@ -1,112 +1,257 @@
 """The WebSocket transport (PROTOCOL §2.2): one JSON message per text frame on 127.0.0.1:<port>/ws.
 
-Until the web-security issue brings enrollment and tickets, the handshake admits loopback peers only,
-with the exact ``Host`` 127.0.0.1:<port> and the exact loopback ``Origin`` (§4.1.1): a missing or
-foreign Origin is 400, a foreign Host 400. The server pings every 30 s and drops a client that does
-not answer; binary frames are refused. Outbound frames are pre-encoded once per event and written
-per client, so a slow client never holds up another (P2: past the cap it is closed with a reason).
+:class:`WsEndpoint` is the ``/ws`` route of the HTTP front (``http.py``, which has already checked
+the peer and ``Host``). Until the web-security issue brings enrollment and tickets, the upgrade
+needs the exact loopback ``Origin`` (§4.1.1: absent or foreign is 400) and a well-formed RFC 6455
+§4.2.1 request: HTTP/1.1 GET, no body, ``Upgrade: websocket``, ``Connection: upgrade``,
+``Sec-WebSocket-Version: 13`` (else 426 naming it) and a 16-byte base64 ``Sec-WebSocket-Key``.
+
+:class:`WsConnection` pumps the client's bytes through ``wsframes.FrameReader`` into the daemon:
+text messages (and over-cap ones, as the same ``Oversized`` record the unix socket gives) are
+handled one at a time, in order, like the unix socket's lines; binary messages are refused with
+INVALID_REQUEST; a protocol violation closes with its code (1002, 1007). The server pings every
+``ping_interval`` and drops a client whose pong is not back within half of it. Outbound messages are
+pre-encoded once per event and written per client, so a slow client never holds up another (P2).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import struct
-
-from aiohttp import WSMsgType, web
+import base64
+import binascii
+import hashlib
+from collections.abc import Callable
 
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
 from shard.daemon.core import Daemon
+from shard.daemon.http import HttpError, Request, response
+from shard.daemon.wsframes import (
+    Binary,
+    Close,
+    Event,
+    FrameReader,
+    Ping,
+    Pong,
+    Text,
+    Violation,
+    close_frame,
+    ping_frame,
+    pong_frame,
+    text_frame,
+)
 from shard.protocol.codec import error_response
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES, Oversized
 
 PING_INTERVAL = 30.0
-LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
-_LEN16 = struct.Struct("!BBH")
-_LEN64 = struct.Struct("!BBQ")
+CLOSE_TIMEOUT = 5.0  # how long a closing connection waits for the client's side of the goodbye
+_READ = 256 * 1024
+_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+_GOING_AWAY = 1001
+_NORMAL = 1000
+
+
+def accept_key(key: bytes) -> str:
+    """``Sec-WebSocket-Accept`` for a client's key (RFC 6455 §4.2.2)."""
+    return base64.b64encode(hashlib.sha1(key + _GUID).digest()).decode()
+
+
+def handshake(request: Request, origin: bytes) -> bytes:
+    """Check an upgrade request for ``/ws``; return the 101 response, or raise HttpError."""
+    if request.http_version != b"1.1":
+        raise HttpError(400, "a WebSocket upgrade needs HTTP/1.1")
+    if request.get_all(b"origin") != [origin]:
+        raise HttpError(400, "Origin missing or not allowed")
+    if request.get_all(b"transfer-encoding") or request.get_all(b"content-length") not in ([], [b"0"]):
+        raise HttpError(400, "a WebSocket upgrade has no body")
+    upgrade = (("Upgrade", "websocket"), ("Connection", "Upgrade"))
+    if b"websocket" not in _tokens(request.get_all(b"upgrade")):
+        raise HttpError(426, "this endpoint speaks WebSocket only: send Upgrade: websocket", upgrade)
+    if b"upgrade" not in _tokens(request.get_all(b"connection")):
+        raise HttpError(426, "a WebSocket upgrade needs Connection: Upgrade", upgrade)
+    if request.get_all(b"sec-websocket-version") != [b"13"]:
+        raise HttpError(426, "unsupported WebSocket version", (("Sec-WebSocket-Version", "13"),))
+    keys = request.get_all(b"sec-websocket-key")
+    if len(keys) != 1 or not _valid_key(keys[0]):
+        raise HttpError(400, "Sec-WebSocket-Key must be one base64-encoded 16-byte value")
+    return response(101, headers=(*upgrade, ("Sec-WebSocket-Accept", accept_key(keys[0]))))
+
+
+def _tokens(values: list[bytes]) -> set[bytes]:
+    return {token.strip().lower() for value in values for token in value.split(b",")}
+
+
+def _valid_key(key: bytes) -> bool:
+    try:
+        return len(base64.b64decode(key, validate=True)) == 16
+    except (binascii.Error, ValueError):
+        return False
+
+
+class WsEndpoint:
+    """The ``/ws`` route: upgrade, then serve one :class:`WsConnection` until it closes."""
+
+    def __init__(
+        self,
+        daemon: Daemon,
+        *,
+        max_message: int = DEFAULT_MAX_LINE_BYTES,
+        ping_interval: float = PING_INTERVAL,
+        cap: int = DEFAULT_OUTBOUND_CAP,
+    ) -> None:
+        self.daemon = daemon
+        self.max_message = max_message
+        self.ping_interval = ping_interval
+        self.cap = cap
+        self.origin = b""  # http://127.0.0.1:<port>, set once the port is bound
+
+    async def __call__(
+        self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rest: bytes
+    ) -> None:
+        writer.write(handshake(request, self.origin))
+        conn = WsConnection(writer, cap=self.cap, ping_interval=self.ping_interval)
+        await conn.serve(self.daemon, reader, rest, self.max_message)
 
 
 class WsConnection(Connection):
-    """Frames are written straight to the transport: a server frame is a 2-10 byte header and the
-    unmasked payload (RFC 6455 §5.2), so a tick's messages to one client cost one ``write``.
-    aiohttp's own writer (pings, close) also writes whole frames synchronously, so frames never
-    interleave."""
+    """Frames are written straight to the transport, whole: a tick's messages to one client cost
+    one ``write``, and pings, pongs and the close frame can never land inside another frame."""
 
     transport = "websocket"
 
     def __init__(
-        self,
-        ws: web.WebSocketResponse,
-        transport: asyncio.Transport,
-        cap: int = DEFAULT_OUTBOUND_CAP,
+        self, writer: asyncio.StreamWriter, *, cap: int = DEFAULT_OUTBOUND_CAP, ping_interval: float
     ) -> None:
         super().__init__(cap)
-        self.ws = ws
-        self._transport = transport
+        self._transport = writer.transport
+        self._ping_interval = ping_interval
+        self._timer: asyncio.TimerHandle | None = None
+        self._awaiting_pong = False
+        self._busy = False  # a message is being handled, so nothing is being read
+        self._close_code = _GOING_AWAY
+        self._abort = False  # the client is presumed dead: no goodbye
+        self._peer_gone = False  # the client closed its side without a close frame
+        self._eof_sent = False
+
+    # --- Connection ---------------------------------------------------------------------------------
 
     def _frame(self, data: bytes) -> bytes:
-        size = len(data)
-        if size < 126:
-            return bytes((0x81, size)) + data
-        if size < 65536:
-            return _LEN16.pack(0x81, 126, size) + data
-        return _LEN64.pack(0x81, 127, size) + data
+        return text_frame(data)
 
     def _write(self, data: bytes) -> None:
-        if not self._transport.is_closing():
+        if not self._eof_sent and not self._transport.is_closing():
             self._transport.write(data)
 
     def _buffered(self) -> int:
         return self._transport.get_write_buffer_size()
 
     def _close(self, reason: str, slow: bool) -> None:
-        if slow:  # a client that does not read would never take a close frame either
+        self._cancel_timer()
+        if slow or self._abort:  # a client that does not read would never take a close frame either
             self._transport.abort()
             return
-        self._closing = asyncio.ensure_future(self.ws.close(code=1008, message=reason[:120].encode()))
-
-
-def build_app(
-    daemon: Daemon,
-    port_ref: list[int],
-    max_message: int,
-    *,
-    ping_interval: float = PING_INTERVAL,
-    cap: int = DEFAULT_OUTBOUND_CAP,
-) -> web.Application:
-    async def ws_handler(request: web.Request) -> web.StreamResponse:
-        port = port_ref[0]
-        peer = request.remote or ""
-        if peer not in LOOPBACK_PEERS:
-            raise web.HTTPForbidden(text="only loopback clients may connect")
-        # getall: a second Host or Origin header must not slip past an exact match on the first.
-        if request.headers.getall("Host", []) != [f"127.0.0.1:{port}"]:
-            raise web.HTTPBadRequest(text="Host must be exactly 127.0.0.1:<port>")
-        if request.headers.getall("Origin", []) != [f"http://127.0.0.1:{port}"]:
-            raise web.HTTPBadRequest(text="Origin missing or not allowed")
-        ws = web.WebSocketResponse(heartbeat=ping_interval, max_msg_size=max_message, compress=False)
-        await ws.prepare(request)
-        transport = request.transport
-        assert isinstance(transport, asyncio.Transport)
-        conn = WsConnection(ws, transport, cap)
-        daemon.connected(conn)
+        if self._peer_gone:
+            self._transport.close()
+            return
+        self._write(close_frame(self._close_code, reason))
+        if not self._transport.can_write_eof():
+            return
         try:
-            async for msg in ws:
-                if msg.type == WSMsgType.TEXT:
-                    await daemon.handle(conn, msg.data.encode("utf-8"))
-                elif msg.type == WSMsgType.BINARY:
-                    error = ShardError(
-                        ErrorCode.INVALID_REQUEST, "binary frames are not used: send text frames"
-                    )
-                    conn.send(error_response(error).to_json())
-                elif msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
-                    break
-        finally:
-            daemon.disconnected(conn)
-            with contextlib.suppress(Exception):
-                conn.close("connection closed")
-        return ws
+            self._transport.write_eof()
+        except OSError:  # the client is already gone (ENOTCONN): nothing left to say goodbye to
+            self._transport.abort()
+        self._eof_sent = True
 
-    app = web.Application(client_max_size=max_message)
-    app.router.add_get("/ws", ws_handler)
-    return app
+    # --- the session --------------------------------------------------------------------------------
+
+    async def serve(
+        self, daemon: Daemon, reader: asyncio.StreamReader, data: bytes, max_message: int
+    ) -> None:
+        """Read frames until either side closes; ``data``: bytes that came with the request head."""
+        frames = FrameReader(max_message)
+        daemon.connected(self)
+        if self._ping_interval > 0:
+            self._arm(self._ping_interval, self._ping)
+        try:
+            while not self.closed:
+                for event in frames.feed(data):
+                    await self._on(daemon, event)
+                    if self.closed:
+                        break
+                if self.closed:
+                    break
+                data = await reader.read(_READ)
+                if not data:
+                    self._peer_gone = True
+                    break
+        except ConnectionError:
+            self._peer_gone = True
+        finally:
+            daemon.disconnected(self)
+            self.close("connection closed")
+        await self._linger(reader)
+
+    async def _on(self, daemon: Daemon, event: Event) -> None:
+        if isinstance(event, Text | Oversized):
+            self._busy = True
+            try:
+                await daemon.handle(self, event.data if isinstance(event, Text) else event)
+            finally:
+                self._busy = False
+        elif isinstance(event, Binary):
+            error = ShardError(ErrorCode.INVALID_REQUEST, "binary frames are not used: send text frames")
+            self.send(error_response(error).to_json())
+        elif isinstance(event, Ping):
+            self._write(pong_frame(event.payload))
+        elif isinstance(event, Pong):
+            self._pong()
+        elif isinstance(event, Close):
+            self._close_code = _NORMAL if event.code is None else event.code  # echoed (§5.5.1)
+            self.close("")
+        elif isinstance(event, Violation):
+            self._close_code = event.code
+            self.close(event.reason)
+
+    async def _linger(self, reader: asyncio.StreamReader) -> None:
+        """After our close frame, read until the client closes too (RFC 6455 §7.1.1: the server
+        closes the TCP connection last), so the socket is not reset under the frame."""
+        if self._transport.is_closing():
+            return
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT):
+                while await reader.read(_READ):
+                    pass
+        except (ConnectionError, TimeoutError):
+            self._transport.abort()
+
+    # --- keepalive (PROTOCOL §2.2) ------------------------------------------------------------------
+
+    def _arm(self, delay: float, callback: Callable[[], None]) -> None:
+        self._cancel_timer()
+        self._timer = asyncio.get_running_loop().call_later(delay, callback)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _ping(self) -> None:
+        if self.closed:
+            return
+        self._awaiting_pong = True
+        self._write(ping_frame())
+        self._arm(self._ping_interval / 2, self._pong_overdue)
+
+    def _pong_overdue(self) -> None:
+        if self.closed:
+            return
+        if self._busy:  # we are not reading while a message is handled: its pong may be waiting
+            self._arm(self._ping_interval / 2, self._pong_overdue)
+            return
+        self._abort = True
+        self.close(f"no pong within {self._ping_interval / 2:g} s")
+
+    def _pong(self) -> None:
+        if self._awaiting_pong:  # an unsolicited pong is a heartbeat nobody asked for: ignored
+            self._awaiting_pong = False
+            self._arm(self._ping_interval, self._ping)

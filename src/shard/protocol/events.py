@@ -77,6 +77,26 @@ class LiveWindow(WireModel):
     compaction_index: int | None = None
 
 
+class StreamingBlock(WireModel):
+    """One block of the assistant message being streamed, as far as it has come: the text so far,
+    or a tool call's name and its argument JSON so far (unparsed: it is usually incomplete)."""
+
+    kind: Literal["text", "thinking", "tool_call"]
+    text: str | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    args_text: str | None = None
+
+
+class StreamingMessage(WireModel):
+    """Additive: the assistant message in flight when ``sync`` was taken. Applying every later
+    ``message_delta`` of ``message_id`` to ``blocks`` (by ``block_index``) gives exactly the
+    ``message_complete`` that ends it — so a client attaching mid-stream shows the text so far."""
+
+    message_id: str
+    blocks: list[StreamingBlock]
+
+
 class Sync(AgentEvent):
     type: Literal["sync"] = "sync"
     status: AgentStatus
@@ -85,6 +105,7 @@ class Sync(AgentEvent):
     runtime_epoch: Annotated[int, Field(ge=0)] | None = None
     live_window: LiveWindow
     pending_requests: list[PendingRequest]
+    streaming: StreamingMessage | None = None  # additive: see StreamingMessage
 
 
 class Status(AgentEvent):

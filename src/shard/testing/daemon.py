@@ -26,6 +26,7 @@ class DaemonProcess:
         self.socket = Path(info["socket"])
         self.clients: list[MessageReader] = []
         self.output: list[str] = []  # what the daemon printed (stdout and stderr), for assertions
+        self._drain: asyncio.Future[None] | None = None
 
     @classmethod
     async def start(
@@ -80,12 +81,16 @@ class DaemonProcess:
         return await self.kill()
 
     async def kill(self) -> int:
+        """SIGKILL (if still running) and wait; ``output`` then holds everything the daemon printed."""
         for client in self.clients:
             with contextlib.suppress(Exception):
                 await client.close()
         if self.proc.returncode is None:
             self.proc.kill()
         await self.proc.wait()
+        if self._drain is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._drain, DEFAULT_TIMEOUT)
         return self.proc.returncode if self.proc.returncode is not None else -1
 
 

@@ -11,6 +11,7 @@ value outside its options) is refused and the request stays open for another ans
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +61,7 @@ class RequestBoard:
     def answer_permission(self, response: PermissionResponse, source: str | None = None) -> None:
         entry = self._open.get(response.request_id)
         if entry is None or not isinstance(entry.request, PermissionRequest):
+            _late(response.request_id, source)
             return  # late or unknown: dropped silently
         why = permission_answer_error({c.id for c in entry.request.choices or []}, response.choice_id)
         if why is not None:
@@ -71,6 +73,7 @@ class RequestBoard:
     def answer_ui(self, response: UiResponse, source: str | None = None) -> None:
         entry = self._open.get(response.request_id)
         if entry is None or not isinstance(entry.request, UiRequest):
+            _late(response.request_id, source)
             return
         self.resolve_ui(response.request_id, _check_ui_value(entry.request, response.value), source)
 
@@ -109,3 +112,14 @@ def _check_ui_value(request: UiRequest, value: str | list[str] | None) -> Any:
     if why is not None:
         raise InvalidAnswer(why)
     return checked
+
+
+def _late(request_id: str, source: str | None) -> None:
+    """A late answer from a direct client is normal (it lost the race) and dropped silently. One
+    that a daemon forwarded (it names its ``source``) breaks the daemon's promise to forward only
+    the first answer (PROTOCOL §6.3): say so, since nothing else would show it. (A direct client's
+    answers carry the source ``client``.)"""
+    if source not in (None, "client"):
+        sys.stderr.write(
+            f"shard: dropped a second answer to {shown(request_id)} forwarded by the daemon ({source})\n"
+        )

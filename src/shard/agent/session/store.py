@@ -290,9 +290,18 @@ def _dumps(entry: dict[str, Any]) -> bytes:
 
 def _set_aside_torn_tail(path: Path, complete_end: int, torn: bytes) -> None:
     # Keep the torn bytes for forensics, then cut them off so the next append starts a clean line.
-    fd = open_private(path.with_name(path.name + ".torn"), os.O_WRONLY | os.O_APPEND)
+    # Nothing is cut unless the bytes were kept: a full disk leaves the file as it was.
     try:
-        os.write(fd, torn + b"\n")
-    finally:
-        os.close(fd)
-    os.truncate(path, complete_end)
+        fd = open_private(path.with_name(path.name + ".torn"), os.O_WRONLY | os.O_APPEND)
+        try:
+            view = memoryview(torn + b"\n")
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.truncate(path, complete_end)
+    except OSError as exc:
+        raise ShardError(
+            ErrorCode.INTERNAL_ERROR,
+            f"cannot set aside the torn last line of {path}: {exc.strerror}; the file was not changed",
+        ) from None
