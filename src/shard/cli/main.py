@@ -7,10 +7,18 @@ import argparse
 import contextlib
 import os
 import sys
+from typing import NoReturn
 
 from shard._version import __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command-line mistake is one line on stderr (and exit status 2), naming where help is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _agent_flags(p: argparse.ArgumentParser) -> None:
@@ -44,9 +52,7 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="shard", description="Host LLM coding agents and drive them from many clients."
-    )
+    parser = _Parser(prog="shard", description="Host LLM coding agents and drive them from many clients.")
     parser.add_argument("--version", action="version", version=f"shard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -70,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes-to-all",
         action="store_true",
         help="let this run do ANYTHING without asking: every write, command and path outside",
+    )
+    run.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the latest session of this working directory (see shard sessions)",
     )
     _agent_flags(run)
 
@@ -110,6 +122,24 @@ def build_parser() -> argparse.ArgumentParser:
         "max_input_bytes in config.toml, else 64 MiB)",
     )
 
+    sessions = sub.add_parser("sessions", help="list saved sessions (newest first); show or remove one")
+    sessions.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    sessions.add_argument("--json", action="store_true", help="one JSON object a line")
+    where = sessions.add_mutually_exclusive_group()
+    where.add_argument("--cwd", metavar="DIR", help="only the sessions whose working directory is DIR")
+    where.add_argument("--here", action="store_true", help="only the sessions of the current directory")
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION")
+    show = actions.add_parser("show", help="print a session's conversation")
+    show.add_argument("session_id", metavar="ID", help="the session id (sess-…)")
+    show.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the raw entries (JSONL)"
+    )
+    rm = actions.add_parser("rm", help="remove a session (refused while it is in use)")
+    rm.add_argument("session_id", metavar="ID", help="the session id (sess-…)")
+    rm.add_argument("--forks", action="store_true", help="also remove the session's forks")
+    for action in (show, rm):  # SUPPRESS: the action's own defaults must not undo `sessions --home H`
+        action.add_argument("--home", default=argparse.SUPPRESS, help="SHARD_HOME")
+
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
 
@@ -136,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.daemon import main_daemon
 
         return main_daemon(args)
+    if args.command == "sessions":
+        from shard.cli.sessions import main_sessions
+
+        return main_sessions(args)
     if args.command == "schema":
         import orjson
 

@@ -35,6 +35,13 @@ _PREVIEW_LINES = 8
 
 
 def main_run(args: argparse.Namespace) -> int:
+    if args.continue_:
+        if args.session is not None:
+            print("shard: --continue and --session each choose the session: give one", file=sys.stderr)
+            return EXIT_USAGE
+        args.session = _latest_session(args)
+        if args.session is None:
+            return EXIT_USAGE
     try:
         prepared = prepare(options(args))
     except (StartupError, ShardError, OSError) as caught:
@@ -46,6 +53,20 @@ def main_run(args: argparse.Namespace) -> int:
         return asyncio.run(_run(prepared, args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def _latest_session(args: argparse.Namespace) -> str | None:
+    """``--continue``: the newest session of the working directory (None, said on stderr, when there
+    is none)."""
+    from shard.agent.config import shard_home
+    from shard.agent.session.listing import HEAD_BYTES, sessions_in
+
+    cwd = os.path.realpath(os.path.expanduser(args.cwd or os.getcwd()))
+    found = sessions_in(shard_home(args.home), cwd, head_bytes=HEAD_BYTES)
+    if not found:
+        print(f"shard: no session to continue in {cwd} (shard sessions lists them all)", file=sys.stderr)
+        return None
+    return found[0]["session_id"]
 
 
 async def _run(prepared: Any, args: argparse.Namespace) -> int:

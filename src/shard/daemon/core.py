@@ -47,6 +47,7 @@ from shard.protocol.codec import error_response, parse_command
 from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
 from shard.protocol.framing import Oversized
 from shard.protocol.ids import new_id
+from shard.protocol.results import AgentTerminateResult
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 _NEVER_WAKE = ("list_modes", "list_reasoning_levels")
@@ -265,12 +266,16 @@ class Daemon:
             self._reply(conn, command)
         elif isinstance(command, cmd.AgentTerminate):
             slot = self._slot(command.agent_id)
-            deferred = slot.live and slot.busy
-            if deferred:
-                slot.terminate_when_idle = True
+            if slot.forgettable:
+                self._forget(slot)
+                result = AgentTerminateResult(deferred=False, forgotten=True)
             else:
-                await self._stop(slot)
-            self._reply(conn, command, {"deferred": deferred})
+                result = AgentTerminateResult(deferred=slot.live and slot.busy)
+                if result.deferred:
+                    slot.terminate_when_idle = True
+                else:
+                    await self._stop(slot)
+            self._reply(conn, command, result.to_wire())
         elif isinstance(command, cmd.AgentKill):
             slot = self._slot(command.agent_id)
             if slot.proc is not None:
@@ -283,6 +288,19 @@ class Daemon:
             raise ShardError(
                 ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet"
             )
+
+    def _forget(self, slot: AgentSlot) -> None:
+        """Remove an agent that has nothing running from the registry; its session file stays (it can
+        be adopted again). Told to everyone as ``agent_status_changed`` with ``detail: "forgotten"``:
+        the protocol has no removal event, and this one already reaches every connection."""
+        self.registry.remove(slot.agent_id)  # first: if the disk refuses, nothing has changed
+        self._cancel_reap(slot)
+        for conn in slot.attachments:
+            conn.attached.pop(slot.agent_id, None)
+        slot.attachments.clear()
+        del self.agents[slot.agent_id]
+        slot.runtime_state = "stopped"
+        self._status_changed(slot, "forgotten")
 
     def _slot(self, agent_id: str) -> AgentSlot:
         slot = self.agents.get(agent_id)
@@ -506,6 +524,9 @@ class Daemon:
             slot.starting = None
         slot.proc = proc
         slot.adoption_overrides = False
+        if slot.record.started_at is None:
+            slot.record.started_at = time.time()
+            self._remember(slot, started_at=slot.record.started_at)
         slot.epoch += 1
         slot.capabilities = list(proc.hello.get("capabilities", []))
         slot.status = proc.sync.get("status", "idle")
@@ -726,7 +747,7 @@ class Daemon:
         self._activity(slot, event)
 
     def _remember(self, slot: AgentSlot, **fields: Any) -> None:
-        """Keep the registry's copy of a runtime's choice; the session stays the authority, so a
+        """Keep the registry's copy of what a runtime chose or did; the session stays the authority, so a
         failed write (a full disk) is said once on stderr and the daemon goes on."""
         try:
             self.registry.update(slot.agent_id, **fields)

@@ -2,7 +2,9 @@
 
 One row per agent: its id, the session it owns, and the configuration its runtimes start with. The
 live state (runtime process, status, attachments) lives in memory; after a daemon restart the rows
-are all that is needed to list agents and restore them.
+are all that is needed to list agents and restore them. ``started_at`` (when a runtime of the agent
+first became ready; NULL until then) is kept so that an agent that never started can be told apart
+from one that is merely stopped, across restarts.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ CREATE TABLE IF NOT EXISTS agents (
     parent_agent_id TEXT,
     depth INTEGER NOT NULL DEFAULT 0,
     adopted INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    started_at REAL
 )
 """
 
@@ -55,6 +58,7 @@ class AgentRecord:
     depth: int = 0
     adopted: bool = False
     created_at: float = field(default_factory=time.time)
+    started_at: float | None = None
 
 
 class Registry:
@@ -67,6 +71,12 @@ class Registry:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(agents)")}
+        if "started_at" not in columns:
+            # A registry from before the column: its agents are taken as started, so none of them is
+            # ever forgotten by mistake.
+            self._db.execute("ALTER TABLE agents ADD COLUMN started_at REAL")
+            self._db.execute("UPDATE agents SET started_at = created_at")
 
     def close(self) -> None:
         self._db.close()
@@ -88,8 +98,8 @@ class Registry:
     def _add(self, record: AgentRecord) -> None:
         self._db.execute(
             "INSERT INTO agents (agent_id, session_id, cwd, name, model, provider, mode, tools,"
-            " headless_policy, parent_agent_id, depth, adopted, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " headless_policy, parent_agent_id, depth, adopted, created_at, started_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.agent_id,
                 record.session_id,
@@ -104,8 +114,13 @@ class Registry:
                 record.depth,
                 int(record.adopted),
                 record.created_at,
+                record.started_at,
             ),
         )
+
+    def remove(self, agent_id: str) -> None:
+        with self._writing():
+            self._db.execute("DELETE FROM agents WHERE agent_id = ?", (agent_id,))
 
     def update(self, agent_id: str, **fields: Any) -> None:
         columns = ", ".join(f"{k} = ?" for k in fields)
@@ -121,7 +136,28 @@ class Registry:
 
     def _record(self, row: tuple[Any, ...]) -> AgentRecord:
         names = [d[0] for d in self._db.execute("SELECT * FROM agents LIMIT 0").description]
-        data = dict(zip(names, row, strict=True))
-        data["tools"] = orjson.loads(data["tools"]) if data["tools"] else None
-        data["adopted"] = bool(data["adopted"])
-        return AgentRecord(**data)
+        return _from_row(dict(zip(names, row, strict=True)))
+
+
+def _from_row(data: dict[str, Any]) -> AgentRecord:
+    data["tools"] = orjson.loads(data["tools"]) if data["tools"] else None
+    data["adopted"] = bool(data["adopted"])
+    data.setdefault("started_at", data["created_at"])  # a registry the daemon has not migrated yet
+    return AgentRecord(**data)
+
+
+def bound_agent(path: Path, session_id: str) -> AgentRecord | None:
+    """The agent of a daemon registry at ``path`` that owns ``session_id`` (None: no registry, or no
+    such agent), read without creating or changing anything — for commands outside the daemon.
+    Raises sqlite3.Error when the registry exists but cannot be read."""
+    if not path.exists():
+        return None
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        db.row_factory = sqlite3.Row
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'agents'").fetchone():
+            return None
+        row = db.execute("SELECT * FROM agents WHERE session_id = ?", (session_id,)).fetchone()
+        return _from_row(dict(row)) if row is not None else None
+    finally:
+        db.close()

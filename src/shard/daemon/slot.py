@@ -78,6 +78,16 @@ class AgentSlot:
         """Active work: an active status, or a client's command the runtime has not answered yet."""
         return self.status in ACTIVE_STATUSES or any(f.conn is not None for f in self.forwarded.values())
 
+    @property
+    def forgettable(self) -> bool:
+        """Nothing to stop and nothing worth keeping the agent for: no runtime running or starting,
+        and none ever became ready or the last one failed (agent.terminate then forgets it)."""
+        return (
+            self.proc is None
+            and self.starting is None
+            and (self.runtime_state == "failed" or self.record.started_at is None)
+        )
+
     def interactive(self) -> list[Connection]:
         return [c for c, role in self.attachments.items() if role == INTERACTIVE and not c.closed]
 

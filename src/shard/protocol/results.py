@@ -112,6 +112,9 @@ class AgentListResult(WireModel):
 
 class AgentTerminateResult(WireModel):
     deferred: bool
+    # Additive: true when the agent was forgotten — its runtime never started or failed, so there
+    # was nothing to stop and it left the registry (its session file is kept).
+    forgotten: bool | None = None
 
 
 class SubagentRunHandle(WireModel):

