@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from providers._server import ProviderServer, Stream
 from providers._support import KEY, KEY_ENV, provider_toml, write_home
@@ -84,49 +87,61 @@ async def _answer_and_collect(client: Any, agent_id: str | None = None) -> dict[
     return read[-1]
 
 
-async def test_no_process_on_the_way_up_shows_the_key_on_a_direct_connection(tmp_path):
+@pytest.fixture
+async def server() -> AsyncIterator[ProviderServer]:
+    """A model that asks bash to walk up the process tree, then answers."""
+    srv = await ProviderServer.start()
+    srv.replies.extend([Stream(_tool_call_sse(WALK)), Stream("openai/answer.sse")])
+    try:
+        yield srv
+    finally:
+        await srv.close()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+ENV = {KEY_ENV: KEY, "NO_PROXY": "127.0.0.1"}
+
+
+def _clean(walk: dict[str, tuple[int, int]], server: ProviderServer) -> None:
+    assert {pid: hits for pid, hits in walk.items() if hits != (0, 0)} == {}
+    assert server.requests[0].headers["Authorization"] == f"Bearer {KEY}", (
+        "the key still reached the provider"
+    )
+
+
+async def test_no_process_on_the_way_up_shows_the_key_on_a_direct_connection(tmp_path, server, project):
     """``shard agent --stdio`` started with the key in its environment: the bash tool finds it in no
     ancestor's environ or cmdline (the runtime's included) nor in its own environment, and the
     provider still got it.
 
     Covers: R4.2.1
     """
-    server = await ProviderServer.start()
-    agent = None
+    agent = await AgentProcess.start(_home(tmp_path, server), project, env=ENV)
     try:
-        server.replies.extend([Stream(_tool_call_sse(WALK)), Stream("openai/answer.sse")])
-        home = _home(tmp_path, server)
-        project = tmp_path / "project"
-        project.mkdir()
-        env = {KEY_ENV: KEY, "NO_PROXY": "127.0.0.1"}
-        agent = await AgentProcess.start(home, project, env=env)
         await agent.handshake()
         await agent.send({"type": "prompt", "message": "walk"})
         walk = _walk(await _answer_and_collect(agent))
         assert str(agent.proc.pid) in walk, "the walk passed through the runtime"
-        assert {pid: hits for pid, hits in walk.items() if hits != (0, 0)} == {}
         await agent.until_type("turn_end")
-        assert server.requests[0].headers["Authorization"] == f"Bearer {KEY}"
+        _clean(walk, server)
     finally:
-        if agent is not None:
-            await agent.kill()
-        await server.close()
+        await agent.kill()
 
 
-async def test_no_process_on_the_way_up_shows_the_key_through_the_daemon(tmp_path):
+async def test_no_process_on_the_way_up_shows_the_key_through_the_daemon(tmp_path, server, project):
     """``shard daemon`` started with the key: its runtime gets the key through a pipe, so neither
     the runtime's nor the daemon's environ or cmdline shows it, and the provider still got it.
 
     Covers: R4.2.1
     """
-    server = await ProviderServer.start()
-    daemon = None
+    daemon = await DaemonProcess.start(_home(tmp_path, server), env=ENV)
     try:
-        server.replies.extend([Stream(_tool_call_sse(WALK)), Stream("openai/answer.sse")])
-        home = _home(tmp_path, server)
-        project = tmp_path / "project"
-        project.mkdir()
-        daemon = await DaemonProcess.start(home, env={KEY_ENV: KEY, "NO_PROXY": "127.0.0.1"})
         client = await daemon.unix()
         created, _ = await client.request({"type": "agent.create", "id": "c", "cwd": str(project)})
         assert created["success"], created
@@ -137,13 +152,10 @@ async def test_no_process_on_the_way_up_shows_the_key_through_the_daemon(tmp_pat
         walk = _walk(await _answer_and_collect(client, agent_id))
         assert str(daemon.proc.pid) in walk, "the walk passed through the daemon"
         assert len(walk) >= 4, walk  # self, bash, the runtime, the daemon, …
-        assert {pid: hits for pid, hits in walk.items() if hits != (0, 0)} == {}
         await client.until_type("turn_end")
-        assert server.requests[0].headers["Authorization"] == f"Bearer {KEY}"
+        _clean(walk, server)
     finally:
-        if daemon is not None:
-            await daemon.kill()
-        await server.close()
+        await daemon.kill()
 
 
 def test_the_test_itself_does_not_hold_the_key():

@@ -19,14 +19,13 @@ daemon's) between :func:`lock_for_removal` and :meth:`Removal.remove`, while the
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from shard.agent.session.store import SESSION_FILE, sessions_dir
+from shard.agent.session.store import SESSION_FILE, lock_exclusive, sessions_dir
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import is_session_id
 
@@ -131,17 +130,11 @@ def _forks_of(folder: Path) -> list[str]:
 
 
 def _lock(path: Path, session_id: str) -> int:
+    busy = (
+        f"session {session_id} is in use by a running shard process (an agent, a shard run or a "
+        "daemon's runtime); stop it first"
+    )
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return lock_exclusive(path, busy=busy, extra_flags=os.O_NOFOLLOW)
     except OSError as exc:
         raise ShardError(ErrorCode.INVALID_REQUEST, f"cannot open {path}: {exc.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise ShardError(
-            ErrorCode.CONFLICT,
-            f"session {session_id} is in use by a running shard process (an agent, a shard run or a "
-            "daemon's runtime); stop it first",
-        ) from None
-    return fd

@@ -187,18 +187,22 @@ class SessionStore:
 def _lock(path: Path) -> int:
     """An exclusive lock on the session file for this process's lifetime (a non-inheritable fd, so
     tool subprocesses never hold it); CONFLICT when another process holds it."""
+    busy = f"session {path.parent.name} is open in another shard process; close that one first"
     try:
-        fd = os.open(path, os.O_RDONLY)
+        return lock_exclusive(path, busy=busy)
     except FileNotFoundError:
         raise ShardError(ErrorCode.NOT_FOUND, f"no session file {path}") from None
+
+
+def lock_exclusive(path: Path, *, busy: str, extra_flags: int = 0) -> int:
+    """Take the exclusive ``flock`` every writer of a session holds: the fd, or CONFLICT (``busy``)
+    when another process has it. OSError from opening the file is the caller's to explain."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | extra_flags)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise ShardError(
-            ErrorCode.CONFLICT,
-            f"session {path.parent.name} is open in another shard process; close that one first",
-        ) from None
+        raise ShardError(ErrorCode.CONFLICT, busy) from None
     return fd
 
 
