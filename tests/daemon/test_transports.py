@@ -371,7 +371,9 @@ async def test_ws_server_pings_at_the_configured_interval(daemon_factory):
             pings.append(loop.time())
             await ws.pong(msg.data)
         gaps = [b - a for a, b in itertools.pairwise(pings)]
-        assert all(0.5 < gap < 3 for gap in gaps), gaps  # 1 s, not the default 30 s
+        # 1 s, not the default 30 s: three pings came within the receive timeouts above (5 s each),
+        # and none came early. No tighter upper bound: the machine may be busy.
+        assert all(gap > 0.5 for gap in gaps), gaps
         await ws.send_str('{"type":"agent.list","id":"alive"}')
         resp = await ws.receive(timeout=5)
         assert orjson.loads(resp.data)["success"] is True
@@ -392,14 +394,25 @@ async def test_ws_client_that_never_pongs_is_dropped_and_detached(daemon_factory
     agent = await create_agent(driver, project, headless_policy="deny")
     await attach(driver, agent, role="observer")
     loop = asyncio.get_running_loop()
-    live_session, live = await _raw_ws(daemon.port)  # aiohttp pongs while someone reads
+    live_session, live = await _raw_ws(daemon.port, autoping=False)  # pongs by hand, counting pings
     silent_session, silent = await _raw_ws(daemon.port, autoping=False)
-    live_frames = []
+    live_frames: list = []
+    pinged = asyncio.Condition()
+    answered = asyncio.Event()
 
     async def keep_reading():
-        while (msg := await live.receive()).type == aiohttp.WSMsgType.TEXT:
+        while (msg := await live.receive()).type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.PING):
+            if msg.type == aiohttp.WSMsgType.PING:
+                await live.pong(msg.data)
+                async with pinged:
+                    live_frames.append("ping")
+                    pinged.notify_all()
+                continue
             live_frames.append(orjson.loads(msg.data))
+            if live_frames[-1].get("id") == "still-here":
+                answered.set()
         live_frames.append(msg.type)
+        answered.set()
 
     live_reader = asyncio.ensure_future(keep_reading())
     try:
@@ -418,13 +431,11 @@ async def test_ws_client_that_never_pongs_is_dropped_and_detached(daemon_factory
         assert attached["success"] is True, attached
         assert any(m["type"] == "sync" for m in texts), "it was attached before it went silent"
         assert aiohttp.WSMsgType.PING in kinds, kinds
-        assert 0.9 < dropped_after < 4, dropped_after
-        await asyncio.sleep(max(0.0, 3.2 - (loop.time() - started)))  # the live client ponged 3 pings
+        assert dropped_after > 0.9, dropped_after  # not before its pong was due
+        async with pinged:  # meanwhile the live client answered three pings and is still served
+            await asyncio.wait_for(pinged.wait_for(lambda: live_frames.count("ping") >= 3), 15)
         await live.send_str('{"type":"agent.list","id":"still-here"}')
-        for _ in range(50):
-            if any(isinstance(m, dict) and m.get("id") == "still-here" for m in live_frames):
-                break
-            await asyncio.sleep(0.1)
+        await asyncio.wait_for(answered.wait(), 15)
         assert not live.closed
         assert not live_reader.done(), live_frames[-1:]
         resp = next(m for m in live_frames if isinstance(m, dict) and m.get("id") == "still-here")
