@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shard.testing import DaemonProcess, write_scripted_home
+from shard.testing.wire import checking_wire
 
 TEST_TOOLS = [
     "shard.testing.tools:SleepTool",
@@ -50,3 +51,15 @@ async def daemon_factory(home: Path) -> AsyncIterator[Any]:
 @pytest.fixture(params=["unix", "websocket"])
 def transport(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+@pytest.fixture(autouse=True)
+def wire_check() -> Iterator[None]:
+    """Every message a test client receives from the daemon must be a valid event of `shard schema`
+    (and a successful response's data a valid result of its command).
+
+    Covers: R5.0.1, R5.0.2, R5.0.3, R5.1.7
+    """
+    with checking_wire() as check:
+        yield
+    assert not check.problems, "the daemon sent messages that do not validate:\n" + "\n".join(check.problems)

@@ -190,3 +190,30 @@ class WorkspaceResult(WireModel):
 
 class WorkspaceListResult(WireModel):
     workspaces: list[WorkspaceSummary]
+
+
+# The data models a successful response may carry, by the command it answers (``session_op``'s depend
+# on its op, so any of them fits). Commands absent here answer without data.
+RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
+    "set_mode": (SetModeResult,),
+    "list_modes": (ListModesResult,),
+    "list_models": (ListModelsResult,),
+    "set_model": (SetModelResult,),
+    "list_reasoning_levels": (ListReasoningLevelsResult,),
+    "set_reasoning_level": (SetReasoningLevelResult,),
+    "session_op": (CompactResult, CompactNoop, ForkResult, SessionListResult),
+    "agent.create": (AgentCreateResult,),
+    "agent.attach": (AgentAttachResult,),
+    "agent.list": (AgentListResult,),
+    "agent.status": (AgentListResult,),
+    "agent.terminate": (AgentTerminateResult,),
+    "workspace.create": (WorkspaceResult,),
+    "workspace.attach": (WorkspaceResult,),
+    "workspace.list": (WorkspaceListResult,),
+    "subagent.create": (SubagentCreateResult,),
+    "subagent.wait": (SubagentWaitResult,),
+    "subagent.steer": (SubagentSteerResult,),
+    "subagent.relaunch": (SubagentRelaunchResult,),
+    "subagent.status": (SubagentStatusResult,),
+    "subagent.stop": (SubagentStopResult,),
+}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -14,6 +14,9 @@ DEFAULT_TIMEOUT = 30.0
 
 
 class MessageReader(ABC):
+    # Called with every message any reader receives (``shard.testing.wire`` checks them all).
+    observers: ClassVar[list[Callable[[dict[str, Any]], None]]] = []
+
     def __init__(self) -> None:
         self.seen: list[dict[str, Any]] = []
         self._buffer: list[dict[str, Any]] = []
@@ -37,6 +40,8 @@ class MessageReader(ABC):
             return self._buffer.pop(0)
         msg = await self._receive(timeout)
         self.seen.append(msg)
+        for observe in MessageReader.observers:
+            observe(msg)
         return msg
 
     async def until(

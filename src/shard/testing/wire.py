@@ -1,0 +1,95 @@
+"""Check what test clients receive against the protocol: every message must parse as its event
+model (``parse_event``) *and* validate against the JSON Schema ``shard schema`` publishes for its
+``type``; the ``data`` of a successful response must fit its command's result model
+(``shard.protocol.results.RESULT_MODELS``).
+
+    with checking_wire() as check:
+        ...  # every UnixClient / WsClient reads through it
+    assert not check.problems, check.problems
+
+The schema check needs ``jsonschema`` (a dev dependency), imported on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
+
+from pydantic import ValidationError
+
+from shard.protocol.codec import parse_event
+from shard.protocol.errors import FrameError
+from shard.protocol.results import RESULT_MODELS
+from shard.protocol.schema import protocol_schema
+from shard.testing.reader import MessageReader
+
+_WIRE = {"wire": True}
+
+
+class WireCheck:
+    """Called with each received message; keeps a line per message that does not validate."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.problems: list[str] = []
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        self.checked += 1
+        why = problem_with(message)
+        if why is not None:
+            self.problems.append(f"{why}: {str(message)[:300]}")
+
+
+def problem_with(message: dict[str, Any]) -> str | None:
+    """Why ``message`` is not a valid event of the protocol, or None."""
+    try:
+        parse_event(message)
+    except FrameError as exc:
+        return f"parse_event refused it ({exc.message})"
+    error = next(iter(_validator(message["type"]).iter_errors(message)), None)
+    if error is not None:
+        return f"shard schema refused it at {list(error.absolute_path)}: {error.message[:200]}"
+    if message["type"] == "response" and message.get("success") and "data" in message:
+        return _result_problem(message.get("command"), message["data"])
+    return None
+
+
+def _result_problem(command: Any, data: Any) -> str | None:
+    models = RESULT_MODELS.get(command) if isinstance(command, str) else None
+    if models is None:
+        return f"a {command!r} response carries data, but that command has no result model"
+    errors = []
+    for model in models:
+        try:
+            model.model_validate(data, context=_WIRE)
+            return None
+        except ValidationError as exc:
+            errors.append(f"{model.__name__}: {exc.errors(include_url=False)[0]['msg']}")
+    return f"the {command} result fits no model ({'; '.join(errors)})"
+
+
+@cache
+def _validator(event_type: str) -> Any:
+    """A Draft 2020-12 validator for one event type: its own definition, with every shared one."""
+    from jsonschema import Draft202012Validator
+
+    schema = protocol_schema()
+    # the schema's top level is one union per catalog: per-agent commands, orchestrator commands,
+    # events; the events' is the one that has hello
+    events = next(u for u in schema["anyOf"] if "hello" in u["discriminator"]["mapping"])
+    target = events["discriminator"]["mapping"][event_type]
+    return Draft202012Validator({"$defs": schema["$defs"], "$ref": target})
+
+
+@contextmanager
+def checking_wire() -> Iterator[WireCheck]:
+    """Every message any :class:`MessageReader` receives meanwhile goes through one WireCheck."""
+    check = WireCheck()
+    observers: list[Callable[[dict[str, Any]], None]] = MessageReader.observers
+    observers.append(check)
+    try:
+        yield check
+    finally:
+        observers.remove(check)
