@@ -62,4 +62,5 @@ def wire_check() -> Iterator[None]:
     """
     with checking_wire() as check:
         yield
-    assert not check.problems, "the daemon sent messages that do not validate:\n" + "\n".join(check.problems)
+    problems = check.problems()
+    assert not problems, "the daemon sent messages that do not validate:\n" + "\n".join(problems)

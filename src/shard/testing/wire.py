@@ -5,7 +5,10 @@ model (``parse_event``) *and* validate against the JSON Schema ``shard schema`` 
 
     with checking_wire() as check:
         ...  # every UnixClient / WsClient reads through it
-    assert not check.problems, check.problems
+    assert not check.problems(), check.problems()
+
+Messages are only collected while the test runs and checked afterwards: a reader slowed by the check
+would fall behind a streaming agent and be cut off by the daemon's outbound cap.
 
 The schema check needs ``jsonschema`` (a dev dependency), imported on first use.
 """
@@ -29,17 +32,22 @@ _WIRE = {"wire": True}
 
 
 class WireCheck:
-    """Called with each received message; keeps a line per message that does not validate."""
+    """Called with each received message; :meth:`problems` checks them all."""
 
     def __init__(self) -> None:
-        self.checked = 0
-        self.problems: list[str] = []
+        self.received: list[dict[str, Any]] = []
 
     def __call__(self, message: dict[str, Any]) -> None:
-        self.checked += 1
-        why = problem_with(message)
-        if why is not None:
-            self.problems.append(f"{why}: {str(message)[:300]}")
+        self.received.append(message)
+
+    def problems(self) -> list[str]:
+        """A line for each received message that does not validate."""
+        out = []
+        for message in self.received:
+            why = problem_with(message)
+            if why is not None:
+                out.append(f"{why}: {str(message)[:300]}")
+        return out
 
 
 def problem_with(message: dict[str, Any]) -> str | None:
