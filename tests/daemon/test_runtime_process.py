@@ -3,6 +3,7 @@ protocol version, then sync — checked against real child processes that break 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from shard.daemon.runtime_proc import RuntimeProcess
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.framing import Oversized
 
 HELLO = {"type": "hello", "protocol_version": "0.1.0", "server_version": "x", "capabilities": []}
 SYNC = {"type": "sync", "status": "idle", "mode": "build", "live_window": {"messages": []}}
@@ -85,3 +87,49 @@ async def test_an_error_in_place_of_sync_says_why_the_runtime_could_not_start():
         await _start(HELLO, other)
     assert caught.value.code == ErrorCode.RUNTIME_START_FAILED
     assert "open in another shard process" in caught.value.message
+
+
+async def test_an_over_long_line_is_one_oversized_record_and_reading_goes_on():
+    """A child that writes a line over the cap (on stdout and on stderr) while it keeps running: the
+    line reaches on_line as one Oversized record (its start kept, never the whole of it), the lines
+    after it still arrive in order, and the child is served, stopped and reported as usual."""
+    huge = "x" * 20_000  # over both caps: stdout 1 KB here, stderr 16 KB
+    script = (
+        "import sys, json\n"
+        f"for m in ({HELLO!r}, {SYNC!r}): sys.stdout.write(json.dumps(m) + '\\n')\n"
+        f'sys.stdout.write(\'{{"type":"status","detail":"{huge}"}}\\n\')\n'
+        f"sys.stderr.write('{huge}\\n'); sys.stderr.flush()\n"
+        "sys.stdout.write(json.dumps({'type': 'status', 'status': 'idle'}) + '\\n'); sys.stdout.flush()\n"
+        "sys.stdin.read()\n"
+    )
+    lines: list = []
+    exits: list = []
+    arrived, exited = asyncio.Event(), asyncio.Event()
+
+    def on_line(proc, record):
+        lines.append(record)
+        if len(lines) == 2:
+            arrived.set()
+
+    proc = RuntimeProcess(
+        [sys.executable, "-c", script],
+        dict(os.environ),
+        on_line,
+        lambda p, code, stderr: (exits.append((code, stderr)), exited.set()),
+        max_line=1024,
+    )
+    await proc.start()
+    await asyncio.wait_for(arrived.wait(), 30)
+    oversized, after = lines
+    assert isinstance(oversized, Oversized)
+    assert oversized.size == len(huge) + len('{"type":"status","detail":""}')
+    assert oversized.prefix.startswith(b'{"type":"status"')
+    assert json.loads(after) == {"type": "status", "status": "idle"}
+    assert proc.alive, "the child is still served"
+    await proc.stop()
+    assert proc.proc is not None
+    assert proc.proc.returncode == 0
+    await asyncio.wait_for(exited.wait(), 30)
+    ((code, stderr),) = exits
+    assert code == 0
+    assert "20000 bytes" in stderr, "the long stderr line is kept as a note of its size"

@@ -45,7 +45,7 @@ from shard.protocol import commands as cmd
 from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.codec import error_response, parse_command
 from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
-from shard.protocol.framing import Oversized
+from shard.protocol.framing import Oversized, peek_envelope
 from shard.protocol.ids import new_id
 from shard.protocol.results import AgentTerminateResult
 
@@ -669,8 +669,13 @@ class Daemon:
 
     # --- runtime output -------------------------------------------------------------------------
 
-    def _on_line(self, slot: AgentSlot, proc: RuntimeProcess, line: bytes) -> None:
-        if slot.proc is not proc or not line.startswith(b"{"):
+    def _on_line(self, slot: AgentSlot, proc: RuntimeProcess, line: bytes | Oversized) -> None:
+        if slot.proc is not proc:
+            return
+        if isinstance(line, Oversized):
+            self._on_oversized(slot, line)
+            return
+        if not line.startswith(b"{"):
             return
         if line.startswith(b'{"type":"message_delta"'):  # the hot path: tag, fan out, note the phase
             tagged = slot.tag + line[1:]
@@ -707,6 +712,24 @@ class Daemon:
         for conn in list(slot.attachments):
             conn.send(tagged)
         self._track(slot, event)
+
+    def _on_oversized(self, slot: AgentSlot, record: Oversized) -> None:
+        """A runtime line over the cap is dropped; when it was a response, its waiter is told."""
+        msg_id, msg_type = peek_envelope(record.prefix)
+        sys.stderr.write(
+            f"shard daemon: the runtime of {slot.agent_id} wrote a {msg_type or 'message'} of"
+            f" {record.size} bytes, over the cap; dropped\n"
+        )
+        fwd = slot.forwarded.pop(msg_id, None) if msg_type == "response" and msg_id else None
+        if fwd is None:
+            return
+        if fwd.then is not None:
+            fwd.then(_unanswered(fwd.command))
+        elif fwd.conn is not None:
+            why = f"the runtime's response was {record.size} bytes, over the cap"
+            error = ShardError(ErrorCode.INTERNAL_ERROR, why)
+            self._fail(fwd.conn, error, id=fwd.original_id, command=fwd.command)
+        self._settle(slot)
 
     def _on_response(self, slot: AgentSlot, response: dict[str, Any]) -> None:
         fwd = slot.forwarded.pop(response.get("id", ""), None)

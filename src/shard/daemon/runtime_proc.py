@@ -4,6 +4,11 @@
 RUNTIME_START_FAILED otherwise; after that every line the child writes goes to ``on_line`` in order,
 and ``on_exit`` is called once when it ends. The child's stderr is kept (its last lines) to explain
 a crash.
+
+Both pipes are read in chunks through ``shard.protocol.framing.LineBuffer`` with its cap: a line over
+the cap is never held in memory; on stdout it reaches ``on_line`` as one :class:`Oversized` record
+(the daemon answers whoever waited for it), on stderr it is kept as a note of its size. Nothing a
+child writes can stop the read loop while the child runs.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ import orjson
 from shard import _secrets
 from shard._version import PROTOCOL_VERSION
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, Oversized, Record
 
 START_TIMEOUT = 60.0
 STOP_GRACE = 10.0
-_STREAM_LIMIT = 1 << 27
+_READ = 256 * 1024
+_STDERR_LINE = 16 * 1024  # a stderr line explains a crash in its first words; longer ones are cut
 
 
 class RuntimeProcess:
@@ -33,8 +40,10 @@ class RuntimeProcess:
         self,
         argv: list[str],
         env: dict[str, str],
-        on_line: Callable[[RuntimeProcess, bytes], None],
+        on_line: Callable[[RuntimeProcess, Record], None],
         on_exit: Callable[[RuntimeProcess, int | None, str], None],
+        *,
+        max_line: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         self.argv = argv
         self.env = env
@@ -45,6 +54,8 @@ class RuntimeProcess:
         self.sync: dict[str, Any] = {}
         self.stopping = False
         self._stderr: deque[str] = deque(maxlen=20)
+        self._lines = LineBuffer(max_line)
+        self._ready: deque[Record] = deque()  # records read but not yet taken (past sync, at start)
         self._reader: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Future[None] | None = None
 
@@ -68,7 +79,6 @@ class RuntimeProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=env,
-                limit=_STREAM_LIMIT,
                 pass_fds=() if keys is None else (keys,),
                 start_new_session=True,  # a signal to the daemon's group does not hit its runtimes
             )
@@ -124,26 +134,39 @@ class RuntimeProcess:
             raise ShardError(ErrorCode.PROTOCOL_ERROR, f"the runtime sent {kind!r} before its sync")
 
     async def _read_json(self) -> dict[str, Any]:
-        assert self.proc is not None
-        assert self.proc.stdout is not None
-        line = await self.proc.stdout.readline()
-        if not line:
-            raise EOFError
-        value = orjson.loads(line)
+        """The next non-blank record of the start-up, as a JSON object."""
+        while True:
+            while not self._ready:
+                if not await self._read_more():
+                    raise EOFError
+            record = self._ready.popleft()
+            if isinstance(record, Oversized):
+                raise ValueError(f"a line of {record.size} bytes, over the cap")
+            if record.strip():
+                break
+        value = orjson.loads(record)
         if not isinstance(value, dict):
             raise ValueError("not an object")
         return value
 
-    async def _read_loop(self) -> None:
+    async def _read_more(self) -> bool:
+        """Read one chunk of stdout into ``_ready``; False at end of stream."""
         assert self.proc is not None
         assert self.proc.stdout is not None
-        stdout = self.proc.stdout
+        chunk = await self.proc.stdout.read(_READ)
+        self._ready.extend(self._lines.feed(chunk) if chunk else self._lines.close())
+        return bool(chunk)
+
+    async def _read_loop(self) -> None:
+        assert self.proc is not None
         try:
-            while line := await stdout.readline():
-                if line.endswith(b"\n"):
-                    line = line[:-1]
-                if line:
-                    self.on_line(self, line)
+            while True:
+                while self._ready:
+                    record = self._ready.popleft()
+                    if isinstance(record, Oversized) or record.strip():
+                        self.on_line(self, record)
+                if not await self._read_more() and not self._ready:
+                    break
         finally:
             code = await self.proc.wait()
             self.on_exit(self, code, "; ".join(self._stderr))
@@ -151,10 +174,21 @@ class RuntimeProcess:
     async def _drain_stderr(self) -> None:
         assert self.proc is not None
         assert self.proc.stderr is not None
-        with contextlib.suppress(Exception):
-            while line := await self.proc.stderr.readline():
-                self._stderr.append(line.decode("utf-8", errors="replace").rstrip())
-                sys.stderr.write(f"[runtime {self.pid}] {self._stderr[-1]}\n")
+        lines = LineBuffer(_STDERR_LINE)
+        while True:
+            try:
+                chunk = await self.proc.stderr.read(_READ)
+            except ConnectionError:
+                return
+            for record in lines.feed(chunk) if chunk else lines.close():
+                if isinstance(record, Oversized):
+                    text = record.prefix[:200].decode("utf-8", errors="replace") + f"… ({record.size} bytes)"
+                else:
+                    text = record.decode("utf-8", errors="replace").rstrip()
+                self._stderr.append(text)
+                sys.stderr.write(f"[runtime {self.pid}] {text}\n")
+            if not chunk:
+                return
 
     def send(self, data: bytes) -> bool:
         """One JSONL line to the child; False when it is gone."""
