@@ -16,7 +16,7 @@ ALLOWED: dict[str, set[str]] = {
     "daemon": {"protocol"},
     "web": {"protocol"},
     "client": {"protocol"},
-    "testing": {"protocol", "agent"},
+    "testing": {"protocol", "agent", "daemon"},
     "cli": {"protocol", "agent", "daemon", "web", "client"},
 }
 L0_THIRD_PARTY = {"pydantic", "pydantic_core", "orjson"}

@@ -7,7 +7,12 @@ while a tool runs, the tool's name.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from shard.daemon.effects import Broadcast, Effect
+from shard.protocol.agents import AgentStatus
+from shard.protocol.events import AgentActivity
 
 _BY_STATUS = {
     "idle": "idle",
@@ -19,7 +24,7 @@ _BY_STATUS = {
 }
 
 
-def phase_of(event: dict[str, Any], status: str, current: str | None) -> tuple[str, str | None] | None:
+def phase_of(event: Mapping[str, Any], status: str, current: str | None) -> tuple[str, str | None] | None:
     """The (phase, tool_name) an event moves the agent to, or None when it does not change the phase."""
     kind = event.get("type")
     if kind == "status":
@@ -34,3 +39,24 @@ def phase_of(event: dict[str, Any], status: str, current: str | None) -> tuple[s
         name = event.get("name")
         return ("tool", name if isinstance(name, str) else None)
     return None
+
+
+class ActivityTracker:
+    """The overview as an internal subscriber of every agent: ``agent_activity`` to every
+    connection whenever an agent's phase changes (and on every tool call). It is never a responder."""
+
+    def __init__(self, wall: Callable[[], float]) -> None:
+        self._wall = wall
+        self._phases: dict[str, str] = {}
+
+    def event(self, agent_id: str, status: AgentStatus, event: Mapping[str, Any]) -> Iterable[Effect]:
+        change = phase_of(event, status, self._phases.get(agent_id))
+        if change is None:
+            return ()
+        phase, tool = change
+        self._phases[agent_id] = phase
+        extra = {"tool_name": tool} if tool else {}
+        activity = AgentActivity(
+            agent_id=agent_id, timestamp=self._wall(), phase=phase, status=status, **extra
+        )
+        return (Broadcast(activity.to_json()),)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from itertools import count
 
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
@@ -26,8 +27,8 @@ class Connection(ABC):
     def __init__(self, cap: int = DEFAULT_OUTBOUND_CAP) -> None:
         self.cap = cap
         self.number = next(_ids)
-        self.attached: dict[str, str] = {}  # agent_id -> role ("interactive" | "observer")
         self.closed = False
+        self.on_close: Callable[[], None] | None = None  # told once, whoever closed it
         self.close_reason: str | None = None
         self._pending: list[bytes] = []
         self._pending_bytes = 0
@@ -75,6 +76,8 @@ class Connection(ABC):
         self.close_reason = reason
         self._pending.clear()
         self._close(reason, slow)
+        if self.on_close is not None:
+            self.on_close()
 
     @abstractmethod
     def _frame(self, data: bytes) -> bytes:

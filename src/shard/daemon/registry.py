@@ -12,15 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from shard._home import open_private, private_dirs
+from shard.daemon.record import AgentRecord
 from shard.protocol.errors import ErrorCode, ShardError
 
 _SCHEMA = """
@@ -41,24 +40,6 @@ CREATE TABLE IF NOT EXISTS agents (
     started_at REAL
 )
 """
-
-
-@dataclass(slots=True)
-class AgentRecord:
-    agent_id: str
-    session_id: str
-    cwd: str
-    name: str | None = None
-    model: str | None = None
-    provider: str | None = None
-    mode: str | None = None
-    tools: list[str] | None = None
-    headless_policy: str = "deny"
-    parent_agent_id: str | None = None
-    depth: int = 0
-    adopted: bool = False
-    created_at: float = field(default_factory=time.time)
-    started_at: float | None = None
 
 
 class Registry:

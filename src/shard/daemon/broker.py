@@ -1,0 +1,490 @@
+"""The daemon's broker, sans-I/O (PROTOCOL §5, §6, §10; DESIGN §2): plain state and decisions.
+
+Each input — a client's line, a client gone, a runtime ready, failed, writing a line or exiting, a
+timer, a shutdown — returns the effects to perform, in order (``effects.py``); ``core.py`` performs
+them with sockets, processes and timers, ``shard.testing.broker`` in memory.
+
+* **Routing.** A per-agent command needs an ``agent_id`` this connection is attached to
+  (NOT_ATTACHED), naming an agent that exists (NOT_FOUND). It goes to the runtime under a daemon id
+  (client ids may collide) with ``agent_id`` stripped; the response comes back to the sender alone,
+  with its own id restored.
+* **Fan-out.** Every event a runtime writes is tagged with its ``agent_id`` once — a byte splice, no
+  decoding for ``message_delta`` — and the same bytes go to every attachment; internal subscribers
+  (the activity overview) receive the agent's events without being attachments.
+* **Attach** (§6.4): the runtime is started (coalesced), asked for a ``runtime.sync`` snapshot, and
+  the connection is promoted in the runtime's own output order: the attach response, then ``sync``,
+  then every later event exactly once. Open requests are re-shown to an interactive attacher.
+* **Broadcast requests** (§6.3): the first valid answer is forwarded, later ones are acknowledged and
+  dropped; observers cannot answer. A child with no interactive client of its own has its requests
+  shown to its nearest interactive ancestor's clients. Whether anyone can answer is told to the
+  runtime (``runtime.responders``), whose headless policy then decides.
+* **Supervision** is the :class:`Supervisor`'s (``supervisor.py``); orchestrator commands are
+  :class:`Orchestrator`'s (``orchestrator.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from itertools import count
+from typing import Any
+
+import orjson
+
+from shard.daemon import wire
+from shard.daemon.effects import (
+    Broadcast,
+    Client,
+    Effect,
+    Generation,
+    Log,
+    Manifests,
+    Outbox,
+    Remember,
+    Resume,
+    Send,
+    Subscriber,
+    ToRuntime,
+)
+from shard.daemon.lifecycle import ACTIVE_STATUSES, INTERACTIVE, Responders
+from shard.daemon.record import AgentRecord
+from shard.daemon.slot import AgentSlot, Forwarded, OpenRequest
+from shard.daemon.supervisor import Supervisor
+from shard.protocol import commands as cmd
+from shard.protocol.agents import AGENT_STATUSES
+from shard.protocol.answers import permission_answer_error, ui_answer
+from shard.protocol.codec import parse_command
+from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
+from shard.protocol.framing import Oversized, peek_envelope
+
+_NEVER_WAKE = ("list_modes", "list_reasoning_levels")
+_THINKING = {"type": "message_delta", "kind": "thinking"}  # what subscribers get for a delta
+_TEXT = {"type": "message_delta", "kind": "text"}
+
+
+class Broker:
+    def __init__(
+        self,
+        records: Iterable[AgentRecord],
+        manifests: Manifests,
+        *,
+        clock: Callable[[], float],
+        wall: Callable[[], float],
+        idle_timeout: float,
+        max_runtimes: int,
+        subscribers: Iterable[Subscriber] = (),
+    ) -> None:
+        self.agents: dict[str, AgentSlot] = {r.agent_id: AgentSlot(r) for r in records}
+        self.clients: set[Client] = set()
+        self.manifests = manifests
+        self.wall = wall
+        self.subscribers = list(subscribers)  # of every agent
+        self.out = Outbox()
+        self.supervisor = Supervisor(
+            self.agents, self.out, clock=clock, idle_timeout=idle_timeout, max_runtimes=max_runtimes
+        )
+        self._ids = count(1)
+        # deferred: orchestrator.py imports this module's names for its annotations
+        from shard.daemon.orchestrator import Orchestrator
+
+        self.orchestrator = Orchestrator(self)
+
+    # --- clients --------------------------------------------------------------------------------
+
+    def connect(self, number: int, transport: str) -> tuple[Client, list[Effect]]:
+        client = Client(number, transport)
+        self.clients.add(client)
+        self.out.add(Send((client,), wire.hello(transport)))
+        return client, self.out.take()
+
+    def disconnect(self, client: Client) -> list[Effect]:
+        """A closed connection is detached from every agent; their work goes on (R3.5)."""
+        if not client.closed:
+            client.closed = True
+            self.clients.discard(client)
+            for agent_id in list(client.attached):
+                self.detach(client, agent_id)
+        return self.out.take()
+
+    def receive(self, client: Client, record: bytes | Oversized) -> list[Effect]:
+        """One line (or WebSocket text message) from ``client``. While ``client.waiting`` after this,
+        the command goes on; the shell reads nothing more from the client until :class:`Resume`."""
+        try:
+            command = parse_command(record, orchestrator=True)
+        except FrameError as exc:
+            self.send(client, wire.failure(exc, id=exc.id, command=exc.command))
+            return self.out.take()
+        self.step(client, command, lambda: self._dispatch_command(client, command))
+        return self.out.take()
+
+    def _dispatch_command(self, client: Client, command: cmd.CommandBase) -> None:
+        if isinstance(command, cmd.AgentCommand):
+            self._per_agent(client, command)
+        else:
+            self.orchestrator.handle(client, command)
+
+    def step(self, client: Client, command: cmd.CommandBase, work: Callable[[], None]) -> bool:
+        """Run part of ``command``'s handling; a failure answers the command (False) and the client
+        is no longer waiting for it."""
+        try:
+            work()
+            return True
+        except ShardError as exc:
+            self.send(client, wire.failure(exc, id=command.id, command=command.type))
+        except Exception as exc:  # a bug or an OS failure: the client is answered, the daemon serves on
+            why = f"{command.type} failed: {type(exc).__name__}: {exc}"
+            self.out.add(Log(f"shard daemon: {why}"))
+            self.send(
+                client,
+                wire.failure(ShardError(ErrorCode.INTERNAL_ERROR, why), id=command.id, command=command.type),
+            )
+        self.resume(client)
+        return False
+
+    def resume(self, client: Client) -> None:
+        if client.waiting:
+            client.waiting = False
+            self.out.add(Resume(client))
+
+    def send(self, client: Client, data: bytes) -> None:
+        self.out.add(Send((client,), data))
+
+    def broadcast(self, data: bytes) -> None:
+        self.out.add(Broadcast(data))
+
+    def slot(self, agent_id: str) -> AgentSlot:
+        slot = self.agents.get(agent_id)
+        if slot is None:
+            raise ShardError(ErrorCode.NOT_FOUND, f"no agent {shown(agent_id)}")
+        return slot
+
+    # --- per-agent commands ---------------------------------------------------------------------
+
+    def _per_agent(self, client: Client, command: cmd.AgentCommand) -> None:
+        agent_id = command.agent_id
+        if agent_id is None:
+            raise ShardError(
+                ErrorCode.NOT_ATTACHED, f"'{command.type}' needs an agent_id on a daemon connection"
+            )
+        slot = self.slot(agent_id)
+        role = client.attached.get(agent_id)
+        if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
+            self._answer(client, slot, command)
+            return
+        if role is None:
+            raise ShardError(
+                ErrorCode.NOT_ATTACHED, f"this connection is not attached to {agent_id}; send agent.attach"
+            )
+        if command.type in _NEVER_WAKE and not slot.live:
+            raise ShardError(
+                ErrorCode.CONFLICT,
+                f"the runtime of {agent_id} is stopped and {command.type} does not wake it",
+            )
+        if slot.live:
+            self.forward(slot, command, client)
+            return
+        client.waiting = True
+
+        def started(error: ShardError | None) -> None:
+            if error is not None:
+                self.send(client, wire.failure(error, id=command.id, command=command.type))
+            else:
+                self.step(client, command, lambda: self.forward(slot, command, client))
+            self.resume(client)
+
+        self.supervisor.ensure_running(slot, started)
+
+    def forward(self, slot: AgentSlot, command: cmd.CommandBase, client: Client | None, **extra: Any) -> None:
+        payload = command.to_wire()
+        payload.pop("agent_id", None)  # the runtime's connection is bound to one agent
+        payload.update(extra)
+        self.supervisor.cancel_reap(slot)
+        if not self.to_runtime(slot, payload, Forwarded(client, command.id, command.type)):
+            raise ShardError(ErrorCode.RUNTIME_START_FAILED, f"the runtime of {slot.agent_id} is gone; retry")
+
+    def internal(
+        self, slot: AgentSlot, payload: dict[str, Any], then: Callable[[dict[str, Any]], None] | None
+    ) -> None:
+        """A daemon-internal command (``runtime.*``); ``then`` gets its response."""
+        if not self.to_runtime(slot, payload, Forwarded(None, None, payload["type"], then)) and then:
+            then(_unanswered(payload["type"]))  # the runtime is gone: the waiter learns it now, not never
+
+    def to_runtime(self, slot: AgentSlot, payload: dict[str, Any], fwd: Forwarded) -> bool:
+        """Send a command to the live runtime under a fresh daemon id, remembering who waits for the
+        response; False when there is no live runtime."""
+        if not slot.live or slot.gen is None:
+            return False
+        did = f"d{next(self._ids)}"
+        slot.forwarded[did] = fwd
+        self.out.add(ToRuntime(slot.gen, orjson.dumps({**payload, "id": did})))
+        return True
+
+    # --- answers to broadcast requests (first valid one wins, §6.3) -----------------------------
+
+    def _answer(
+        self, client: Client, slot: AgentSlot, command: cmd.PermissionResponse | cmd.UiResponse
+    ) -> None:
+        role = client.attached.get(slot.agent_id)
+        entry = slot.open_requests.get(command.request_id)
+        delegated = entry is not None and client in entry.delegated_to
+        if role is None and not delegated:
+            raise ShardError(ErrorCode.NOT_ATTACHED, f"this connection is not attached to {slot.agent_id}")
+        if role != INTERACTIVE and not delegated:
+            raise ShardError(ErrorCode.PERMISSION_DENIED, "an observer attachment cannot answer requests")
+        if entry is None or entry.answered:
+            self.send(
+                client, wire.reply(command, agent_id=slot.agent_id)
+            )  # late or unknown: dropped silently
+            return
+        event = entry.event
+        if isinstance(command, cmd.PermissionResponse):
+            if event.get("type") != "permission_request":
+                raise ShardError(
+                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a permission request"
+                )
+            ids = {c.get("id") for c in event.get("choices") or [] if isinstance(c, dict)}
+            why = permission_answer_error(ids, command.choice_id)
+        else:
+            if event.get("type") != "ui_request":
+                raise ShardError(
+                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a UI request"
+                )
+            _, why = ui_answer(event.get("kind", ""), event.get("options"), command.value)
+        if why is not None:
+            raise ShardError(ErrorCode.INVALID_REQUEST, why)
+        entry.answered = True
+        if not slot.live:
+            raise ShardError(ErrorCode.CONFLICT, f"the runtime of {slot.agent_id} is no longer running")
+        self.forward(slot, command, None, source=client.source)
+        self.send(client, wire.reply(command, agent_id=slot.agent_id))
+
+    # --- attachments, responders and delegation (§6.3, §6.4) ------------------------------------
+
+    def detach(self, client: Client, agent_id: str) -> None:
+        slot = self.agents.get(agent_id)
+        if slot is None:
+            client.attached.pop(agent_id, None)
+        elif slot.detach(client):
+            self.responders_changed(slot)
+
+    def subscribe(self, agent_id: str, subscriber: Subscriber) -> None:
+        """``subscriber`` receives this agent's events from now on, as an internal subscriber."""
+        self.slot(agent_id).subscribers.append(subscriber)
+
+    def unsubscribe(self, agent_id: str, subscriber: Subscriber) -> None:
+        self.slot(agent_id).subscribers.remove(subscriber)
+
+    def _ancestors(self, slot: AgentSlot) -> list[AgentSlot]:
+        out, seen = [], {slot.agent_id}
+        parent_id = slot.record.parent_agent_id
+        while parent_id and parent_id not in seen and parent_id in self.agents:
+            seen.add(parent_id)
+            out.append(self.agents[parent_id])
+            parent_id = self.agents[parent_id].record.parent_agent_id
+        return out
+
+    def answerers(self, slot: AgentSlot) -> tuple[list[Client], bool]:
+        """Who can answer this agent's requests: its own interactive clients, else those of its
+        nearest ancestor that has any (True: delegated). Observers and internal subscribers never
+        count (R6.3.12, R6.3.13)."""
+        own = slot.interactive()
+        if own:
+            return own, False
+        for ancestor in self._ancestors(slot):
+            theirs = ancestor.interactive()
+            if theirs:
+                return theirs, True
+        return [], False
+
+    def responders_changed(self, slot: AgentSlot) -> None:
+        """Attachments of ``slot`` changed: it and its descendants may have gained or lost responders."""
+        for affected in [slot, *[s for s in self.agents.values() if slot in self._ancestors(s)]]:
+            if not affected.live:
+                continue
+            conns, delegated = self.answerers(affected)
+            told = Responders.of(bool(conns))
+            if affected.responders != told:
+                affected.responders = told
+                self.internal(affected, {"type": "runtime.responders", "present": bool(conns)}, None)
+            if delegated:  # re-show open requests to the ancestor's (new) clients
+                for entry in affected.open_requests.values():
+                    for c in conns:
+                        if c not in entry.delegated_to:
+                            entry.delegated_to.add(c)
+                            self.send(c, entry.tagged)
+
+    # --- runtimes -------------------------------------------------------------------------------
+
+    def runtime_ready(self, gen: Generation, hello: dict[str, Any], sync: dict[str, Any]) -> list[Effect]:
+        slot = self.agents.get(gen.agent_id)
+        if slot is None or slot.gen is not gen:
+            return self.out.take()
+        if slot.record.started_at is None:
+            slot.record.started_at = self.wall()
+            self.out.add(Remember(slot.agent_id, {"started_at": slot.record.started_at}))
+        caps = hello.get("capabilities")
+        slot.capabilities = [c for c in caps if isinstance(c, str)] if isinstance(caps, list) else []
+        status = sync.get("status")
+        slot.status = status if status in AGENT_STATUSES else "idle"
+        slot.responders = Responders.UNTOLD
+        waiters = self.supervisor.ready(slot)
+        self.responders_changed(slot)
+        if slot.epoch > 0:  # a replacement: attachments get a fresh authoritative sync (§9.1)
+            self.out.add(Send(slot.fanout, wire.tagged_sync(sync, slot)))
+        self.supervisor.schedule_reap(slot)
+        if self.supervisor.shutting_down:
+            self.supervisor.begin_stop(slot)
+        for then in waiters:
+            then(None)
+        return self.out.take()
+
+    def runtime_failed(self, gen: Generation, error: ShardError) -> list[Effect]:
+        slot = self.agents.get(gen.agent_id)
+        if slot is not None and slot.gen is gen:
+            self.supervisor.start_failed(slot, error)
+        return self.out.take()
+
+    def runtime_line(self, gen: Generation, line: bytes) -> list[Effect]:
+        """One line the runtime wrote (without its LF)."""
+        slot = self.agents.get(gen.agent_id)
+        if slot is None or slot.gen is not gen:
+            return self.out.take()
+        if line.startswith(b'{"type":"message_delta"'):  # the hot path: tag, fan out, summarize
+            if slot.fanout:
+                self.out.add(Send(slot.fanout, slot.tag + line[1:]))
+            self._notify(slot, _THINKING if b'"kind":"thinking"' in line else _TEXT)
+            return self.out.take()
+        if line.startswith(b"{"):
+            try:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                event = None
+            if isinstance(event, dict):
+                if event.get("type") == "response":
+                    self._on_response(slot, event)
+                else:
+                    self._on_event(slot, slot.tag + line[1:], event)
+        return self.out.take()
+
+    def runtime_oversized(self, gen: Generation, record: Oversized) -> list[Effect]:
+        """A runtime line over the cap is dropped; when it was a response, its waiter is told."""
+        slot = self.agents.get(gen.agent_id)
+        if slot is None or slot.gen is not gen:
+            return self.out.take()
+        msg_id, msg_type = peek_envelope(record.prefix)
+        self.out.add(
+            Log(
+                f"shard daemon: the runtime of {slot.agent_id} wrote a {msg_type or 'message'} of"
+                f" {record.size} bytes, over the cap; dropped"
+            )
+        )
+        fwd = slot.forwarded.pop(msg_id, None) if msg_type == "response" and msg_id else None
+        if fwd is not None:
+            if fwd.then is not None:
+                fwd.then(_unanswered(fwd.command))
+            elif fwd.client is not None:
+                why = f"the runtime's response was {record.size} bytes, over the cap"
+                error = ShardError(ErrorCode.INTERNAL_ERROR, why)
+                self.send(fwd.client, wire.failure(error, id=fwd.original_id, command=fwd.command))
+            self.supervisor.settle(slot)
+        return self.out.take()
+
+    def runtime_exited(self, gen: Generation, code: int | None, stderr: str) -> list[Effect]:
+        slot = self.agents.get(gen.agent_id)
+        if slot is None or slot.gen is not gen:
+            gen.ended = True
+            self.supervisor.spawn_queued()
+            return self.out.take()
+        crashed = self.supervisor.exited(slot, gen)
+        for fwd in slot.forwarded.values():  # nothing more will answer these
+            if fwd.then is not None:
+                fwd.then(_unanswered(fwd.command))
+            elif fwd.client is not None:
+                error = ShardError(ErrorCode.INTERNAL_ERROR, "the agent's runtime exited before answering")
+                self.send(fwd.client, wire.failure(error, id=fwd.original_id, command=fwd.command))
+        slot.forwarded.clear()
+        for rid, entry in slot.open_requests.items():
+            closing = wire.closed_by_exit(slot, rid, entry.event.get("type"))
+            self.out.add(Send(tuple({*slot.attachments, *entry.delegated_to}), closing))
+        slot.open_requests.clear()
+        self.supervisor.ended(slot, crashed, code, stderr)
+        return self.out.take()
+
+    def timer(self, key: str) -> list[Effect]:
+        self.supervisor.timer(key)
+        return self.out.take()
+
+    def shutdown(self, *, force: bool) -> list[Effect]:
+        self.supervisor.shutdown(force=force)
+        return self.out.take()
+
+    # --- runtime output -------------------------------------------------------------------------
+
+    def _on_event(self, slot: AgentSlot, tagged: bytes, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind in ("permission_request", "ui_request") and event.get("kind") != "notify":
+            entry = OpenRequest(tagged, event)
+            slot.open_requests[str(event.get("request_id"))] = entry
+            conns, delegated = self.answerers(slot)
+            if delegated:
+                entry.delegated_to.update(conns)
+                self.out.add(Send(tuple(conns), tagged))
+        elif kind in ("permission_resolved", "ui_resolved"):
+            closed = slot.open_requests.pop(str(event.get("request_id")), None)
+            if closed is not None and closed.delegated_to:
+                self.out.add(Send(tuple(closed.delegated_to - set(slot.attachments)), tagged))
+        if slot.fanout:
+            self.out.add(Send(slot.fanout, tagged))
+        self._track(slot, event)
+
+    def _on_response(self, slot: AgentSlot, response: dict[str, Any]) -> None:
+        fwd = slot.forwarded.pop(response.get("id", ""), None)
+        if fwd is None:
+            return
+        if fwd.then is not None:
+            fwd.then(response)
+        elif fwd.client is not None and fwd.command not in ("permission_response", "ui_response"):
+            if fwd.original_id is None:
+                response.pop("id", None)
+            else:
+                response["id"] = fwd.original_id
+            self.send(fwd.client, orjson.dumps({"agent_id": slot.agent_id, **response}))
+        self.supervisor.settle(slot)
+
+    def _track(self, slot: AgentSlot, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "status":
+            status = event.get("status")
+            if status in AGENT_STATUSES:
+                slot.status = status
+            detail = event.get("detail")
+            self.broadcast(wire.status_changed(slot, detail if isinstance(detail, str) else None))
+            if slot.status in ACTIVE_STATUSES:
+                self.supervisor.cancel_reap(slot)
+            else:
+                self.supervisor.settle(slot)
+        elif kind == "model_changed":
+            active = event.get("active") or {}
+            slot.record.model, slot.record.provider = active.get("id"), active.get("provider")
+            self.out.add(
+                Remember(slot.agent_id, {"model": slot.record.model, "provider": slot.record.provider})
+            )
+            if isinstance(event.get("capabilities"), list):
+                slot.capabilities = event["capabilities"]
+        elif kind == "mode_changed":
+            slot.record.mode = event.get("mode")
+            self.out.add(Remember(slot.agent_id, {"mode": slot.record.mode}))
+        elif kind == "turn_end" and isinstance(event.get("usage"), dict):
+            for k, v in event["usage"].items():
+                if isinstance(v, int | float) and not isinstance(v, bool) and k != "context_tokens":
+                    slot.usage[k] = slot.usage.get(k, 0) + v
+        self._notify(slot, event)
+
+    def _notify(self, slot: AgentSlot, event: dict[str, Any]) -> None:
+        for subscriber in (*self.subscribers, *slot.subscribers):
+            for effect in subscriber.event(slot.agent_id, slot.status, event):
+                self.out.add(effect)
+
+
+def _unanswered(command: str) -> dict[str, Any]:
+    """The response a waiter gets in place of one from a runtime that is gone."""
+    return {"type": "response", "command": command, "success": False}

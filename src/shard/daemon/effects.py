@@ -1,0 +1,193 @@
+"""The broker's vocabulary with its shell: the handles it gives out (:class:`Client`,
+:class:`Generation`) and the effects it returns for the shell to perform.
+
+The broker never touches a socket, a process or a timer. Each of its inputs returns a list of
+effects in the order they must happen; the shell (``core.py``) performs them, and the testing kit
+(``shard.testing.broker``) performs them in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from shard.daemon.lifecycle import Role
+from shard.daemon.record import AgentRecord
+from shard.protocol.agents import AgentStatus
+
+
+@dataclass(eq=False, slots=True)
+class Client:
+    """A client connection as the broker sees it. Compared by identity."""
+
+    number: int
+    transport: str
+    attached: dict[str, Role] = field(default_factory=dict)  # agent_id -> role
+    closed: bool = False
+    # One of its commands is not complete yet (a runtime is starting, a sync is on its way): the
+    # shell reads nothing more from it until :class:`Resume`, so its commands are handled in order.
+    waiting: bool = False
+
+    @property
+    def source(self) -> str:
+        """How an answer forwarded from this client is attributed (``permission_response.source``)."""
+        return f"{self.transport}-client-{self.number}"
+
+
+@dataclass(eq=False, slots=True)
+class Generation:
+    """One runtime process of an agent, from spawn to exit: its output and its exit come back to the
+    broker with this token, so nothing from a superseded process is taken for the current one's."""
+
+    agent_id: str
+    stop_requested: bool = False  # the daemon asked it to end: its exit is no crash
+    ended: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """One encoded message to each of ``to`` (one object for a whole fan-out)."""
+
+    to: tuple[Client, ...]
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Broadcast:
+    """One encoded message to every connection, attached or not (orchestrator events)."""
+
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ToRuntime:
+    """One JSONL command (no newline) to a runtime's stdin."""
+
+    gen: Generation
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnRuntime:
+    """Start a process for ``gen``; report ``runtime_ready`` or ``runtime_failed``. ``overrides``:
+    pass the record's model and mode to a session that already exists (an adoption's first start)."""
+
+    gen: Generation
+    record: AgentRecord
+    overrides: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StopRuntime:
+    """Close its stdin: it finishes its work and exits (escalating to signals after a grace)."""
+
+    gen: Generation
+
+
+@dataclass(frozen=True, slots=True)
+class KillRuntime:
+    """Signal its process group: SIGKILL with ``force``, else SIGTERM."""
+
+    gen: Generation
+    force: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StartTimer:
+    """Call ``Broker.timer(key)`` after ``delay`` seconds, replacing a timer of the same key."""
+
+    key: str
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTimer:
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Remember:
+    """Update the agent's registry row; a failed write is said on stderr, nothing else changes
+    (the session stays the authority)."""
+
+    agent_id: str
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """The client's waiting command is complete: read its next one."""
+
+    client: Client
+
+
+@dataclass(frozen=True, slots=True)
+class Log:
+    """One line for the daemon's stderr."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The shutdown is complete (every runtime has exited): close the connections and exit."""
+
+
+Effect = (
+    Send
+    | Broadcast
+    | ToRuntime
+    | SpawnRuntime
+    | StopRuntime
+    | KillRuntime
+    | StartTimer
+    | CancelTimer
+    | Remember
+    | Resume
+    | Log
+    | Stopped
+)
+
+
+class Outbox:
+    """Where the broker's parts put effects while they handle one input; the broker hands them over
+    in order when the input is done."""
+
+    __slots__ = ("effects",)
+
+    def __init__(self) -> None:
+        self.effects: list[Effect] = []
+
+    def add(self, effect: Effect) -> None:
+        self.effects.append(effect)
+
+    def take(self) -> list[Effect]:
+        out, self.effects = self.effects, []
+        return out
+
+
+class Subscriber(Protocol):
+    """Something inside the daemon that receives an agent's events without being a client: it is
+    never an attachment and never a responder (R6.3.13). A ``message_delta`` reaches it as a summary
+    ``{type, kind}``: the daemon never decodes a delta."""
+
+    def event(self, agent_id: str, status: AgentStatus, event: Mapping[str, Any]) -> Iterable[Effect]: ...
+
+
+class Manifests(Protocol):
+    """The durable half of agent.create and agent.terminate, answered before the broker goes on
+    (a refusal is the command's answer): the registry and the session files. ``core.py`` has the real
+    one, ``shard.testing.broker`` one in memory."""
+
+    def canonical_cwd(self, cwd: str) -> str:
+        """The absolute, canonical directory, or INVALID_REQUEST."""
+
+    def check_adoption(self, session_id: str, cwd: str) -> None:
+        """INVALID_REQUEST (already adopted, another directory), NOT_FOUND or SESSION_CORRUPT."""
+
+    def add(self, record: AgentRecord) -> None:
+        """Write the agent's row (INTERNAL_ERROR when the disk refuses)."""
+
+    def remove(self, agent_id: str) -> None:
+        """Delete the agent's row (INTERNAL_ERROR when the disk refuses)."""

@@ -1,0 +1,42 @@
+"""The broker's durable half (``effects.Manifests``) on the real disk: ``state.db`` through the
+registry, and the session files an adoption names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from shard.daemon import sessions
+from shard.daemon.record import AgentRecord
+from shard.daemon.registry import Registry
+from shard.protocol.errors import ErrorCode, ShardError, shown
+
+
+class RegistryManifests:
+    def __init__(self, home: Path, registry: Registry) -> None:
+        self.home = home
+        self.registry = registry
+
+    def canonical_cwd(self, cwd: str) -> str:
+        expanded = os.path.expanduser(cwd)
+        if not os.path.isabs(expanded):  # relative to what? the daemon's cwd is not the client's
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {shown(cwd)}")
+        canonical = os.path.realpath(expanded)
+        if not os.path.isdir(canonical):
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {shown(cwd)} is not a directory")
+        return canonical
+
+    def check_adoption(self, session_id: str, cwd: str) -> None:
+        if self.registry.by_session(session_id) is not None:
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"session {shown(session_id)} is already adopted")
+        header = sessions.header_of(self.home, session_id)  # NOT_FOUND / SESSION_CORRUPT
+        if os.path.realpath(str(header.get("cwd", ""))) != cwd:
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST, f"session {shown(session_id)} belongs to another directory"
+            )
+
+    def add(self, record: AgentRecord) -> None:
+        self.registry.add(record)
+
+    def remove(self, agent_id: str) -> None:
+        self.registry.remove(agent_id)

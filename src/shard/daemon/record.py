@@ -1,0 +1,25 @@
+"""An agent's durable identity: the row ``state.db`` keeps for it (``registry.py``) and the
+configuration each of its runtimes starts with."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class AgentRecord:
+    agent_id: str
+    session_id: str
+    cwd: str
+    name: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+    tools: list[str] | None = None
+    headless_policy: str = "deny"
+    parent_agent_id: str | None = None
+    depth: int = 0
+    adopted: bool = False
+    created_at: float = field(default_factory=time.time)
+    started_at: float | None = None
