@@ -391,8 +391,6 @@ class Broker:
     def runtime_exited(self, gen: Generation, code: int | None, stderr: str) -> list[Effect]:
         slot = self.agents.get(gen.agent_id)
         if slot is None or slot.gen is not gen:
-            gen.ended = True
-            self.supervisor.spawn_queued()
             return self.out.take()
         crashed = self.supervisor.exited(slot, gen)
         for fwd in slot.forwarded.values():  # nothing more will answer these

@@ -42,7 +42,6 @@ class Generation:
 
     agent_id: str
     stop_requested: bool = False  # the daemon asked it to end: its exit is no crash
-    ended: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,6 @@ class AgentSlot:
     adoption_overrides: bool = False
     # --- the supervisor's -------------------------------------------------------------------------
     start_pending: bool = False  # admitted under the limit: queued or spawning
-    making_room: Generation | None = None  # the process this start waits to see end first
     ready_waiters: list[Started] = field(default_factory=list)
     exit_waiters: list[Callable[[], None]] = field(default_factory=list)
     reap_armed: bool = False

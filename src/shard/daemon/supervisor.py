@@ -66,13 +66,13 @@ class Supervisor:
         if not slot.start_pending:
             # Decided and reserved in one step: two starts cannot both take the last place or both
             # pick the same runtime to stop.
-            slot.making_room = self._make_room(slot)
+            self._make_room(slot)
             slot.start_pending = True
             self._queue.append(slot)
         slot.ready_waiters.append(then)
         self.spawn_queued()
 
-    def _make_room(self, slot: AgentSlot) -> Generation | None:
+    def _make_room(self, slot: AgentSlot) -> None:
         occupants = [
             Occupant(s.agent_id, s.live and not s.busy, s.idle_since)
             for s in self.agents.values()
@@ -87,14 +87,14 @@ class Supervisor:
                 "raise the limit (shard daemon --max-runtimes, or [daemon] max_runtimes in config.toml)",
                 {"limit": limit, "retryable": True},
             )
-        return None if admission.reap is None else self.begin_stop(self.agents[admission.reap])
+        if admission.reap is not None:  # its exit frees the place this start waits for
+            self.begin_stop(self.agents[admission.reap])
 
     def spawn_queued(self) -> None:
         """Spawn every queued start that may go now, in order."""
         for slot in list(self._queue):
-            if slot.gen is not None or (slot.making_room is not None and not slot.making_room.ended):
-                continue  # its previous process (which holds the session's lock) or the one
-                # making room for it is still exiting
+            if slot.gen is not None:
+                continue  # its previous process, which holds the session's lock, is still exiting
             if self.shutting_down:  # the place was freed by the shutdown itself
                 self._queue.remove(slot)
                 self.start_failed(
@@ -104,7 +104,6 @@ class Supervisor:
             if sum(1 for s in self.agents.values() if s.gen is not None) >= self.max_runtimes:
                 return
             self._queue.remove(slot)
-            slot.making_room = None
             slot.gen = Generation(slot.agent_id)
             self._set_state(slot, "starting")
             self.out.add(SpawnRuntime(slot.gen, slot.record, slot.adoption_overrides))
@@ -120,11 +119,8 @@ class Supervisor:
 
     def start_failed(self, slot: AgentSlot, error: ShardError) -> None:
         """The start failed (its process, if any, is gone): ``failed``, and every waiter is told."""
-        if slot.gen is not None:
-            slot.gen.ended = True
-            slot.gen = None
+        slot.gen = None
         slot.start_pending = False
-        slot.making_room = None
         self._set_state(slot, "failed")
         waiters, slot.ready_waiters = slot.ready_waiters, []
         for then in waiters:
@@ -157,7 +153,6 @@ class Supervisor:
     def exited(self, slot: AgentSlot, gen: Generation) -> bool:
         """The process ended: the slot holds none any more. True when it was a crash (the daemon
         had not asked it to end)."""
-        gen.ended = True
         slot.gen = None
         self.cancel_reap(slot)
         return not gen.stop_requested
