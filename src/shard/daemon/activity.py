@@ -8,13 +8,15 @@ while a tool runs, the tool's name.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from shard.daemon.effects import Broadcast, Effect
 from shard.protocol.agents import AgentStatus
 from shard.protocol.events import AgentActivity
 
-_BY_STATUS = {
+Phase = Literal["idle", "thinking", "streaming", "tool", "waiting", "compacting", "retrying", "error"]
+
+_BY_STATUS: dict[str, Phase] = {
     "idle": "idle",
     "streaming": "streaming",
     "waiting_for_permission": "waiting",
@@ -24,17 +26,17 @@ _BY_STATUS = {
 }
 
 
-def phase_of(event: Mapping[str, Any], status: str, current: str | None) -> tuple[str, str | None] | None:
+def phase_of(event: Mapping[str, Any], status: str, current: str | None) -> tuple[Phase, str | None] | None:
     """The (phase, tool_name) an event moves the agent to, or None when it does not change the phase."""
     kind = event.get("type")
     if kind == "status":
         detail = event.get("detail") or ""
         status_phase = _BY_STATUS.get(event.get("status", ""), "idle")
-        phase = "retrying" if detail.startswith("retrying") else status_phase
+        phase: Phase = "retrying" if detail.startswith("retrying") else status_phase
         return (phase, None) if phase != current else None
     if kind == "message_delta":
-        phase = "thinking" if event.get("kind") == "thinking" else "streaming"
-        return (phase, None) if phase != current else None
+        delta: Phase = "thinking" if event.get("kind") == "thinking" else "streaming"
+        return (delta, None) if delta != current else None
     if kind == "tool_call":
         name = event.get("name")
         return ("tool", name if isinstance(name, str) else None)
@@ -55,8 +57,12 @@ class ActivityTracker:
             return ()
         phase, tool = change
         self._phases[agent_id] = phase
-        extra = {"tool_name": tool} if tool else {}
-        activity = AgentActivity(
-            agent_id=agent_id, timestamp=self._wall(), phase=phase, status=status, **extra
-        )
-        return (Broadcast(activity.to_json()),)
+        fields: dict[str, Any] = {
+            "agent_id": agent_id,
+            "timestamp": self._wall(),
+            "phase": phase,
+            "status": status,
+        }
+        if tool:
+            fields["tool_name"] = tool
+        return (Broadcast(AgentActivity.model_validate(fields).to_json()),)

@@ -241,7 +241,8 @@ class Broker:
                 raise ShardError(
                     ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a permission request"
                 )
-            ids = {c.get("id") for c in event.get("choices") or [] if isinstance(c, dict)}
+            choices = event.get("choices") or []
+            ids = {c["id"] for c in choices if isinstance(c, dict) and isinstance(c.get("id"), str)}
             why = permission_answer_error(ids, command.choice_id)
         else:
             if event.get("type") != "ui_request":

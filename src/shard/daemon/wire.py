@@ -48,10 +48,14 @@ def failure(error: ShardError, *, id: str | None, command: str | None) -> bytes:
 
 
 def status_changed(slot: AgentSlot, detail: str | None = None) -> bytes:
-    extra = {"detail": detail} if detail else {}
-    return AgentStatusChanged(
-        agent_id=slot.agent_id, status=slot.status, runtime_state=slot.runtime.state, **extra
-    ).to_json()
+    fields: dict[str, Any] = {
+        "agent_id": slot.agent_id,
+        "status": slot.status,
+        "runtime_state": slot.runtime.state,
+    }
+    if detail:
+        fields["detail"] = detail
+    return AgentStatusChanged.model_validate(fields).to_json()
 
 
 def spawned(slot: AgentSlot) -> bytes:
@@ -60,8 +64,10 @@ def spawned(slot: AgentSlot) -> bytes:
 
 def exited(slot: AgentSlot, code: int | None, stderr: str) -> bytes:
     reason = f"the runtime exited unexpectedly (exit code {code})" + (f": {stderr[-300:]}" if stderr else "")
-    extra = {"exit_code": code} if code is not None else {}
-    return AgentExited(agent_id=slot.agent_id, reason=reason, **extra).to_json()
+    fields: dict[str, Any] = {"agent_id": slot.agent_id, "reason": reason}
+    if code is not None:
+        fields["exit_code"] = code
+    return AgentExited.model_validate(fields).to_json()
 
 
 def closed_by_exit(slot: AgentSlot, request_id: str, request_type: object) -> bytes:
@@ -71,9 +77,9 @@ def closed_by_exit(slot: AgentSlot, request_id: str, request_type: object) -> by
         return PermissionResolved(
             agent_id=slot.agent_id, request_id=request_id, decision="deny", source="runtime-exited"
         ).to_json()
-    return UiResolved(
-        agent_id=slot.agent_id, request_id=request_id, value=None, source="runtime-exited"
-    ).to_json()
+    # ``source`` is additive on ui_resolved (the model keeps unknown fields)
+    fields = {"agent_id": slot.agent_id, "request_id": request_id, "value": None, "source": "runtime-exited"}
+    return UiResolved.model_validate(fields).to_json()
 
 
 def tagged_sync(sync: dict[str, Any], slot: AgentSlot) -> bytes:

@@ -81,7 +81,7 @@ def parse_event(record: bytes | str | Mapping[str, Any]) -> EventBase:
     obj = dict(record) if isinstance(record, Mapping) else decode_object(record)
     msg_type = obj.get("type")
     model = EVENTS.get(msg_type) if isinstance(msg_type, str) else None
-    if model is None:
+    if model is None or not isinstance(msg_type, str):
         raise FrameError(f"unknown event type {shown(msg_type)}")
     return _validate(model, obj, None, msg_type)
 
