@@ -183,22 +183,24 @@ async def test_a_second_answer_is_never_forwarded_to_the_runtime(daemon_factory,
     assert (project / "made.txt").exists()
 
 
-async def test_child_requests_go_to_the_nearest_interactive_ancestor(daemon_factory, transport, project):
+async def test_child_requests_go_to_the_nearest_interactive_ancestor(daemon_factory, project):
     """A child with no interactive client of its own has its permission request shown to its
     parent's client with the child's agent_id; the parent's client drops, reconnects, re-attaches
     the parent and is shown the request again; its answer resolves the child's request.
+
+    End to end over both transports; test_broker_core.py pins the rule in process.
 
     Covers: R6.3.8, R6.3.9, R6.3.10, R6.3.11, R6.4.23, R6.4.24, R10.1.8
     """
     steps = [tool_step("touch", {"path": "child.txt"}), text_step("child done")]
     daemon = await daemon_factory(steps)
-    boss = await connect(daemon, transport)
+    boss = await daemon.unix()
     parent = await create_agent(boss, project, name="parent")
     await attach(boss, parent)
     child = await create_agent(boss, project, name="child", parent_agent_id=parent)
     listed, _ = await boss.request({"type": "agent.status", "id": "s", "agent_id": child})
     assert listed["data"]["agents"][0]["parent_agent_id"] == parent
-    watcher = await connect(daemon, transport)
+    watcher = await daemon.ws()
     await attach(watcher, child, role="observer")
     await watcher.send({"type": "prompt", "agent_id": child, "message": "touch it"})
     routed = (await boss.until_type("permission_request"))[-1]
@@ -207,7 +209,7 @@ async def test_child_requests_go_to_the_nearest_interactive_ancestor(daemon_fact
     await asyncio.sleep(0.5)  # the request outlives its only responder's connection
     status, _ = await watcher.request({"type": "agent.status", "id": "s2", "agent_id": child})
     assert status["data"]["agents"][0]["status"] == "waiting_for_permission"
-    boss2 = await connect(daemon, transport)
+    boss2 = await daemon.ws()
     await attach(boss2, parent)
     again = (await boss2.until_type("permission_request"))[-1]
     assert again["request_id"] == routed["request_id"]
@@ -267,23 +269,25 @@ async def test_own_interactive_client_answers_before_any_ancestor(daemon_factory
     assert not (project / "own.txt").exists()
 
 
-async def test_attaching_while_streaming_misses_and_repeats_nothing(daemon_factory, transport, project):
+async def test_attaching_while_streaming_misses_and_repeats_nothing(daemon_factory, project):
     """Clients attaching in the middle of a stream get sync first, then a contiguous tail of the live
     deltas: no delta before the sync, none lost after it, none twice; every attacher is then part
     of the fan-out until the end. The proof of "none lost": the message so far in the sync
     (``sync.streaming``) plus the deltas after it rebuild the final message exactly.
+
+    End to end over both transports; test_broker_core.py pins the rule in process.
 
     Covers: R6.4.3, R6.4.4, R6.4.5, R6.4.6, R6.4.19, R6.4.20, R6.2.1, R6.2.2, R3.6
     """
     text = "".join(f"{i:04d}|" for i in range(600))
     steps = [{"blocks": [{"type": "text", "text": text}], "chunk": 5, "delay_ms": 4}, text_step("b")]
     daemon = await daemon_factory(steps)
-    driver = await connect(daemon, transport)
+    driver = await daemon.unix()
     agent = await create_agent(driver, project)
     await attach(driver, agent)
     await driver.send({"type": "prompt", "agent_id": agent, "message": "count"})
     await driver.until_type("message_delta")
-    watchers = [await connect(daemon, transport) for _ in range(4)]
+    watchers = [await (daemon.ws() if n % 2 else daemon.unix()) for n in range(4)]
     syncs = await asyncio.gather(*(attach(w, agent) for w in watchers))
     for _, sync in syncs:
         assert sync["status"] == "streaming"

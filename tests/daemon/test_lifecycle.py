@@ -961,13 +961,14 @@ async def test_idle_runtime_is_reaped_and_restored(daemon_factory, home, project
 
 
 async def test_active_agent_is_never_reaped(daemon_factory, home, project):
-    """With --idle-runtime-timeout 1 an agent running a 2.5 s tool (streaming) and then waiting 3 s
-    for a permission answer nobody gives keeps its runtime; once answered and idle it is reaped.
+    """With --idle-runtime-timeout 0.5 an agent running a 1.2 s tool (streaming) and then waiting
+    1.5 s for a permission answer nobody gives keeps its runtime; once answered and idle it is
+    reaped. End to end; test_broker_core.py pins the rule with a fake clock.
 
     Covers: R6.4.14, R6.4.13
     """
-    steps = [tool_step("sleep", {"seconds": 2.5}), TOUCH, text_step("made it")]
-    daemon = await daemon_factory(steps, "--idle-runtime-timeout", "1")
+    steps = [tool_step("sleep", {"seconds": 1.2}), TOUCH, text_step("made it")]
+    daemon = await daemon_factory(steps, "--idle-runtime-timeout", "0.5")
     client = await daemon.unix()
     agent = await create_agent(client, project)
     await attach(client, agent)
@@ -976,7 +977,7 @@ async def test_active_agent_is_never_reaped(daemon_factory, home, project):
     (pid,) = runtime_pids(home)
     request = (await client.until_type("permission_request"))[-1]
     assert runtime_pids(home) == [pid], "reaped while streaming"
-    await asyncio.sleep(3)  # three idle periods pass while the request waits
+    await asyncio.sleep(1.5)  # three idle periods pass while the request waits
     assert runtime_pids(home) == [pid], "reaped while waiting for permission"
     status, _ = await client.request({"type": "agent.status", "id": "s", "agent_id": agent})
     info = status["data"]["agents"][0]

@@ -65,9 +65,11 @@ async def test_permission_broadcast_first_response_wins(daemon_factory, transpor
     assert (project / "made.txt").exists()
 
 
-async def test_attach_to_a_streaming_agent_then_detach(daemon_factory, transport, project):
+async def test_attach_to_a_streaming_agent_then_detach(daemon_factory, project):
     """§12.3: attach to a streaming agent: the response reports streaming, sync follows, then live
     events tagged with the agent; after detach the agent keeps running and this client gets nothing.
+
+    End to end over both transports; test_broker_core.py pins R3.5 in process.
 
     Covers: R12.3.1, R12.3.2, R12.3.3, R3.5, R6.1.4, R6.4.4, R9.1.3, R9.1.6
     """
@@ -76,12 +78,12 @@ async def test_attach_to_a_streaming_agent_then_detach(daemon_factory, transport
         text_step("b"),
     ]
     daemon = await daemon_factory(steps)
-    driver = await connect(daemon, transport)
+    driver = await daemon.unix()
     agent = await create_agent(driver, project)
     await attach(driver, agent)
     await driver.send({"type": "prompt", "agent_id": agent, "message": "go"})
     await driver.until_type("message_delta")
-    watcher = await connect(daemon, transport)
+    watcher = await daemon.ws()
     resp, _ = await watcher.request({"type": "agent.attach", "id": "a", "agent_id": agent})
     assert resp["data"]["status"] == "streaming"
     assert resp["data"]["info"]["agent_id"] == agent
@@ -112,22 +114,24 @@ async def test_attach_to_a_streaming_agent_then_detach(daemon_factory, transport
     assert stray == []
 
 
-async def test_dropping_the_only_client_mid_turn_does_not_stop_the_work(daemon_factory, transport, project):
+async def test_dropping_the_only_client_mid_turn_does_not_stop_the_work(daemon_factory, project):
     """The only client (interactive) drops its connection in the middle of a turn: the turn runs to
     its end — a client attaching afterwards finds the whole answer in the window, not an aborted
     part of it.
+
+    End to end over both transports; test_broker_core.py pins R3.5 in process.
 
     Covers: R3.5, R6.4.4
     """
     text = "streaming on without anyone watching " * 12
     daemon = await daemon_factory([{"blocks": [{"type": "text", "text": text}], "chunk": 8, "delay_ms": 20}])
-    driver = await connect(daemon, transport)
+    driver = await daemon.ws()
     agent = await create_agent(driver, project)
     await attach(driver, agent)
     await driver.send({"type": "prompt", "agent_id": agent, "message": "go"})
     await driver.until_type("message_delta")
     await driver.close()
-    later = await connect(daemon, transport)
+    later = await daemon.unix()
     await later.until(
         lambda m: m["type"] == "agent_status_changed" and m["agent_id"] == agent and m["status"] == "idle"
     )
