@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from shard.daemon import wire
+from shard.daemon.answers import ancestors, answerers, open_request_answered
 from shard.daemon.effects import (
     Broadcast,
     Client,
@@ -45,13 +46,12 @@ from shard.daemon.effects import (
     Subscriber,
     ToRuntime,
 )
-from shard.daemon.lifecycle import ACTIVE_STATUSES, INTERACTIVE, Responders
+from shard.daemon.lifecycle import ACTIVE_STATUSES, Responders
 from shard.daemon.record import AgentRecord
 from shard.daemon.slot import AgentSlot, Forwarded, OpenRequest
 from shard.daemon.supervisor import Supervisor
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AGENT_STATUSES
-from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.codec import parse_command
 from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
 from shard.protocol.framing import Oversized, peek_envelope
@@ -223,40 +223,13 @@ class Broker:
     def _answer(
         self, client: Client, slot: AgentSlot, command: cmd.PermissionResponse | cmd.UiResponse
     ) -> None:
-        role = client.attached.get(slot.agent_id)
-        entry = slot.open_requests.get(command.request_id)
-        delegated = entry is not None and client in entry.delegated_to
-        if role is None and not delegated:
-            raise ShardError(ErrorCode.NOT_ATTACHED, f"this connection is not attached to {slot.agent_id}")
-        if role != INTERACTIVE and not delegated:
-            raise ShardError(ErrorCode.PERMISSION_DENIED, "an observer attachment cannot answer requests")
-        if entry is None or entry.answered:
-            self.send(
-                client, wire.reply(command, agent_id=slot.agent_id)
-            )  # late or unknown: dropped silently
-            return
-        event = entry.event
-        if isinstance(command, cmd.PermissionResponse):
-            if event.get("type") != "permission_request":
-                raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a permission request"
-                )
-            choices = event.get("choices") or []
-            ids = {c["id"] for c in choices if isinstance(c, dict) and isinstance(c.get("id"), str)}
-            why = permission_answer_error(ids, command.choice_id)
-        else:
-            if event.get("type") != "ui_request":
-                raise ShardError(
-                    ErrorCode.INVALID_REQUEST, f"{shown(command.request_id)} is not a UI request"
-                )
-            _, why = ui_answer(event.get("kind", ""), event.get("options"), command.value)
-        if why is not None:
-            raise ShardError(ErrorCode.INVALID_REQUEST, why)
-        entry.answered = True
-        if not slot.live:
-            raise ShardError(ErrorCode.CONFLICT, f"the runtime of {slot.agent_id} is no longer running")
-        self.forward(slot, command, None, source=client.source)
-        self.send(client, wire.reply(command, agent_id=slot.agent_id))
+        entry = open_request_answered(client, slot, command)
+        if entry is not None:
+            entry.answered = True
+            if not slot.live:
+                raise ShardError(ErrorCode.CONFLICT, f"the runtime of {slot.agent_id} is no longer running")
+            self.forward(slot, command, None, source=client.source)
+        self.send(client, wire.reply(command, agent_id=slot.agent_id))  # late or unknown: dropped silently
 
     # --- attachments, responders and delegation (§6.3, §6.4) ------------------------------------
 
@@ -274,34 +247,12 @@ class Broker:
     def unsubscribe(self, agent_id: str, subscriber: Subscriber) -> None:
         self.slot(agent_id).subscribers.remove(subscriber)
 
-    def _ancestors(self, slot: AgentSlot) -> list[AgentSlot]:
-        out, seen = [], {slot.agent_id}
-        parent_id = slot.record.parent_agent_id
-        while parent_id and parent_id not in seen and parent_id in self.agents:
-            seen.add(parent_id)
-            out.append(self.agents[parent_id])
-            parent_id = self.agents[parent_id].record.parent_agent_id
-        return out
-
-    def answerers(self, slot: AgentSlot) -> tuple[list[Client], bool]:
-        """Who can answer this agent's requests: its own interactive clients, else those of its
-        nearest ancestor that has any (True: delegated). Observers and internal subscribers never
-        count (R6.3.12, R6.3.13)."""
-        own = slot.interactive()
-        if own:
-            return own, False
-        for ancestor in self._ancestors(slot):
-            theirs = ancestor.interactive()
-            if theirs:
-                return theirs, True
-        return [], False
-
     def responders_changed(self, slot: AgentSlot) -> None:
         """Attachments of ``slot`` changed: it and its descendants may have gained or lost responders."""
-        for affected in [slot, *[s for s in self.agents.values() if slot in self._ancestors(s)]]:
+        for affected in [slot, *[s for s in self.agents.values() if slot in ancestors(self.agents, s)]]:
             if not affected.live:
                 continue
-            conns, delegated = self.answerers(affected)
+            conns, delegated = answerers(self.agents, affected)
             told = Responders.of(bool(conns))
             if affected.responders != told:
                 affected.responders = told
@@ -423,7 +374,7 @@ class Broker:
         if kind in ("permission_request", "ui_request") and event.get("kind") != "notify":
             entry = OpenRequest(tagged, event)
             slot.open_requests[str(event.get("request_id"))] = entry
-            conns, delegated = self.answerers(slot)
+            conns, delegated = answerers(self.agents, slot)
             if delegated:
                 entry.delegated_to.update(conns)
                 self.out.add(Send(tuple(conns), tagged))
