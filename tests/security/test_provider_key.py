@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from providers._server import ProviderServer, Stream
-from providers._support import KEY, KEY_ENV, provider_toml, write_home
+from agent.providers._server import ProviderServer, Stream
+from agent.providers._support import KEY, KEY_ENV, provider_toml, write_home
 from shard.testing import AgentProcess, DaemonProcess
 
 # The key is assembled at run time so no command line holds it literally.

@@ -14,7 +14,7 @@ from shard.agent.config import load_config
 
 from ._server import ProviderServer, Stream
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
 
