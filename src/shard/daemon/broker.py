@@ -244,9 +244,6 @@ class Broker:
         """``subscriber`` receives this agent's events from now on, as an internal subscriber."""
         self.slot(agent_id).subscribers.append(subscriber)
 
-    def unsubscribe(self, agent_id: str, subscriber: Subscriber) -> None:
-        self.slot(agent_id).subscribers.remove(subscriber)
-
     def responders_changed(self, slot: AgentSlot) -> None:
         """Attachments of ``slot`` changed: it and its descendants may have gained or lost responders."""
         for affected in [slot, *[s for s in self.agents.values() if slot in ancestors(self.agents, s)]]:

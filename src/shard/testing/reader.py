@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import orjson
@@ -73,9 +73,6 @@ class MessageReader(ABC):
             lambda m: m.get("type") == "response" and m.get("id") == message["id"], timeout
         )
         return read[-1], read[:-1]
-
-    def push_back(self, messages: Sequence[dict[str, Any]]) -> None:
-        self._buffer[:0] = list(messages)
 
     async def idle(
         self, timeout: float = DEFAULT_TIMEOUT, agent_id: str | None = None
