@@ -33,8 +33,8 @@ async def ask(rt: Runtime, kind: str, **fields: Any) -> Any:
     if kind == "notify":
         rt.emit(request)
         return None
-    previous = rt.status.current
-    rt.set_status("waiting_for_ui")
+    previous = rt.events.status
+    rt.events.set_status("waiting_for_ui")
     future = rt.board.open(request)
     opened_headless = not rt.has_responder
     deadline: float | None = None
@@ -63,7 +63,7 @@ async def ask(rt: Runtime, kind: str, **fields: Any) -> Any:
         raise
     finally:
         with contextlib.suppress(Exception):
-            rt.set_status(previous if previous != "waiting_for_ui" else "streaming")
+            rt.events.set_status(previous if previous != "waiting_for_ui" else "streaming")
     value = future.result()
     if kind == "confirm" and isinstance(value, str):
         return CONFIRM_VALUES[value]

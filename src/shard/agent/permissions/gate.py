@@ -98,18 +98,18 @@ async def check(
         return Verdict(True)  # given on the command line for this run
 
     if not (headless and rt.headless_policy == "deny") and any(
-        matches(rule, tool.name, raw_args, reach) for rule in rt.grants
+        matches(rule, tool.name, raw_args, reach) for rule in rt.transcript.grants
     ):
         return Verdict(True)
     request = build_request(tool, args, raw_args, ctx, outside)
     answer = await _ask(rt, request)
     allowed = answer.decision in ("allow", "allow_always") or answer.choice_id in (ALLOW, ALWAYS, ALWAYS_LIKE)
     if answer.decision == "allow_always" or answer.choice_id == ALWAYS:
-        _grant(rt, exact_rule(tool.name, raw_args))
+        rt.transcript.grant(exact_rule(tool.name, raw_args))
     elif answer.choice_id == ALWAYS_LIKE:
         signatures = analyze(raw_args.get("command", "")) if tool.name == "bash" else None
         if signatures:
-            _grant(rt, signature_rule(signatures))
+            rt.transcript.grant(signature_rule(signatures))
     if allowed:
         return Verdict(True)
     why = {"headless": "no one could approve it here (headless policy)", "timeout": "no answer came in time"}
@@ -119,16 +119,11 @@ async def check(
     )
 
 
-def _grant(rt: Runtime, rule: dict[str, Any]) -> None:
-    rt.record("grant", rule=rule)
-    rt.grants.append(rule)
-
-
 async def _ask(rt: Runtime, request: PermissionRequest) -> PermissionAnswer:
     """Open the request and wait for it to be settled, applying the headless policy when no client
     can answer — now, or when the last one goes away while it waits."""
-    previous = rt.status.current
-    rt.set_status("waiting_for_permission")  # before the request, so it arrives to a waiting agent
+    previous = rt.events.status
+    rt.events.set_status("waiting_for_permission")  # before the request, so it arrives to a waiting agent
     future = rt.board.open(request)
     rid = request.request_id
     deadline: float | None = None
@@ -168,7 +163,7 @@ async def _ask(rt: Runtime, request: PermissionRequest) -> PermissionAnswer:
         raise
     finally:
         with contextlib.suppress(Exception):
-            rt.set_status(previous if previous != "waiting_for_permission" else "streaming")
+            rt.events.set_status(previous if previous != "waiting_for_permission" else "streaming")
     return future.result()
 
 
