@@ -27,7 +27,8 @@ from shard.agent.config import Config
 from shard.agent.modes import ModeController
 from shard.agent.permissions import gate
 from shard.agent.permissions.allowances import Allowances
-from shard.agent.permissions.board import InvalidAnswer, RequestBoard
+from shard.agent.permissions.board import InvalidAnswer, RequestBoard, Responders
+from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.selection import ModelSelection
 from shard.agent.session.fork import fork
 from shard.agent.session.listing import list_sessions
@@ -118,12 +119,11 @@ class Runtime:
         self.idle.set()
         self.failed_turns = 0
         # Permission and UI requests (PROTOCOL §9.5) and who can answer them.
-        self.board = RequestBoard(self.emit)
-        self.headless_policy = headless_policy
-        self.headless_timeout = headless_timeout
-        self.has_responder = has_responder
-        self.responders_final = True
-        self.responder_lost = asyncio.Event()
+        self.board = RequestBoard(
+            self.events,
+            responders=Responders(present=has_responder),
+            headless=HeadlessPolicy(headless_policy, headless_timeout),
+        )
         self.allowances: Allowances | None = None  # shard run --allow / --yes-to-all: this run only
         self.spill_dir = store.path.parent / "spill"
         self.tool_env = tool_environment(config)
@@ -256,8 +256,7 @@ class Runtime:
             return self.sync()
         if isinstance(command, cmd.RuntimeResponders):
             if command.present:
-                self.has_responder = True
-                self.responder_lost.clear()
+                self.board.responders.arrive()
             else:
                 self.lose_responder(final=False)
             return None
@@ -392,9 +391,7 @@ class Runtime:
         daemon client that dropped may reconnect, so requests already waiting then stay open until
         answered or the headless timeout (PROTOCOL §6.4); new ones get the headless answer at once.
         """
-        self.has_responder = False
-        self.responders_final = final
-        self.responder_lost.set()
+        self.board.responders.leave(final=final)
 
     # --- tools --------------------------------------------------------------------------------
 

@@ -16,21 +16,17 @@ that can be analysed, a ``bash_signature`` grant for commands like it.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shard.agent.modes import Mode
-from shard.agent.permissions.board import PermissionAnswer
 from shard.agent.permissions.grants import exact_rule, matches, signature_rule
 from shard.agent.permissions.reach import reaches_outside
 from shard.agent.permissions.shell import analyze
 from shard.agent.tools.base import Tool, ToolContext, ToolParams
 from shard.agent.tools.paths import display, locate
-from shard.protocol.errors import ErrorCode
-from shard.protocol.events import ErrorEvent, PermissionRequest
+from shard.protocol.events import PermissionRequest
 from shard.protocol.ids import new_id
 from shard.protocol.permissions import PermissionChoice, PermissionDetail
 
@@ -86,7 +82,7 @@ async def check(
     if early is not None:
         return early
     outside = outside_paths(tool, args, ctx)
-    headless = not rt.has_responder
+    headless = not rt.board.responders.present
     roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
 
     def reach(word: str) -> bool:
@@ -97,12 +93,12 @@ async def check(
     ):
         return Verdict(True)  # given on the command line for this run
 
-    if not (headless and rt.headless_policy == "deny") and any(
+    if (not headless or rt.board.headless.grants_apply) and any(
         matches(rule, tool.name, raw_args, reach) for rule in rt.transcript.grants
     ):
         return Verdict(True)
     request = build_request(tool, args, raw_args, ctx, outside)
-    answer = await _ask(rt, request)
+    answer = await rt.board.ask(request)
     allowed = answer.decision in ("allow", "allow_always") or answer.choice_id in (ALLOW, ALWAYS, ALWAYS_LIKE)
     if answer.decision == "allow_always" or answer.choice_id == ALWAYS:
         rt.transcript.grant(exact_rule(tool.name, raw_args))
@@ -117,54 +113,6 @@ async def check(
     return Verdict(
         False, f"Permission denied: {because}. Do not retry the same call; ask the user or do something else."
     )
-
-
-async def _ask(rt: Runtime, request: PermissionRequest) -> PermissionAnswer:
-    """Open the request and wait for it to be settled, applying the headless policy when no client
-    can answer — now, or when the last one goes away while it waits."""
-    previous = rt.events.status
-    rt.events.set_status("waiting_for_permission")  # before the request, so it arrives to a waiting agent
-    future = rt.board.open(request)
-    rid = request.request_id
-    deadline: float | None = None
-    opened_headless = not rt.has_responder
-    try:
-        while not future.done():
-            if not rt.has_responder:
-                # Asked with nobody there (or nobody can ever come back): the policy answers now.
-                # Asked with someone there who then left: wait for them until the headless timeout.
-                settle_now = opened_headless or rt.responders_final
-                if rt.headless_policy != "queue" and settle_now:
-                    rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "headless"))
-                    break
-                if deadline is None:
-                    deadline = asyncio.get_running_loop().time() + rt.headless_timeout
-            lost = asyncio.ensure_future(rt.responder_lost.wait()) if rt.has_responder else None
-            waiters: set[asyncio.Future[Any]] = {future} | ({lost} if lost else set())
-            timeout = None if deadline is None else max(0.0, deadline - asyncio.get_running_loop().time())
-            try:
-                await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                if lost is not None:
-                    lost.cancel()
-            if not future.done() and deadline is not None and asyncio.get_running_loop().time() >= deadline:
-                rt.emit(
-                    ErrorEvent(
-                        code=ErrorCode.TIMEOUT.value,
-                        message=(
-                            f"permission request {rid} got no answer within {rt.headless_timeout:g} s; denied"
-                        ),
-                        fatal=False,
-                    )
-                )
-                rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "timeout"))
-    except asyncio.CancelledError:
-        rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "abort"))
-        raise
-    finally:
-        with contextlib.suppress(Exception):
-            rt.events.set_status(previous if previous != "waiting_for_permission" else "streaming")
-    return future.result()
 
 
 def build_request(
