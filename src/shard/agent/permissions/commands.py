@@ -6,7 +6,7 @@ that runs: an interpreter's script or module, a launcher's command, a package ru
 build tool's makefile, an awk or sed program. Each of those has a row below saying what is *pinned*
 into the executable part of the signature, which flags make a signature impossible (the call can then
 only be allowed exactly), or that no signature is ever offered. Every row has a test
-(``tests/tools/test_command_rows.py``) that a grant for one use does not cover another.
+(``tests/agent/permissions/test_command_rows.py``) that a grant for one use does not cover another.
 
 :func:`~shard.agent.permissions.shape.shape` reads one simple command with these rows. Pure: no I/O.
 """
