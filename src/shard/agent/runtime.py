@@ -25,16 +25,15 @@ from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, key_
 from shard.agent.compaction import compact
 from shard.agent.config import Config
 from shard.agent.modes import ModeController
-from shard.agent.permissions import gate
-from shard.agent.permissions.allowances import Allowances
 from shard.agent.permissions.board import InvalidAnswer, RequestBoard, Responders
+from shard.agent.permissions.gate import Gate
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.selection import ModelSelection
 from shard.agent.session.fork import fork
 from shard.agent.session.listing import list_sessions
 from shard.agent.session.store import SessionStore
 from shard.agent.sink import EventSink, Sink
-from shard.agent.tools.base import Tool, ToolContext, ToolParams
+from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.tools.recall import RecallTool
 from shard.agent.tools.registry import build_tools
 from shard.agent.transcript import Transcript
@@ -124,7 +123,7 @@ class Runtime:
             responders=Responders(present=has_responder),
             headless=HeadlessPolicy(headless_policy, headless_timeout),
         )
-        self.allowances: Allowances | None = None  # shard run --allow / --yes-to-all: this run only
+        self.gate = Gate(self.modes, self.board, self.transcript)
         self.spill_dir = store.path.parent / "spill"
         self.tool_env = tool_environment(config)
         self.tools.setdefault("recall", RecallTool(self.transcript.entries_of))
@@ -133,7 +132,7 @@ class Runtime:
             events=self.events,
             models=self.models,
             tools=self.tools,
-            approve=self._approve,
+            approve=self.gate.check,
             tool_context=self.tool_context,
             steers=self.steers,
             follow_ups=self.follow_ups,
@@ -397,16 +396,11 @@ class Runtime:
 
     def tool_context(self, tool_call_id: str) -> ToolContext:
         async def ask_user(kind: str, **fields: Any) -> Any:
-            return await ui.ask(self, kind, **fields)
+            return await ui.ask(self.board, kind, **fields)
 
         return ToolContext(
             cwd=self.cwd, spill_dir=self.spill_dir, env=self.tool_env, tool_call_id=tool_call_id, ui=ask_user
         )
-
-    async def _approve(
-        self, tool: Tool[Any], args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext
-    ) -> gate.Verdict:
-        return await gate.check(self, tool, args, raw_args, ctx)
 
     # --- session_op: list / compact / fork (PROTOCOL §9.2) ----------------------------------------
 

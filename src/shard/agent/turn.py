@@ -32,7 +32,7 @@ from shard.agent.catalog import ModelEntry, cost
 from shard.agent.compaction import compact, due
 from shard.agent.config import CompactionConfig, RetryConfig
 from shard.agent.modes import ModeController
-from shard.agent.permissions.gate import Verdict
+from shard.agent.permissions.gate import Deny, Verdict
 from shard.agent.providers.base import ProviderError, ProviderRequest, UsageReport
 from shard.agent.providers.retry import stream_with_retries
 from shard.agent.selection import ModelSelection
@@ -367,8 +367,8 @@ class _Turn:
         tool_ctx = ctx.tool_context(call.id)
         try:
             verdict = await ctx.approve(tool, args, call.args, tool_ctx)
-            if not verdict.allowed:
-                return refused(verdict.reason or "Permission denied.")
+            if isinstance(verdict, Deny):
+                return refused(verdict.reason)
             event = ToolCall(tool_call_id=call.id, name=call.name, args=call.args, read_only=tool.read_only)
             render = tool.start_render(args, tool_ctx)
         except ToolFailure as exc:  # e.g. an edit that cannot apply: nobody is asked to approve it

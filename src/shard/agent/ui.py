@@ -1,6 +1,6 @@
 """UI requests (PROTOCOL §9.5): how tools and modes ask the user something.
 
-``ask(rt, kind, title=…, message=…, options=…)`` opens a ``ui_request`` through the request board
+``ask(board, kind, title=…, message=…, options=…)`` opens a ``ui_request`` through the request board
 (status ``waiting_for_ui``) and returns the first valid answer: the chosen option for ``select``,
 ``True``/``False`` for ``confirm``, the text for ``input``/``editor``, ``None`` when dismissed. With
 no client that can answer, the headless policy decides as for a permission request: ``None`` at once
@@ -11,28 +11,26 @@ and returns ``None`` immediately.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from shard.agent.permissions.board import RequestBoard
 from shard.protocol.answers import CONFIRM_VALUES
 from shard.protocol.events import UiRequest
 from shard.protocol.ids import new_id
 
-if TYPE_CHECKING:
-    from shard.agent.runtime import Runtime
-
 UI_KINDS = ("select", "confirm", "input", "editor", "notify")
 
 
-async def ask(rt: Runtime, kind: str, **fields: Any) -> Any:
+async def ask(board: RequestBoard, kind: str, **fields: Any) -> Any:
     if kind not in UI_KINDS:
         raise ValueError(f"unknown ui kind {kind!r}")
     request = UiRequest(
         request_id=new_id("req"), kind=kind, **{k: v for k, v in fields.items() if v is not None}
     )
     if kind == "notify":
-        rt.emit(request)
+        board.notify(request)
         return None
-    value = await rt.board.ask(request)
+    value = await board.ask(request)
     if kind == "confirm" and isinstance(value, str):
         return CONFIRM_VALUES[value]
     return value

@@ -120,6 +120,10 @@ class RequestBoard:
         self._emit(request)
         return future
 
+    def notify(self, request: UiRequest) -> None:
+        """A ``notify`` UI request only informs: it goes out, and nothing is opened or awaited."""
+        self._emit(request)
+
     # --- asking -------------------------------------------------------------------------------
 
     @overload
