@@ -10,7 +10,6 @@ pieces it holds do the rest: the transcript (``transcript.py``), the status line
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -18,14 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from shard import _secrets
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, key_variables
+from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
 from shard.agent.compaction import compact
 from shard.agent.config import Config
 from shard.agent.modes import ModeController
-from shard.agent.permissions.board import InvalidAnswer, RequestBoard, Responders
+from shard.agent.permissions.board import RequestBoard, Responders
 from shard.agent.permissions.gate import Gate
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.selection import ModelSelection
@@ -34,6 +32,7 @@ from shard.agent.session.listing import list_sessions
 from shard.agent.session.store import SessionStore
 from shard.agent.sink import EventSink, Sink
 from shard.agent.tools.base import Tool, ToolContext
+from shard.agent.tools.environment import tool_environment
 from shard.agent.tools.recall import RecallTool
 from shard.agent.tools.registry import build_tools
 from shard.agent.transcript import Transcript
@@ -55,18 +54,6 @@ from shard.protocol.results import (
 
 if TYPE_CHECKING:
     from shard.agent.boot import Prepared
-
-NO_MODEL_HELP = (
-    "No model is configured, so there is nothing to send the prompt to. Configure a provider in "
-    "{config} — for example a local OpenAI-compatible server:\n\n"
-    '    default_model = "local/qwen2.5-coder"\n\n'
-    "    [[providers]]\n"
-    '    name = "local"\n'
-    '    kind = "openai"\n'
-    '    base_url = "http://127.0.0.1:11434/v1"\n'
-    '    models = [{{ id = "qwen2.5-coder", context_window = 32768 }}]\n\n'
-    "or pick a model with --model (the offline demo is scripted/demo)."
-)
 
 DEFERRED = object()  # a command whose response is sent later, by the work it started
 
@@ -260,17 +247,7 @@ class Runtime:
                 self.lose_responder(final=False)
             return None
         if isinstance(command, cmd.PermissionResponse | cmd.UiResponse):
-            # First valid answer wins; a late or unknown one is dropped silently (PROTOCOL §6.3).
-            # The daemon names who answered (extra field "source"); a direct client is "client".
-            source = (command.model_extra or {}).get("source")
-            source = source if isinstance(source, str) and source else "client"
-            try:
-                if isinstance(command, cmd.PermissionResponse):
-                    self.board.answer_permission(command, source=source)
-                else:
-                    self.board.answer_ui(command, source=source)
-            except InvalidAnswer as exc:
-                raise ShardError(ErrorCode.INVALID_REQUEST, str(exc)) from None
+            self.board.answer(command)  # an answer that does not fit raises INVALID_REQUEST
             return None
         raise ShardError(ErrorCode.INVALID_REQUEST, f"'{command.type}' is not handled here")
 
@@ -313,11 +290,7 @@ class Runtime:
                 behavior = "follow_up"  # nothing to steer: no turn is running
             (self.steers if behavior == "steer" else self.follow_ups).append(inp)
             return
-        if self.models.model is None:
-            raise ShardError(
-                ErrorCode.PROVIDER_ERROR,
-                NO_MODEL_HELP.format(config=self.config.home / "config.toml"),
-            )
+        self.models.require_model()
         self._start_turns(inp)
 
     def _start_turns(self, first: UserInput) -> None:
@@ -446,15 +419,6 @@ class Runtime:
 
         self._start("compaction", compaction, on_unstarted=aborted)
         return DEFERRED
-
-
-def tool_environment(config: Config) -> dict[str, str]:
-    """What commands the agent runs see: this process's environment without provider keys (a model
-    could otherwise print them), with pagers off and git never prompting."""
-    secret = key_variables(config) | {_secrets.FD_VARIABLE}  # captured at start; filtered again here
-    env = {k: v for k, v in os.environ.items() if k not in secret}
-    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
-    return env
 
 
 def hello_event(model: ModelEntry | None) -> Hello:

@@ -28,6 +28,18 @@ from shard.protocol.results import (
 
 Record = Callable[..., Any]
 
+NO_MODEL_HELP = (
+    "No model is configured, so there is nothing to send the prompt to. Configure a provider in "
+    "{config} — for example a local OpenAI-compatible server:\n\n"
+    '    default_model = "local/qwen2.5-coder"\n\n'
+    "    [[providers]]\n"
+    '    name = "local"\n'
+    '    kind = "openai"\n'
+    '    base_url = "http://127.0.0.1:11434/v1"\n'
+    '    models = [{{ id = "qwen2.5-coder", context_window = 32768 }}]\n\n'
+    "or pick a model with --model (the offline demo is scripted/demo)."
+)
+
 
 class ModelSelection:
     def __init__(
@@ -63,6 +75,12 @@ class ModelSelection:
     @property
     def context_window(self) -> int | None:
         return self.model.model.context_window if self.model else None
+
+    def require_model(self) -> None:
+        """Before a prompt is taken: with no model configured there is nothing to send it to."""
+        if self.model is None:
+            help_text = NO_MODEL_HELP.format(config=self._config.home / "config.toml")
+            raise ShardError(ErrorCode.PROVIDER_ERROR, help_text)
 
     def take_provider(self) -> tuple[ModelEntry, Provider]:
         """At a provider-call boundary: swap in a pending selection, return what to call."""

@@ -325,6 +325,24 @@ async def test_ui_policy_resolution_happens_once(board: RequestBoard, rec: Recor
     ]
 
 
+async def test_answer_takes_the_source_the_daemon_names_or_client(board: RequestBoard, rec: Recorder) -> None:
+    """answer() routes a command to its request: the daemon names who answered in an
+    extra field ``source``; a direct client's answer is ``client``. An answer that does not fit is
+    an INVALID_REQUEST (a ShardError the runtime sends back) and the request stays open."""
+    first, second = board.open(perm("req-1")), board.open(ui("req-2", "select", options=["a", "b"]))
+    board.answer(
+        PermissionResponse.model_validate({"request_id": "req-1", "choice_id": "allow", "source": "unix-2"})
+    )
+    assert first.result() == PermissionAnswer("allow", None, "unix-2")
+    with pytest.raises(ShardError) as info:
+        board.answer(UiResponse(request_id="req-2", value="c"))
+    assert info.value.code is ErrorCode.INVALID_REQUEST
+    assert not second.done()
+    board.answer(UiResponse(request_id="req-2", value="b"))
+    assert second.result() == "b"
+    assert [e.to_wire()["source"] for e in rec.resolved()] == ["unix-2", "client"]
+
+
 # --- ask: the one wait (status, responders, headless policy, timeout, abort) ---------------------
 
 TIMEOUT = 300.0

@@ -27,7 +27,7 @@ from shard.agent.sink import EventSink
 from shard.protocol.agents import AgentStatus
 from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.commands import PermissionResponse, UiResponse
-from shard.protocol.errors import ErrorCode, shown
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.events import (
     ErrorEvent,
     PermissionRequest,
@@ -52,8 +52,11 @@ class _Open:
     future: asyncio.Future[Any]
 
 
-class InvalidAnswer(Exception):
+class InvalidAnswer(ShardError):
     """The answer names an open request but does not fit it; the request stays open."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.INVALID_REQUEST, message)
 
 
 class Clock(Protocol):
@@ -194,6 +197,16 @@ class RequestBoard:
             self.resolve_ui(request_id, None, source)
 
     # --- answers from clients ---------------------------------------------------------------
+
+    def answer(self, response: PermissionResponse | UiResponse) -> None:
+        """A client's answer. The daemon names who answered (an extra field ``source``); a direct
+        client is ``client``. First valid answer wins; a late or unknown one is dropped silently."""
+        source = (response.model_extra or {}).get("source")
+        source = source if isinstance(source, str) and source else "client"
+        if isinstance(response, PermissionResponse):
+            self.answer_permission(response, source=source)
+        else:
+            self.answer_ui(response, source=source)
 
     def answer_permission(self, response: PermissionResponse, source: str | None = None) -> None:
         entry = self._open.get(response.request_id)
