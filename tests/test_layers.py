@@ -1,10 +1,13 @@
-"""The layers of DESIGN §3: imports point down only, and L0 never imports asyncio."""
+"""The layers of DESIGN §3: imports point down only, and L0 never imports asyncio; and the shape
+of src/ within the layers: no import cycles beyond the runtime and its turn loop, no module so long
+it cannot be read in one sitting."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "shard"
@@ -84,3 +87,149 @@ def test_the_daemon_runs_without_aiohttp():
     code = "import sys, shard.daemon.server\nprint('aiohttp' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- import cycles ---------------------------------------------------------------------------------
+#
+# The module graph of src/shard: an edge for every import of a shard module that can run — at module
+# level or inside a function (a deferred import hides a cycle from the interpreter, not from the
+# reader: the two modules still need each other) — but not one under ``if TYPE_CHECKING:``, which
+# never runs. ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to
+# ``pkg``; that importing ``pkg.mod`` also runs ``pkg/__init__.py`` is not counted, or every package
+# that re-exports its modules would be a cycle with them.
+
+ALLOWED_CYCLES = [{"shard.agent.runtime", "shard.agent.turn"}]  # the runtime drives turns; turns may name it
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runnable_imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for other in child.orelse:
+                yield from _runnable_imports(ast.Module(body=[other], type_ignores=[]))
+            continue
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        yield from _runnable_imports(child)
+
+
+def _imported_modules(source: str, module: str, is_package: bool, known: set[str]) -> set[str]:
+    """The shard modules ``module`` imports (``known``: every module there is)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _runnable_imports(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                name = alias.name
+                while name and name not in known:
+                    name = name.rpartition(".")[0]
+                found.add(name)
+            continue
+        base = node.module or ""
+        if node.level:
+            up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+            base = ".".join([*up, *([node.module] if node.module else [])])
+        for alias in node.names:
+            found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {name for name in found if name in known and name != module}
+
+
+def _import_graph() -> dict[str, set[str]]:
+    paths = {_module_name(p): p for p in SRC.rglob("*.py")}
+    known = set(paths)
+    return {
+        name: _imported_modules(path.read_text(), name, path.name == "__init__.py", known)
+        for name, path in paths.items()
+    }
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components with more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(component)
+    return found
+
+
+def test_the_cycle_finder_counts_runnable_imports_only():
+    """The finder itself: imports inside functions and relative ones count, TYPE_CHECKING ones do
+    not, and a cycle through three modules is one component."""
+    known = {"shard.a", "shard.b", "shard.c", "shard.d", "shard.pkg", "shard.pkg.mod"}
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from . import b\n"
+        "from shard.pkg import mod\n"
+        "if TYPE_CHECKING:\n    from shard import d\n"
+        "def later():\n    import shard.c\n"
+    )
+    assert _imported_modules(source, "shard.a", False, known) == {"shard.b", "shard.pkg.mod", "shard.c"}
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert _cycles(graph) == [{"a", "b", "c"}]
+
+
+def test_no_import_cycles_but_the_runtime_and_its_turn_loop():
+    """Modules that import each other cannot be read, tested or changed one at a time. The one
+    cycle allowed is the natural pair: the runtime drives turns."""
+    unexpected = [sorted(c) for c in _cycles(_import_graph()) if c not in ALLOWED_CYCLES]
+    assert unexpected == []
+
+
+# --- module size -----------------------------------------------------------------------------------
+
+MAX_LINES = 450
+# Over the limit, each with the work that brings it under. A module that comes under must leave the
+# list (the test says so), so the list only shrinks.
+OVER_FOR_NOW: dict[str, str] = {}
+
+
+def test_no_module_is_longer_than_450_lines():
+    """A module is small enough to read in one sitting (STYLE.md: small modules named for what
+    they hold)."""
+    lengths = {str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in SRC.rglob("*.py")}
+    over = {name: n for name, n in lengths.items() if n > MAX_LINES}
+    assert sorted(set(over) - set(OVER_FOR_NOW)) == [], over
+    assert sorted(set(OVER_FOR_NOW) - set(over)) == [], "under the limit now: remove from OVER_FOR_NOW"

@@ -196,7 +196,7 @@ async def test_phase_a_sync_matches_the_runtime_sync(tmp_path: Path):
     await rt.handle(b'{"type":"session_op","op":"compact","args":{"keep_recent_tokens":50}}')
     await rt.wait_idle()
     await rt.handle(b'{"type":"set_mode","mode":"plan"}')
-    assert rt.view.compaction_index == 1
+    assert rt.transcript.view.compaction_index == 1
     session_id = prepared.store.session_id
     prepared.store.close()
     restored = prepare(AgentOptions(home=str(home), session=session_id))

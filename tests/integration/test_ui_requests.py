@@ -157,3 +157,81 @@ async def test_pending_requests_appear_in_sync(tmp_path: Path):
     await runtime.wait_idle()
     assert runtime.sync().pending_requests == []
     assert (cwd / "a.txt").read_text() == "A"
+
+
+async def test_headless_queue_ui_request_times_out_into_null(start):
+    """queue applies to UI requests too: with nobody to answer, the request stays open until the
+    headless timeout, then error TIMEOUT and it is dismissed (null, source timeout); the tool gets
+    None and the turn goes on.
+
+    Covers: R6.4.24, R8.13, R6.3.7
+    """
+    step = ask_step(kind="confirm", message="Go on?")
+    step["blocks"].insert(0, {"type": "pause", "ms": 300})  # stdin closes before the question
+    agent = await start(
+        [step, text_step("ok")],
+        "--headless-policy",
+        "queue",
+        extra_toml="\n[permissions]\nheadless_timeout = 0.5\n",
+    )
+    await agent.handshake()
+    await agent.send({"type": "prompt", "message": "go"})
+    await agent.close_stdin()
+    read = await agent.idle()
+    seq = [t for t in types(read) if t in ("ui_request", "error", "ui_resolved")]
+    assert seq == ["ui_request", "error", "ui_resolved"]
+    error = next(m for m in read if m["type"] == "error")
+    assert error["code"] == "TIMEOUT"
+    assert error["fatal"] is False
+    resolved = next(m for m in read if m["type"] == "ui_resolved")
+    assert (resolved["value"], resolved["source"]) == (None, "timeout")
+    result = next(m for m in read if m["type"] == "tool_result")
+    assert result["content"]["value"] == {"answer": None}
+    assert [m["status"] for m in read if m["type"] == "status"][-1] == "idle"
+
+
+async def test_a_queued_ui_request_waits_for_a_responder_and_takes_its_answer(tmp_path: Path):
+    """Under queue, a UI request asked while nobody can answer stays pending (in sync), and a
+    client that arrives later (runtime.responders present, as the daemon says) answers it.
+
+    Covers: R6.4.22, R6.4.25, R6.3.4
+    """
+    home = write_scripted_home(
+        tmp_path / "home",
+        [tool_step("ask", {"kind": "input", "title": "Name?"}), text_step("ok")],
+        extensions=["shard.testing.tools:AskTool"],
+    )
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    prepared = prepare(AgentOptions(home=str(home), cwd=str(cwd), headless_policy="queue"))
+    events: list = []
+    arrived = asyncio.Event()
+
+    def sink(event) -> None:
+        events.append(event)
+        arrived.set()
+
+    runtime = Runtime.from_prepared(prepared, sink=sink, has_responder=False)
+
+    async def until(kind: str):
+        while not any(e.type == kind for e in events):
+            arrived.clear()
+            await asyncio.wait_for(arrived.wait(), 10)
+        return next(e for e in events if e.type == kind)
+
+    await runtime.handle(b'{"type":"prompt","message":"go"}')
+    request = await until("ui_request")
+    sync = runtime.sync()
+    assert sync.status == "waiting_for_ui"
+    assert [r.request_id for r in sync.pending_requests] == [request.request_id]
+    assert not any(e.type == "ui_resolved" for e in events)
+    await runtime.handle(b'{"type":"runtime.responders","present":true}')
+    await runtime.handle(
+        f'{{"type":"ui_response","request_id":"{request.request_id}","value":"Ada"}}'.encode()
+    )
+    await runtime.wait_idle()
+    resolved = [e for e in events if e.type == "ui_resolved"]
+    assert [(r.value, r.source) for r in resolved] == [("Ada", "client")]
+    result = next(e for e in events if e.type == "tool_result")
+    assert result.content.value == {"answer": "Ada"}
+    assert not any(e.type == "error" for e in events)

@@ -22,22 +22,22 @@ once and retries. ``compaction.enabled = false`` turns off only the automatic tr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from shard.agent.providers.base import ProviderRequest, TextDelta
+from shard.agent.catalog import ModelEntry
+from shard.agent.config import CompactionConfig
+from shard.agent.providers.base import Provider, ProviderRequest, TextDelta
+from shard.agent.transcript import Transcript, estimate_tokens
 from shard.protocol.content import Message, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from shard.protocol.errors import ErrorCode, ShardError
-from shard.protocol.events import Compaction
+from shard.protocol.events import Compaction, EventBase
 from shard.protocol.results import CompactNoop, CompactResult
 
-if TYPE_CHECKING:
-    from shard.agent.runtime import Runtime
+# The model to summarize with (the active selection); NOT_FOUND when there is none.
+Summarizer = Callable[[], tuple[ModelEntry, Provider]]
 
-DEFAULT_KEEP_RECENT_TOKENS = 20_000
-DEFAULT_THRESHOLD = 0.8
 _BLOCK_CHARS = 4000  # per block in the summarizer's transcript: enough to summarize, not to overflow
 
 SUMMARY_SYSTEM = (
@@ -51,8 +51,10 @@ SUMMARY_SYSTEM = (
 )
 
 
-def estimate_tokens(message: Message) -> int:
-    return max(1, len(message.to_json()) // 4)
+def due(tokens: int, window: int | None, settings: CompactionConfig, fraction: float) -> bool:
+    """Has the context reached ``fraction`` of the window? Never for a model without a known window,
+    nor with the automatic tiers turned off."""
+    return bool(settings.enabled and window and tokens >= window * fraction)
 
 
 def is_tool_result(message: Message) -> bool:
@@ -109,8 +111,8 @@ def _cut(text: str) -> str:
     return text if len(text) <= _BLOCK_CHARS else text[:_BLOCK_CHARS] + f" … ({len(text)} chars)"
 
 
-async def summarize(rt: Runtime, span: Sequence[Message], previous: str | None) -> str:
-    entry, provider = rt.summarizer()
+async def summarize(summarizer: Summarizer, span: Sequence[Message], previous: str | None) -> str:
+    entry, provider = summarizer()
     body = ""
     if previous:
         body += f"<previous-summary>\n{previous}\n</previous-summary>\n\n"
@@ -129,18 +131,24 @@ async def summarize(rt: Runtime, span: Sequence[Message], previous: str | None) 
     return "".join(parts).strip()
 
 
-async def compact(rt: Runtime, keep_recent_tokens: int) -> CompactResult | CompactNoop:
+async def compact(
+    transcript: Transcript,
+    summarizer: Summarizer,
+    emit: Callable[[EventBase], None],
+    keep_recent_tokens: int,
+) -> CompactResult | CompactNoop:
     """Run the pipeline once. Raises ShardError(INTERNAL_ERROR) when the summary fails or is empty."""
-    messages = rt.view.messages
+    view = transcript.view
+    messages = view.messages
     tokens = [estimate_tokens(m) for m in messages]
-    has_summary = rt.view.compaction_index is not None and bool(messages)
+    has_summary = view.compaction_index is not None and bool(messages)
     cut = choose_cut(messages, tokens, keep_recent_tokens, has_summary)
     if cut is None:
         return CompactNoop()
     span = messages[cut.span_start : cut.first_kept]
-    previous = _summary_of(rt) if has_summary else None
+    previous = transcript.last_summary() if has_summary else None
     try:
-        summary = await summarize(rt, span, previous)
+        summary = await summarize(summarizer, span, previous)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -152,13 +160,13 @@ async def compact(rt: Runtime, keep_recent_tokens: int) -> CompactResult | Compa
         raise ShardError(
             ErrorCode.INTERNAL_ERROR, "compaction failed: the summarizer returned an empty summary"
         )
-    tokens_before = rt.context_tokens()
-    index = (rt.view.dicts.compactions or 0) + 1
+    tokens_before = transcript.context_tokens()
+    index = (view.dicts.compactions or 0) + 1
     first_kept = messages[cut.first_kept].id
     message_range = [span[0].id, span[-1].id]
     kept_tokens = sum(tokens[cut.first_kept :])
     tokens_after = kept_tokens + max(1, len(summary) // 4) + 60
-    rt.record(
+    transcript.record(
         "compaction",
         index=index,
         summary=summary,
@@ -167,7 +175,7 @@ async def compact(rt: Runtime, keep_recent_tokens: int) -> CompactResult | Compa
         tokens_before=tokens_before,
         tokens_after=tokens_after,
     )
-    rt.context_reset(tokens_after)
+    transcript.note_context(tokens_after)
     event = Compaction(
         index=index,
         tokens_before=tokens_before,
@@ -175,7 +183,7 @@ async def compact(rt: Runtime, keep_recent_tokens: int) -> CompactResult | Compa
         first_kept_entry_id=first_kept,
         message_range=message_range,
     )
-    rt.emit(event)
+    emit(event)
     return CompactResult(
         index=index,
         tokens_before=tokens_before,
@@ -183,8 +191,3 @@ async def compact(rt: Runtime, keep_recent_tokens: int) -> CompactResult | Compa
         first_kept_entry_id=first_kept,
         message_range=message_range,
     )
-
-
-def _summary_of(rt: Runtime) -> str | None:
-    last = rt.store.last("compaction")
-    return last.get("summary") if last else None

@@ -177,9 +177,9 @@ async def serve(prepared: Prepared) -> int:
 def _record_startup_choices(runtime: Runtime, prepared: Prepared) -> None:
     """Write what the command line changed in a restored session, so the next restore sees it."""
     if prepared.model_changed and prepared.model is not None:
-        runtime.record("model_change", model=prepared.model.id, reasoning=prepared.reasoning)
+        runtime.transcript.record("model_change", model=prepared.model.id, reasoning=prepared.reasoning)
     if prepared.mode_changed:
-        runtime.record("mode_change", mode=prepared.mode)
+        runtime.transcript.record("mode_change", mode=prepared.mode)
 
 
 def run(prepared: Prepared) -> int:

@@ -4,31 +4,45 @@ One turn answers one user input. Before every model call the pending steers are 
 pending model switch is applied; the turn ends when the model answers without tool calls and no steer
 is waiting. Follow-ups queued meanwhile each start the next turn once this one has fully ended.
 
-Abort is the turn task's cancellation. Each stage winds itself down on the way out — the partial
-assistant message is kept (and reported), every tool call that will not get a real result gets an
-"aborted" one so the transcript stays valid for the next request — and :func:`drive` closes the turn
-with ``turn_end`` and ``status idle``.
+A turn exits with a typed outcome, and :func:`drive` handles every outcome in one place:
+:class:`Completed`; :class:`Failed` (a model call failed — reported already — and the agent goes on);
+:class:`Aborted` (the task was cancelled: each stage wound itself down on the way out, keeping the
+partial assistant message and giving every tool call that will not get a real result an "aborted"
+one, so the transcript stays valid for the next request); :class:`Fatal` (the session could not be
+written: nothing more can be trusted). Each turn closes with ``turn_end`` whatever its outcome.
+
+The loop gets what it uses (:class:`TurnContext`), never the runtime.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from shard.agent.assembler import AssembledToolCall, MessageAssembler
 from shard.agent.catalog import ModelEntry, cost
-from shard.agent.permissions import gate
+from shard.agent.compaction import compact, due
+from shard.agent.config import CompactionConfig, RetryConfig
+from shard.agent.modes import ModeController
+from shard.agent.permissions.gate import Deny, Verdict
 from shard.agent.providers.base import ProviderError, ProviderRequest, UsageReport
 from shard.agent.providers.retry import stream_with_retries
+from shard.agent.selection import ModelSelection
+from shard.agent.sink import EventSink
 from shard.agent.system_prompt import system_prompt
-from shard.agent.tools.base import ToolFailure, ToolOutput
-from shard.protocol.agents import Usage
+from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
+from shard.agent.transcript import Transcript
+from shard.protocol.agents import AgentStatus, Usage
 from shard.protocol.codec import describe_validation_error
-from shard.protocol.content import ContentBlock, ErrorContent, ImageBlock, Message, TextBlock
+from shard.protocol.content import ContentBlock, ErrorContent, Image, ImageBlock, Message, TextBlock
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.events import (
     ErrorEvent,
@@ -41,11 +55,116 @@ from shard.protocol.events import (
 )
 from shard.protocol.ids import new_id
 
-if TYPE_CHECKING:
-    from shard.agent.runtime import Runtime, UserInput
-
 ABORTED = "Aborted by the user before this tool call ran."
 CUT_OFF = "Not run: the model's response was cut off before it finished."
+
+Approve = Callable[[Tool[Any], ToolParams, dict[str, Any], ToolContext], Awaitable[Verdict]]
+
+
+@dataclass(frozen=True, slots=True)
+class UserInput:
+    text: str
+    images: list[Image] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """What the turn loop works with."""
+
+    transcript: Transcript
+    events: EventSink
+    models: ModelSelection  # the provider handle: take_provider at each call, the reasoning level
+    tools: dict[str, Tool[Any]]
+    approve: Approve  # the gate in front of every tool call
+    tool_context: Callable[[str], ToolContext]
+    steers: deque[UserInput]
+    follow_ups: deque[UserInput]
+    cwd: Path
+    modes: ModeController
+    retry: RetryConfig
+    compaction: CompactionConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A model call failed; it was reported and the agent goes on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Aborted:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Fatal:
+    error: ShardError
+
+
+Outcome = Completed | Failed | Aborted | Fatal
+
+
+async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
+    """Run turns until nothing is queued (or one is aborted or fatal); the outcome of each."""
+    outcomes: list[Outcome] = []
+    inp: UserInput | None = first
+    while inp is not None:
+        turn = _Turn(ctx)
+        outcome = await turn.run(inp)
+        outcomes.append(outcome)
+        if isinstance(outcome, Fatal):
+            ctx.events.fail(outcome.error)  # reported before turn_end: the turn ended because of it
+        turn.end()
+        if isinstance(outcome, Aborted | Fatal):
+            break
+        if not ctx.follow_ups and _over(ctx, ctx.compaction.threshold):
+            try:  # the default tier: as the agent goes idle
+                await _auto_compact(ctx, back_to=None)
+            except asyncio.CancelledError:
+                _uncancel()
+                outcomes.append(Aborted())
+                break
+        inp = ctx.follow_ups.popleft() if ctx.follow_ups else None
+    return outcomes
+
+
+def _over(ctx: TurnContext, fraction: float) -> bool:
+    return due(ctx.transcript.context_tokens(), ctx.models.context_window, ctx.compaction, fraction)
+
+
+async def _auto_compact(ctx: TurnContext, back_to: AgentStatus | None) -> bool:
+    """Run the pipeline for an automatic tier; a failure is reported, never fatal. True if it ran."""
+    ctx.events.set_status("compacting")
+    try:
+        result = await compact(
+            ctx.transcript, ctx.models.summarizer, ctx.events.emit, ctx.compaction.keep_recent_tokens
+        )
+        return bool(result.compacted)
+    except ShardError as exc:
+        ctx.events.emit(ErrorEvent(code=exc.code.value, message=exc.message, fatal=False))
+        return False
+    finally:
+        if back_to is not None:
+            ctx.events.set_status(back_to)
+
+
+def _uncancel() -> None:
+    """The cancellation was handled (abort winds the work down): the task goes on to finish."""
+    current = asyncio.current_task()
+    if current is not None:
+        current.uncancel()
+
+
+class _CallFailed(Exception):
+    """The model call failed and was reported: the turn ends :class:`Failed`."""
+
+
+class _Overflow(Exception):
+    """The provider said the context is too long before anything streamed."""
 
 
 class _TurnUsage:
@@ -77,174 +196,220 @@ class _TurnUsage:
         return call
 
 
-async def drive(rt: Runtime, first: UserInput) -> None:
-    """Run turns until nothing is queued, then go idle. The runtime's turn task."""
-    try:
-        inp: UserInput | None = first
-        while inp is not None and rt.fatal is None:
-            completed = await _turn(rt, inp)
-            if not completed:
-                break
-            if not rt.follow_ups and rt.fatal is None and rt.compaction_due():
-                await _auto_compact(rt, "compacting")  # the default tier: as the agent goes idle
-            inp = rt.follow_ups.popleft() if rt.follow_ups else None
-    finally:
-        rt.turn_task = None
-        if rt.fatal is None:
-            rt.set_status("idle")
-        rt.idle.set()
+class _Turn:
+    def __init__(self, ctx: TurnContext) -> None:
+        self.ctx = ctx
+        self.id = new_id("turn")
+        self.usage = _TurnUsage()
 
-
-async def _auto_compact(rt: Runtime, after: str) -> bool:
-    """Run the pipeline for an automatic tier; a failure is reported, never fatal. True if it ran."""
-    from shard.agent.compaction import compact
-
-    rt.set_status("compacting")
-    rt.compacting = True
-    try:
-        result = await compact(rt, rt.config.compaction.keep_recent_tokens)
-        return bool(result.compacted)
-    except ShardError as exc:
-        rt.emit(ErrorEvent(code=exc.code.value, message=exc.message, fatal=False))
-        return False
-    finally:
-        rt.compacting = False
-        if after != "compacting":
-            rt.set_status(after)  # type: ignore[arg-type]
-
-
-async def _turn(rt: Runtime, inp: UserInput) -> bool:
-    """One turn. Returns False when it was aborted (nothing further should run)."""
-    turn_id = new_id("turn")
-    usage = _TurnUsage()
-    rt.set_status("streaming")
-    rt.emit(TurnStart(turn_id=turn_id))
-    ok = True
-    try:
-        _deliver(rt, inp)
-        while True:
-            while rt.steers:
-                _deliver(rt, rt.steers.popleft())
-            if rt.overflow_due():  # the emergency tier: the next call would not fit
-                await _auto_compact(rt, "streaming")
-            assembler = await _call_model(rt, usage)
-            if assembler is None:
-                ok = False
-                break
-            calls = assembler.tool_calls()
-            if calls:
-                await _run_tools(rt, calls)
-            elif not rt.steers:
-                break
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is not None:
-            current.uncancel()
-        _end(rt, turn_id, usage)
-        return False
-    except ShardError as exc:  # the session could not be written: nothing more can be trusted
-        rt.fail(exc)
-        ok = False
-    if not ok:
-        rt.failed_turns += 1
-    _end(rt, turn_id, usage)
-    return True
-
-
-def _end(rt: Runtime, turn_id: str, usage: _TurnUsage) -> None:
-    end = TurnEnd(turn_id=turn_id)
-    if usage.total is not None:
-        end.usage = usage.total
-    rt.emit(end)
-    rt.store.sync()
-    rt.save_meta()
-
-
-def _deliver(rt: Runtime, inp: UserInput) -> None:
-    content: list[ContentBlock] = [TextBlock(text=inp.text)]
-    for image in inp.images or []:
-        content.append(ImageBlock(data=image.data, mime_type=image.mime_type))
-    message = Message(id=new_id("msg"), role="user", content=content)
-    rt.record_message(message)
-    rt.emit(MessageComplete(message_id=message.id, message=message))
-
-
-async def _call_model(rt: Runtime, usage: _TurnUsage) -> MessageAssembler | None:
-    """One provider call, streamed. None when it failed (already reported). A provider's "context
-    too long" answer, before anything streamed, compacts once and tries again."""
-    for attempt in (1, 2):
+    async def run(self, inp: UserInput) -> Outcome:
+        ctx = self.ctx
+        ctx.events.set_status("streaming")
+        ctx.events.emit(TurnStart(turn_id=self.id))
         try:
-            return await _call_once(rt, usage, overflow_retry=attempt == 1)
-        except _Overflow:
-            if not await _auto_compact(rt, "streaming"):
-                break
-    rt.emit(
-        ErrorEvent(
-            code=ErrorCode.PROVIDER_ERROR.value, message="the context is too long for the model", fatal=False
+            self._deliver(inp)
+            while True:
+                while ctx.steers:
+                    self._deliver(ctx.steers.popleft())
+                if _over(ctx, 1.0):  # the emergency tier: the next call would not fit
+                    await _auto_compact(ctx, back_to="streaming")
+                assembler = await self._call_model()
+                calls = assembler.tool_calls()
+                if calls:
+                    await self._run_tools(calls)
+                elif not ctx.steers:
+                    return Completed()
+        except _CallFailed:
+            return Failed()
+        except asyncio.CancelledError:
+            _uncancel()
+            return Aborted()
+        except ShardError as exc:  # the session could not be written
+            return Fatal(exc)
+
+    def end(self) -> None:
+        end = TurnEnd(turn_id=self.id)
+        if self.usage.total is not None:
+            end.usage = self.usage.total
+        self.ctx.events.emit(end)
+        self.ctx.transcript.checkpoint()
+
+    def _deliver(self, inp: UserInput) -> None:
+        content: list[ContentBlock] = [TextBlock(text=inp.text)]
+        for image in inp.images or []:
+            content.append(ImageBlock(data=image.data, mime_type=image.mime_type))
+        message = Message(id=new_id("msg"), role="user", content=content)
+        self.ctx.transcript.record_message(message)
+        self.ctx.events.emit(MessageComplete(message_id=message.id, message=message))
+
+    # --- the model ----------------------------------------------------------------------------
+
+    async def _call_model(self) -> MessageAssembler:
+        """One provider call, streamed. A provider's "context too long" answer, before anything
+        streamed, compacts once and tries again."""
+        for attempt in (1, 2):
+            try:
+                return await self._call_once(overflow_retry=attempt == 1)
+            except _Overflow:
+                if not await _auto_compact(self.ctx, back_to="streaming"):
+                    break
+        self._report(ErrorCode.PROVIDER_ERROR.value, "the context is too long for the model")
+        raise _CallFailed
+
+    async def _call_once(self, *, overflow_retry: bool) -> MessageAssembler:
+        ctx = self.ctx
+        try:
+            entry, provider = ctx.models.take_provider()
+        except ShardError as exc:
+            self._report(ErrorCode.PROVIDER_ERROR.value, exc.message)
+            raise _CallFailed from None
+        request = ProviderRequest(
+            model=entry.model.id,
+            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools)),
+            messages=list(ctx.transcript.model_view),
+            tools=[t.spec() for t in ctx.tools.values()],
+            reasoning=ctx.models.reasoning if entry.has_reasoning else None,
+            call_index=ctx.transcript.assistant_messages,
         )
-    )
-    return None
+        assembler = MessageAssembler(new_id("msg"))
 
+        def on_retry(detail: str | None) -> None:
+            ctx.events.set_status("streaming", detail)
 
-class _Overflow(Exception):
-    pass
+        ctx.transcript.streaming = assembler
+        try:
+            async with aclosing(stream_with_retries(provider, request, ctx.retry, on_retry)) as stream:
+                async for event in stream:
+                    delta = assembler.feed(event)
+                    if delta is not None:
+                        ctx.events.emit(delta)
+            ctx.transcript.streaming = None  # before message_complete: a later sync has it in its window
+        except asyncio.CancelledError:
+            ctx.transcript.streaming = None
+            self._keep_partial(assembler, incomplete="aborted", unrun=ABORTED)
+            raise
+        except Exception as exc:  # any provider failure ends this turn, never the agent
+            ctx.transcript.streaming = None
+            error = (
+                exc
+                if isinstance(exc, ProviderError)
+                else ProviderError(f"the provider failed unexpectedly: {type(exc).__name__}: {exc}")
+            )
+            if error.context_overflow and assembler.empty and overflow_retry:
+                raise _Overflow from None
+            self._keep_partial(assembler, incomplete="error", unrun=CUT_OFF)
+            self._report_usage(assembler, entry)
+            self._report(error.code.value, error.message)
+            raise _CallFailed from None
+        extra: dict[str, Any] = {"stop_reason": assembler.stop or "end_turn", "model": entry.id}
+        if assembler.usage is not None:
+            extra["usage"] = _usage_dict(assembler.usage)
+        message = assembler.message()
+        ctx.transcript.record_message(message, **extra)
+        ctx.events.emit(MessageComplete(message_id=message.id, message=message))
+        self._report_usage(assembler, entry)
+        if assembler.stop == "max_tokens":  # kept, but nobody should take it for the whole answer
+            self._report(ErrorCode.PROVIDER_ERROR.value, _cut_notice(entry, assembler.output_limit))
+        return assembler
 
+    def _report(self, code: str, message: str) -> None:
+        self.ctx.events.emit(ErrorEvent(code=code, message=message, fatal=False))
 
-async def _call_once(rt: Runtime, usage: _TurnUsage, *, overflow_retry: bool) -> MessageAssembler | None:
-    try:
-        entry, provider = rt.take_provider()
-    except ShardError as exc:
-        rt.emit(ErrorEvent(code=ErrorCode.PROVIDER_ERROR.value, message=exc.message, fatal=False))
-        return None
-    request = ProviderRequest(
-        model=entry.model.id,
-        system=system_prompt(rt.cwd, rt.modes.active, list(rt.tools)),
-        messages=list(rt.model_view),
-        tools=[t.spec() for t in rt.tools.values()],
-        reasoning=rt.reasoning if entry.has_reasoning else None,
-        call_index=rt.assistant_messages,
-    )
-    assembler = MessageAssembler(new_id("msg"))
+    def _report_usage(self, assembler: MessageAssembler, entry: ModelEntry) -> None:
+        if assembler.usage is None:
+            return
+        call = self.usage.add(assembler.usage, entry)
+        if call.context_tokens is not None:
+            self.ctx.transcript.note_context(call.context_tokens)
+        self.ctx.events.emit(UsageEvent(**call.to_wire()))
 
-    def on_retry(detail: str | None) -> None:
-        rt.set_status("streaming", detail)
+    def _keep_partial(self, assembler: MessageAssembler, *, incomplete: str, unrun: str) -> None:
+        """Keep what arrived of an unfinished response, and close its tool calls with ``unrun``."""
+        if assembler.empty:
+            return
+        message = assembler.message()
+        self.ctx.transcript.record_message(message, incomplete=incomplete)
+        self.ctx.events.emit(MessageComplete(message_id=message.id, message=message))
+        for call in assembler.tool_calls():
+            self._finish_call(call.id, ToolOutput(ErrorContent(message=unrun), is_error=True), None)
 
-    rt.streaming = assembler
-    try:
-        async with aclosing(stream_with_retries(provider, request, rt.config.retry, on_retry)) as stream:
-            async for event in stream:
-                delta = assembler.feed(event)
-                if delta is not None:
-                    rt.emit(delta)
-        rt.streaming = None  # before message_complete: a later sync holds the message in its window
-    except asyncio.CancelledError:
-        rt.streaming = None
-        _keep_partial(rt, assembler, incomplete="aborted", unrun=ABORTED)
-        raise
-    except Exception as exc:  # any provider failure ends this turn, never the agent
-        rt.streaming = None
-        error = (
-            exc
-            if isinstance(exc, ProviderError)
-            else ProviderError(f"the provider failed unexpectedly: {type(exc).__name__}: {exc}")
-        )
-        if error.context_overflow and assembler.empty and overflow_retry:
-            raise _Overflow from None
-        _keep_partial(rt, assembler, incomplete="error", unrun=CUT_OFF)
-        _report_usage(rt, usage, assembler, entry)
-        rt.emit(ErrorEvent(code=error.code.value, message=error.message, fatal=False))
-        return None
-    extra: dict[str, Any] = {"stop_reason": assembler.stop or "end_turn", "model": entry.id}
-    if assembler.usage is not None:
-        extra["usage"] = _usage_dict(assembler.usage)
-    message = assembler.message()
-    rt.record_message(message, **extra)
-    rt.emit(MessageComplete(message_id=message.id, message=message))
-    _report_usage(rt, usage, assembler, entry)
-    if assembler.stop == "max_tokens":  # kept, but nobody should take it for the whole answer
-        notice = _cut_notice(entry, assembler.output_limit)
-        rt.emit(ErrorEvent(code=ErrorCode.PROVIDER_ERROR.value, message=notice, fatal=False))
-    return assembler
+    # --- tools --------------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[AssembledToolCall]) -> None:
+        remaining = list(calls)
+        try:
+            while remaining:
+                call = remaining[0]
+                started = time.monotonic()
+                output = await self._run_one(call)
+                remaining.pop(0)
+                self._finish_call(call.id, output, (time.monotonic() - started) * 1000)
+        except asyncio.CancelledError:
+            for call in remaining:
+                self._finish_call(call.id, ToolOutput(ErrorContent(message=ABORTED), is_error=True), None)
+            raise
+
+    async def _run_one(self, call: AssembledToolCall) -> ToolOutput:
+        ctx = self.ctx
+
+        def refused(text: str) -> ToolOutput:
+            return ToolOutput(ErrorContent(message=text), is_error=True)
+
+        if call.args_error is not None:
+            return refused(f"Could not run '{call.name}': {call.args_error}.")
+        tool = ctx.tools.get(call.name)
+        if tool is None:
+            return refused(f"There is no tool named '{call.name}'. Tools: {', '.join(ctx.tools)}.")
+        try:
+            args = tool.parse(call.args)
+        except ValidationError as exc:
+            return refused(f"Invalid arguments for '{call.name}': {describe_validation_error(exc)}.")
+        tool_ctx = ctx.tool_context(call.id)
+        try:
+            verdict = await ctx.approve(tool, args, call.args, tool_ctx)
+            if isinstance(verdict, Deny):
+                return refused(verdict.reason)
+            event = ToolCall(tool_call_id=call.id, name=call.name, args=call.args, read_only=tool.read_only)
+            render = tool.start_render(args, tool_ctx)
+        except ToolFailure as exc:  # e.g. an edit that cannot apply: nobody is asked to approve it
+            return refused(str(exc))
+        if render is not None:
+            event.render = render
+        ctx.events.emit(event)
+        try:
+            return await tool.execute(args, tool_ctx)
+        except ToolFailure as exc:
+            return refused(str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a crash inside the tool: report it, keep the agent going
+            message = f"The '{call.name}' tool failed unexpectedly: {type(exc).__name__}: {exc}"
+            self._report(ErrorCode.TOOL_ERROR.value, message)
+            return refused(message)
+
+    def _finish_call(self, call_id: str, output: ToolOutput, duration_ms: float | None) -> None:
+        fields: dict[str, Any] = {
+            "tool_call_id": call_id,
+            "content": output.content.to_wire(),
+            "is_error": output.is_error,
+        }
+        if output.exit_code is not None:
+            fields["exit_code"] = output.exit_code
+        if duration_ms is not None:
+            fields["duration_ms"] = round(duration_ms, 3)
+        if output.images:
+            fields["images"] = [image.to_wire() for image in output.images]
+        self.ctx.transcript.record("tool_result", entry_id=new_id("msg"), **fields)
+        event = ToolResult(tool_call_id=call_id, content=output.content, is_error=output.is_error)
+        if output.exit_code is not None:
+            event.exit_code = output.exit_code
+        if duration_ms is not None:
+            event.duration_ms = round(duration_ms, 3)
+        if output.render is not None:
+            event.render = output.render
+        if output.images:
+            event.images = output.images  # additive field: the pictures the model was shown
+        self.ctx.events.emit(event)
 
 
 def _cut_notice(entry: ModelEntry, limit: int | None) -> str:
@@ -257,100 +422,3 @@ def _cut_notice(entry: ModelEntry, limit: int | None) -> str:
 
 def _usage_dict(report: UsageReport) -> dict[str, int]:
     return {k: v for k in report.__slots__ if (v := getattr(report, k)) is not None}
-
-
-def _report_usage(rt: Runtime, usage: _TurnUsage, assembler: MessageAssembler, entry: ModelEntry) -> None:
-    if assembler.usage is None:
-        return
-    call = usage.add(assembler.usage, entry)
-    if call.context_tokens is not None:
-        rt.note_usage(call.context_tokens)
-    rt.emit(UsageEvent(**call.to_wire()))
-
-
-def _keep_partial(rt: Runtime, assembler: MessageAssembler, *, incomplete: str, unrun: str) -> None:
-    """Keep what arrived of an unfinished response, and close its tool calls with ``unrun``."""
-    if assembler.empty:
-        return
-    message = assembler.message()
-    rt.record_message(message, incomplete=incomplete)
-    rt.emit(MessageComplete(message_id=message.id, message=message))
-    for call in assembler.tool_calls():
-        _finish_call(rt, call.id, ToolOutput(ErrorContent(message=unrun), is_error=True), None)
-
-
-async def _run_tools(rt: Runtime, calls: list[AssembledToolCall]) -> None:
-    remaining = list(calls)
-    try:
-        while remaining:
-            call = remaining[0]
-            started = time.monotonic()
-            output = await _run_one(rt, call)
-            remaining.pop(0)
-            _finish_call(rt, call.id, output, (time.monotonic() - started) * 1000)
-    except asyncio.CancelledError:
-        for call in remaining:
-            _finish_call(rt, call.id, ToolOutput(ErrorContent(message=ABORTED), is_error=True), None)
-        raise
-
-
-async def _run_one(rt: Runtime, call: AssembledToolCall) -> ToolOutput:
-    def refused(text: str) -> ToolOutput:
-        return ToolOutput(ErrorContent(message=text), is_error=True)
-
-    if call.args_error is not None:
-        return refused(f"Could not run '{call.name}': {call.args_error}.")
-    tool = rt.tools.get(call.name)
-    if tool is None:
-        return refused(f"There is no tool named '{call.name}'. Tools: {', '.join(rt.tools)}.")
-    try:
-        args = tool.parse(call.args)
-    except ValidationError as exc:
-        return refused(f"Invalid arguments for '{call.name}': {describe_validation_error(exc)}.")
-    ctx = rt.tool_context(call.id)
-    try:
-        verdict = await gate.check(rt, tool, args, call.args, ctx)
-        if not verdict.allowed:
-            return refused(verdict.reason or "Permission denied.")
-        event = ToolCall(tool_call_id=call.id, name=call.name, args=call.args, read_only=tool.read_only)
-        render = tool.start_render(args, ctx)
-    except ToolFailure as exc:  # e.g. an edit that cannot apply: nobody is asked to approve it
-        return refused(str(exc))
-    if render is not None:
-        event.render = render
-    rt.emit(event)
-    try:
-        return await tool.execute(args, ctx)
-    except ToolFailure as exc:
-        return refused(str(exc))
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # a crash inside the tool: report it, keep the agent going
-        message = f"The '{call.name}' tool failed unexpectedly: {type(exc).__name__}: {exc}"
-        rt.emit(ErrorEvent(code=ErrorCode.TOOL_ERROR.value, message=message, fatal=False))
-        return refused(message)
-
-
-def _finish_call(rt: Runtime, call_id: str, output: ToolOutput, duration_ms: float | None) -> None:
-    fields: dict[str, Any] = {
-        "tool_call_id": call_id,
-        "content": output.content.to_wire(),
-        "is_error": output.is_error,
-    }
-    if output.exit_code is not None:
-        fields["exit_code"] = output.exit_code
-    if duration_ms is not None:
-        fields["duration_ms"] = round(duration_ms, 3)
-    if output.images:
-        fields["images"] = [image.to_wire() for image in output.images]
-    rt.record("tool_result", entry_id=new_id("msg"), **fields)
-    event = ToolResult(tool_call_id=call_id, content=output.content, is_error=output.is_error)
-    if output.exit_code is not None:
-        event.exit_code = output.exit_code
-    if duration_ms is not None:
-        event.duration_ms = round(duration_ms, 3)
-    if output.render is not None:
-        event.render = output.render
-    if output.images:
-        event.images = output.images  # additive field: the pictures the model was shown
-    rt.emit(event)

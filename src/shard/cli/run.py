@@ -92,7 +92,7 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
     # a one-shot run has nobody to ask: the headless policy answers, within the run's allowances
     runtime = Runtime.from_prepared(prepared, sink=sink, has_responder=False)
     try:
-        runtime.allowances = Allowances.parse(
+        runtime.gate.allowances = Allowances.parse(
             args.allow or [], yes_to_all=args.yes_to_all, tool_names=runtime.tools
         )
     except AllowanceError as exc:
@@ -205,7 +205,7 @@ class _TextPrinter(_Printer):
     def start(self, runtime: Any, prepared: Any) -> None:
         model = prepared.model.id if prepared.model else "no model configured"
         err(f"shard: {model} (mode {runtime.modes.active.name}) in {prepared.cwd}")
-        for line in runtime.allowances.describe() if runtime.allowances else []:
+        for line in runtime.gate.allowances.describe() if runtime.gate.allowances else []:
             err(f"shard: {line}")
 
     def show(self, event: Any) -> None:

@@ -3,9 +3,11 @@
 * :class:`AgentProcess` — spawns a real ``shard agent --stdio`` and speaks the protocol to it.
 * :func:`write_scripted_home` — a SHARD_HOME whose config points a ``scripted`` provider at a script.
 * :class:`SleepTool` — a read-only tool that waits, for exercising abort while a tool runs.
+* :class:`FakeClock` — a clock tests advance, for timeouts without sleeping.
 """
 
 from shard.testing.agent_process import AgentProcess, shard_command
+from shard.testing.clock import FakeClock
 from shard.testing.daemon import DaemonProcess, UnixClient, WsClient
 from shard.testing.home import recorded_requests, text_step, tool_step, types, write_scripted_home
 from shard.testing.tools import AskTool, CrashTool, SleepTool, TouchTool
@@ -15,6 +17,7 @@ __all__ = [
     "AskTool",
     "CrashTool",
     "DaemonProcess",
+    "FakeClock",
     "SleepTool",
     "TouchTool",
     "UnixClient",

@@ -45,19 +45,10 @@ from shard.daemon.effects import (
 )
 from shard.daemon.record import AgentRecord
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.testing.clock import FakeClock
 from shard.testing.wire import problem_with
 
 CAPABILITIES = ["streaming-deltas", "mode-catalog", "mode-switch"]
-
-
-class FakeClock:
-    """Monotonic seconds that move only when the test says."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class MemoryManifests:
@@ -272,7 +263,7 @@ class BrokerHarness:
     ) -> None:
         from shard.daemon.activity import ActivityTracker
 
-        self.clock = FakeClock()
+        self.clock = FakeClock(1000.0)
         self.wall = FakeClock(1.7e9)
         self.manifests = MemoryManifests()
         records = list(records)

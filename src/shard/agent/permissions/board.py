@@ -1,25 +1,40 @@
 """Open permission and UI requests: first valid answer wins, each is resolved exactly once
-(PROTOCOL §6.3, §9.5).
+(PROTOCOL §6.3, §9.5) — and :meth:`RequestBoard.ask`, the one place the agent waits for a person.
 
 The board emits ``permission_request``/``ui_request`` when a request opens and
 ``permission_resolved``/``ui_resolved`` when it closes, whoever closes it (a client, the headless
 policy, a timeout, an abort). An answer that names no open request — late, or made up — is dropped
 silently. An answer that does not fit the request (a ``choice_id`` it does not offer, a ``select``
 value outside its options) is refused and the request stays open for another answer.
+
+``ask`` owns everything around the wait, for both kinds alike: the status (``waiting_for_permission``
+/ ``waiting_for_ui`` before the request goes out, back to what it was once it is settled — an
+illegal move raises like any other), who can answer (:class:`Responders`), the headless policy and
+its timeout (:class:`~shard.agent.permissions.headless.HeadlessPolicy`, ``error {TIMEOUT}`` when it
+fires), and abort (cancelling the waiter settles the request with source ``abort``). A request
+settled without an answer is denied (permission) or dismissed (UI: ``null``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, overload
 
+from shard.agent.permissions.headless import HeadlessPolicy
+from shard.agent.sink import EventSink
+from shard.protocol.agents import AgentStatus
 from shard.protocol.answers import permission_answer_error, ui_answer
 from shard.protocol.commands import PermissionResponse, UiResponse
-from shard.protocol.errors import shown
-from shard.protocol.events import EventBase, PermissionRequest, PermissionResolved, UiRequest, UiResolved
+from shard.protocol.errors import ErrorCode, ShardError, shown
+from shard.protocol.events import (
+    ErrorEvent,
+    PermissionRequest,
+    PermissionResolved,
+    UiRequest,
+    UiResolved,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +52,66 @@ class _Open:
     future: asyncio.Future[Any]
 
 
-class InvalidAnswer(Exception):
+class InvalidAnswer(ShardError):
     """The answer names an open request but does not fit it; the request stays open."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.INVALID_REQUEST, message)
+
+
+class Clock(Protocol):
+    """Time for the headless timeout: the event loop's, or a test's own."""
+
+    def time(self) -> float: ...
+
+    async def sleep_until(self, deadline: float) -> None: ...
+
+
+class LoopClock:
+    def time(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    async def sleep_until(self, deadline: float) -> None:
+        await asyncio.sleep(max(0.0, deadline - self.time()))
+
+
+class Responders:
+    """Who can answer requests: someone, or nobody — and then whether somebody may come back (a
+    daemon client that dropped and may reconnect) or not (end of stdin: a final loss)."""
+
+    def __init__(self, present: bool = True) -> None:
+        self.present = present
+        self.final = True
+        self._lost = asyncio.Event()
+
+    def arrive(self) -> None:
+        self.present = True
+        self._lost.clear()
+
+    def leave(self, *, final: bool) -> None:
+        self.present = False
+        self.final = final
+        self._lost.set()
+
+    async def lost(self) -> None:
+        await self._lost.wait()
 
 
 class RequestBoard:
-    def __init__(self, emit: Callable[[EventBase], None]) -> None:
-        self._emit = emit
+    def __init__(
+        self,
+        events: EventSink,
+        *,
+        responders: Responders | None = None,
+        headless: HeadlessPolicy | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._events = events
+        self._emit = events.emit
         self._open: dict[str, _Open] = {}
+        self.responders = responders or Responders()
+        self.headless = headless or HeadlessPolicy()
+        self._clock = clock or LoopClock()
 
     def pending(self) -> list[PermissionRequest | UiRequest]:
         """Open requests, oldest first (what ``sync.pending_requests`` shows)."""
@@ -56,7 +123,90 @@ class RequestBoard:
         self._emit(request)
         return future
 
+    def notify(self, request: UiRequest) -> None:
+        """A ``notify`` UI request only informs: it goes out, and nothing is opened or awaited."""
+        self._emit(request)
+
+    # --- asking -------------------------------------------------------------------------------
+
+    @overload
+    async def ask(self, request: PermissionRequest) -> PermissionAnswer: ...
+
+    @overload
+    async def ask(self, request: UiRequest) -> Any: ...
+
+    async def ask(self, request: PermissionRequest | UiRequest) -> Any:
+        """Open ``request`` and wait until it is settled: the answer (a :class:`PermissionAnswer`,
+        or the UI value), or what the headless policy, its timeout or an abort settled it with."""
+        waiting: AgentStatus = (
+            "waiting_for_permission" if isinstance(request, PermissionRequest) else "waiting_for_ui"
+        )
+        previous = self._events.status
+        self._events.set_status(waiting)  # before the request, so it arrives to a waiting agent
+        future = self.open(request)
+        rid = request.request_id
+        asked_headless = not self.responders.present
+        deadline: float | None = None
+        try:
+            while not future.done():
+                if not self.responders.present:
+                    final = self.responders.final
+                    if self.headless.settles_at_once(asked_headless=asked_headless, final=final):
+                        self._settle(rid, "headless")
+                        break
+                    if deadline is None:
+                        deadline = self._clock.time() + self.headless.timeout
+                if await self._wait(future, deadline):
+                    self._time_out(request)
+        except asyncio.CancelledError:
+            self._settle(rid, "abort")
+            raise
+        finally:
+            self._events.set_status(previous)
+        return future.result()
+
+    async def _wait(self, future: asyncio.Future[Any], deadline: float | None) -> bool:
+        """Until the answer, the last responder leaving or the deadline: True when the deadline
+        passed with the request still open."""
+        lost = asyncio.ensure_future(self.responders.lost()) if self.responders.present else None
+        timer = asyncio.ensure_future(self._clock.sleep_until(deadline)) if deadline is not None else None
+        helpers = [f for f in (lost, timer) if f is not None]
+        try:
+            await asyncio.wait({future, *helpers}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for helper in helpers:
+                helper.cancel()
+        return timer is not None and timer.done() and not timer.cancelled() and not future.done()
+
+    def _time_out(self, request: PermissionRequest | UiRequest) -> None:
+        rid = request.request_id
+        outcome = "denied" if isinstance(request, PermissionRequest) else "dismissed"
+        what = "permission" if isinstance(request, PermissionRequest) else "ui"
+        message = f"{what} request {rid} got no answer within {self.headless.timeout:g} s; {outcome}"
+        self._emit(ErrorEvent(code=ErrorCode.TIMEOUT.value, message=message, fatal=False))
+        self._settle(rid, "timeout")
+
+    def _settle(self, request_id: str, source: str) -> None:
+        """Close a request nobody answered: a permission is denied, a UI request dismissed."""
+        entry = self._open.get(request_id)
+        if entry is None:
+            return
+        if isinstance(entry.request, PermissionRequest):
+            self.resolve_permission(request_id, PermissionAnswer(None, "deny", source))
+        else:
+            self.resolve_ui(request_id, None, source)
+
     # --- answers from clients ---------------------------------------------------------------
+
+    def answer(self, response: PermissionResponse | UiResponse) -> None:
+        """A client's answer. The daemon names who answered (an extra field ``source``); a direct
+        client is ``client``. First valid answer wins; a late or unknown one is dropped silently."""
+        source = (response.model_extra or {}).get("source")
+        source = source if isinstance(source, str) and source else "client"
+        if isinstance(response, PermissionResponse):
+            self.answer_permission(response, source=source)
+        else:
+            self.answer_ui(response, source=source)
 
     def answer_permission(self, response: PermissionResponse, source: str | None = None) -> None:
         entry = self._open.get(response.request_id)

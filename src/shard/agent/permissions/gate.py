@@ -1,50 +1,77 @@
 """The PermissionGate in front of every tool call (PROTOCOL §4.3, §9.5; DESIGN §6).
 
-Order: the mode's policy (``plan`` refuses a mutating tool before anything is asked) → read-only
-tools whose paths all lie inside the working directory run → stored grants → ask. Asking goes to
-the connected client; with no client able to answer, the headless policy decides:
+:func:`decide` is the policy, pure: it never awaits and sends nothing, needs no runtime, and says
+:class:`Allow`, :class:`Deny` (with the reason the model reads) or :class:`Ask` (with the
+``permission_request`` to put to a person). It looks at the filesystem only as far as the call's own
+paths do: where they lead, and what a request shows (a diff inside the working directory). Order:
 
-* ``deny`` (default): denied at once — stored grants included: nobody is watching.
-* ``allow_if_rule_matches``: a stored grant allows it; anything else is denied.
-* ``queue``: the request stays open (it is in ``sync.pending_requests``) until someone answers it or
-  the headless timeout passes (then ``error {TIMEOUT}`` and deny).
+1. the mode's policy (``plan`` refuses a mutating tool before anything is asked);
+2. a read-only tool whose paths all lie inside the working directory runs;
+3. what this run was given on the command line (``shard run --allow``, ``--yes-to-all``) runs;
+4. a stored grant allows the call — unless nobody could approve it and the headless policy is
+   ``deny`` (:mod:`~shard.agent.permissions.headless`): then nothing that needs approval runs;
+5. anything else asks.
 
-Answers: ``allow``/``deny`` once, or a ``persist`` choice that also stores a grant — ``exact`` (this
+Asking, and whatever becomes of a request nobody answers, is the request board's
+(:meth:`~shard.agent.permissions.board.RequestBoard.ask`). :func:`answered` reads the answer, again
+purely: ``allow``/``deny`` once, or a ``persist`` choice that also stores a grant — ``exact`` (this
 tool with exactly this input again; what the legacy ``allow_always`` means) or, for a bash command
-that can be analysed, a ``bash_signature`` grant for commands like it.
+that can be analysed, a ``bash_signature`` grant for commands like it. :class:`Gate` puts the three
+together for the turn loop.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from shard.agent.modes import Mode
-from shard.agent.permissions.board import PermissionAnswer
+from shard.agent.modes import Mode, ModeController
+from shard.agent.permissions.allowances import Allowances
+from shard.agent.permissions.board import PermissionAnswer, RequestBoard
 from shard.agent.permissions.grants import exact_rule, matches, signature_rule
+from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.permissions.reach import reaches_outside
 from shard.agent.permissions.shell import analyze
 from shard.agent.tools.base import Tool, ToolContext, ToolParams
 from shard.agent.tools.paths import display, locate
-from shard.protocol.errors import ErrorCode
-from shard.protocol.events import ErrorEvent, PermissionRequest
+from shard.protocol.events import PermissionRequest
 from shard.protocol.ids import new_id
 from shard.protocol.permissions import PermissionChoice, PermissionDetail
-
-if TYPE_CHECKING:
-    from shard.agent.runtime import Runtime
 
 ALLOW, ALWAYS, ALWAYS_LIKE, DENY = "allow", "always", "always-like", "deny"
 HEADLESS_POLICIES = ("deny", "allow_if_rule_matches", "queue")
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    allowed: bool
-    reason: str | None = None
+class Allow:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    reason: str  # what the model is told instead of a result
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    request: PermissionRequest
+
+
+Decision = Allow | Deny | Ask
+Verdict = Allow | Deny  # the gate's last word, once any question is answered
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What the gate weighs besides the call itself."""
+
+    mode: Mode
+    grants: Sequence[Any]  # rules stored in the session (grants.py)
+    allowances: Allowances | None  # shard run --allow / --yes-to-all: this run only
+    answerable: bool  # somebody can answer a request now
+    headless: HeadlessPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,117 +86,98 @@ class Outside:
 def outside_paths(tool: Tool, args: ToolParams, ctx: ToolContext) -> list[Outside]:
     """The call's paths that lie outside the working directory (and the agent's spill folder),
     found without looking at anything outside them."""
-    roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
     out = []
     for named in tool.touched_paths(args, ctx):
-        where = locate(roots, named)
+        where = locate(_roots(ctx), named)
         if not where.inside:
             out.append(Outside(named, where.path))
     return out
 
 
-def precheck(tool: Tool, args: ToolParams, ctx: ToolContext, mode: Mode) -> Verdict | None:
-    """The part of the gate that needs no state (pure): the mode's refusal, or a read-only call
-    inside the working directory that runs without asking; None when approval is needed."""
-    refusal = mode.policy.refuse(tool.name, tool.read_only)
+def decide(
+    tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext, standing: Standing
+) -> Decision:
+    refusal = standing.mode.policy.refuse(tool.name, tool.read_only)
     if refusal is not None:
-        return Verdict(False, refusal)
-    if tool.read_only and not outside_paths(tool, args, ctx):
-        return Verdict(True)
-    return None
-
-
-async def check(
-    rt: Runtime, tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext
-) -> Verdict:
-    early = precheck(tool, args, ctx, rt.modes.active)
-    if early is not None:
-        return early
+        return Deny(refusal)
     outside = outside_paths(tool, args, ctx)
-    headless = not rt.has_responder
-    roots = [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])
+    if tool.read_only and not outside:
+        return Allow()
+    roots = _roots(ctx)
 
     def reach(word: str) -> bool:
         return reaches_outside(roots, word)
 
-    if rt.allowances is not None and rt.allowances.allows(
+    if standing.allowances is not None and standing.allowances.allows(
         tool.name, raw_args, outside=bool(outside), reach=reach
     ):
-        return Verdict(True)  # given on the command line for this run
-
-    if not (headless and rt.headless_policy == "deny") and any(
-        matches(rule, tool.name, raw_args, reach) for rule in rt.grants
+        return Allow()
+    if (standing.answerable or standing.headless.grants_apply) and any(
+        matches(rule, tool.name, raw_args, reach) for rule in standing.grants
     ):
-        return Verdict(True)
-    request = build_request(tool, args, raw_args, ctx, outside)
-    answer = await _ask(rt, request)
-    allowed = answer.decision in ("allow", "allow_always") or answer.choice_id in (ALLOW, ALWAYS, ALWAYS_LIKE)
+        return Allow()
+    return Ask(build_request(tool, args, raw_args, ctx, outside))
+
+
+_UNANSWERED = {
+    "headless": "no one could approve it here (headless policy)",
+    "timeout": "no answer came in time",
+}
+
+
+def answered(answer: PermissionAnswer, tool: str, raw_args: dict[str, Any]) -> tuple[Verdict, Any | None]:
+    """What an answer to a request means: the verdict, and the grant to store (None for none)."""
+    rule = None
     if answer.decision == "allow_always" or answer.choice_id == ALWAYS:
-        _grant(rt, exact_rule(tool.name, raw_args))
+        rule = exact_rule(tool, raw_args)
     elif answer.choice_id == ALWAYS_LIKE:
-        signatures = analyze(raw_args.get("command", "")) if tool.name == "bash" else None
-        if signatures:
-            _grant(rt, signature_rule(signatures))
-    if allowed:
-        return Verdict(True)
-    why = {"headless": "no one could approve it here (headless policy)", "timeout": "no answer came in time"}
-    because = why.get(answer.source or "", "the user denied it")
-    return Verdict(
-        False, f"Permission denied: {because}. Do not retry the same call; ask the user or do something else."
-    )
+        signatures = analyze(raw_args.get("command", "")) if tool == "bash" else None
+        rule = signature_rule(signatures) if signatures else None
+    if answer.decision in ("allow", "allow_always") or answer.choice_id in (ALLOW, ALWAYS, ALWAYS_LIKE):
+        return Allow(), rule
+    because = _UNANSWERED.get(answer.source or "", "the user denied it")
+    advice = "Do not retry the same call; ask the user or do something else."
+    return Deny(f"Permission denied: {because}. {advice}"), rule
 
 
-def _grant(rt: Runtime, rule: dict[str, Any]) -> None:
-    rt.record("grant", rule=rule)
-    rt.grants.append(rule)
+class GrantStore(Protocol):
+    """Where stored grants live (the transcript: in the session, so they survive restarts and forks)."""
+
+    @property
+    def grants(self) -> Sequence[Any]: ...
+
+    def grant(self, rule: dict[str, Any]) -> None: ...
 
 
-async def _ask(rt: Runtime, request: PermissionRequest) -> PermissionAnswer:
-    """Open the request and wait for it to be settled, applying the headless policy when no client
-    can answer — now, or when the last one goes away while it waits."""
-    previous = rt.status.current
-    rt.set_status("waiting_for_permission")  # before the request, so it arrives to a waiting agent
-    future = rt.board.open(request)
-    rid = request.request_id
-    deadline: float | None = None
-    opened_headless = not rt.has_responder
-    try:
-        while not future.done():
-            if not rt.has_responder:
-                # Asked with nobody there (or nobody can ever come back): the policy answers now.
-                # Asked with someone there who then left: wait for them until the headless timeout.
-                settle_now = opened_headless or rt.responders_final
-                if rt.headless_policy != "queue" and settle_now:
-                    rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "headless"))
-                    break
-                if deadline is None:
-                    deadline = asyncio.get_running_loop().time() + rt.headless_timeout
-            lost = asyncio.ensure_future(rt.responder_lost.wait()) if rt.has_responder else None
-            waiters: set[asyncio.Future[Any]] = {future} | ({lost} if lost else set())
-            timeout = None if deadline is None else max(0.0, deadline - asyncio.get_running_loop().time())
-            try:
-                await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                if lost is not None:
-                    lost.cancel()
-            if not future.done() and deadline is not None and asyncio.get_running_loop().time() >= deadline:
-                rt.emit(
-                    ErrorEvent(
-                        code=ErrorCode.TIMEOUT.value,
-                        message=(
-                            f"permission request {rid} got no answer within {rt.headless_timeout:g} s; denied"
-                        ),
-                        fatal=False,
-                    )
-                )
-                rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "timeout"))
-    except asyncio.CancelledError:
-        rt.board.resolve_permission(rid, PermissionAnswer(None, "deny", "abort"))
-        raise
-    finally:
-        with contextlib.suppress(Exception):
-            rt.set_status(previous if previous != "waiting_for_permission" else "streaming")
-    return future.result()
+class Gate:
+    """The gate at work for the turn loop: decide, put the question to the board when the decision
+    is to ask, and store the grant the answer gives."""
+
+    def __init__(self, modes: ModeController, board: RequestBoard, grants: GrantStore) -> None:
+        self._modes = modes
+        self._board = board
+        self._grants = grants
+        self.allowances: Allowances | None = None  # set by shard run for its one run
+
+    def standing(self) -> Standing:
+        return Standing(
+            mode=self._modes.active,
+            grants=self._grants.grants,
+            allowances=self.allowances,
+            answerable=self._board.responders.present,
+            headless=self._board.headless,
+        )
+
+    async def check(
+        self, tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext
+    ) -> Verdict:
+        decision = decide(tool, args, raw_args, ctx, self.standing())
+        if not isinstance(decision, Ask):
+            return decision
+        verdict, rule = answered(await self._board.ask(decision.request), tool.name, raw_args)
+        if rule is not None:
+            self._grants.grant(rule)
+        return verdict
 
 
 def build_request(
@@ -230,3 +238,7 @@ def _shown(ctx: ToolContext, outside: Outside) -> str:
     """The resolved target, after the name the call used when a link led there."""
     named = display(ctx.cwd, outside.named)
     return str(outside.target) if outside.target == outside.named else f"{named} → {outside.target}"
+
+
+def _roots(ctx: ToolContext) -> list[Path]:
+    return [ctx.cwd] + ([ctx.spill_dir] if ctx.spill_dir else [])

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from shard.agent.permissions.commands import Refuse, shape
+from shard.agent.permissions.shape import Refuse, shape
 
 _KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",

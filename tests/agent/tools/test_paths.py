@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shard.agent.tools import paths
-from shard.agent.tools.paths import locate
+from shard.agent.tools.paths import display, is_inside, locate, resolve
 
 
 @pytest.fixture
@@ -93,3 +93,18 @@ def test_the_second_root_counts(tmp_path: Path):
     spill.mkdir()
     assert locate([cwd, spill], spill / "x.log").inside
     assert not locate([cwd], spill / "x.log").inside
+
+
+def test_path_helpers(tmp_path: Path) -> None:
+    """Checks resolve (relative to cwd, normalized, ~ expanded), is_inside and display."""
+    home = Path(os.path.expanduser("~"))
+    assert resolve(tmp_path, "a/./b/../c") == tmp_path / "a" / "c"
+    assert resolve(tmp_path, "/etc//hosts") == Path("/etc/hosts")
+    assert resolve(tmp_path, "~/x") == home / "x"
+    assert is_inside(tmp_path, tmp_path)
+    assert is_inside(tmp_path, tmp_path / "deep" / "er")
+    assert not is_inside(tmp_path, tmp_path.parent)
+    assert not is_inside(tmp_path, Path("/"))
+    assert display(tmp_path, tmp_path) == "."
+    assert display(tmp_path, tmp_path / "a" / "b") == "a/b"
+    assert display(tmp_path / "x", tmp_path / "y") == str(tmp_path / "y")

@@ -7,10 +7,23 @@ from typing import Any
 
 import pytest
 
-from shard.agent.permissions.board import InvalidAnswer, PermissionAnswer, RequestBoard
+from shard.agent.permissions.board import InvalidAnswer, PermissionAnswer, RequestBoard, Responders
+from shard.agent.permissions.headless import HeadlessPolicy
+from shard.agent.sink import EventSink
+from shard.agent.status import IllegalTransition
 from shard.protocol.commands import PermissionResponse, UiResponse
-from shard.protocol.events import EventBase, PermissionRequest, PermissionResolved, UiRequest, UiResolved
+from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.events import (
+    ErrorEvent,
+    EventBase,
+    PermissionRequest,
+    PermissionResolved,
+    Status,
+    UiRequest,
+    UiResolved,
+)
 from shard.protocol.permissions import PermissionChoice
+from shard.testing import FakeClock
 
 
 class Recorder:
@@ -31,7 +44,7 @@ def rec() -> Recorder:
 
 @pytest.fixture
 def board(rec: Recorder) -> RequestBoard:
-    return RequestBoard(rec)
+    return RequestBoard(EventSink(rec))
 
 
 def perm(
@@ -310,3 +323,251 @@ async def test_ui_policy_resolution_happens_once(board: RequestBoard, rec: Recor
     assert [e.to_wire() for e in rec.resolved()] == [
         {"type": "ui_resolved", "request_id": "req-u", "value": None, "source": "headless"}
     ]
+
+
+async def test_answer_takes_the_source_the_daemon_names_or_client(board: RequestBoard, rec: Recorder) -> None:
+    """answer() routes a command to its request: the daemon names who answered in an
+    extra field ``source``; a direct client's answer is ``client``. An answer that does not fit is
+    an INVALID_REQUEST (a ShardError the runtime sends back) and the request stays open."""
+    first, second = board.open(perm("req-1")), board.open(ui("req-2", "select", options=["a", "b"]))
+    board.answer(
+        PermissionResponse.model_validate({"request_id": "req-1", "choice_id": "allow", "source": "unix-2"})
+    )
+    assert first.result() == PermissionAnswer("allow", None, "unix-2")
+    with pytest.raises(ShardError) as info:
+        board.answer(UiResponse(request_id="req-2", value="c"))
+    assert info.value.code is ErrorCode.INVALID_REQUEST
+    assert not second.done()
+    board.answer(UiResponse(request_id="req-2", value="b"))
+    assert second.result() == "b"
+    assert [e.to_wire()["source"] for e in rec.resolved()] == ["unix-2", "client"]
+
+
+# --- ask: the one wait (status, responders, headless policy, timeout, abort) ---------------------
+
+TIMEOUT = 300.0
+BOUND = 5.0  # real seconds: nothing here sleeps, so a wait this long means the code under test hung
+
+
+class Asking:
+    """A board with a fake clock, an agent mid-turn (status streaming) and every event recorded."""
+
+    def __init__(self, policy: str = "deny", present: bool = True) -> None:
+        self.events: list[EventBase] = []
+        self.arrived = asyncio.Event()
+        self.sink = EventSink(self._record)
+        self.sink.set_status("streaming")
+        self.clock = FakeClock()
+        self.board = RequestBoard(
+            self.sink,
+            responders=Responders(present=present),
+            headless=HeadlessPolicy(policy, TIMEOUT),
+            clock=self.clock,
+        )
+
+    def _record(self, event: EventBase) -> None:
+        self.events.append(event)
+        self.arrived.set()
+
+    def start(self, request: PermissionRequest | UiRequest) -> asyncio.Task[Any]:
+        return asyncio.ensure_future(self.board.ask(request))
+
+    async def until(self, kind: type[EventBase]) -> EventBase:
+        async with asyncio.timeout(BOUND):
+            while not any(isinstance(e, kind) for e in self.events):
+                self.arrived.clear()
+                await self.arrived.wait()
+        return next(e for e in self.events if isinstance(e, kind))
+
+    async def sleeping(self) -> None:
+        """Until the board waits on the clock for the headless timeout."""
+        async with asyncio.timeout(BOUND):
+            await self.clock.until_sleeping()
+
+    async def settled(self, task: asyncio.Task[Any]) -> Any:
+        async with asyncio.timeout(BOUND):
+            return await task
+
+    def shown(self) -> list[str]:
+        """The events as short strings: status moves, requests, resolutions and errors."""
+        out = []
+        for e in self.events:
+            wire = e.to_wire()
+            if isinstance(e, Status):
+                out.append(f"status {wire['status']}")
+            elif isinstance(e, PermissionResolved):
+                out.append(f"resolved {wire.get('choice_id') or wire.get('decision')} {wire.get('source')}")
+            elif isinstance(e, UiResolved):
+                out.append(f"resolved {wire['value']} {wire.get('source')}")
+            elif isinstance(e, ErrorEvent):
+                out.append(f"error {wire['code']}")
+            else:
+                out.append(wire["type"])
+        return out
+
+
+def request_of(kind: str) -> PermissionRequest | UiRequest:
+    return perm() if kind == "permission" else ui("req-1", "confirm")
+
+
+def unanswered(kind: str) -> str:
+    return "deny" if kind == "permission" else "None"
+
+
+KINDS = ["permission", "ui"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_ask_waits_for_the_answer_with_the_status_around_it(kind: str) -> None:
+    """Covers: R6.3.6, R6.3.7, R9.1.19. The waiting status goes out before the request, the first
+    answer settles it, and the status returns to what it was; the asker gets the answer."""
+    a = Asking()
+    task = a.start(request_of(kind))
+    await a.until(PermissionRequest if kind == "permission" else UiRequest)
+    assert a.sink.status == f"waiting_for_{kind}"
+    if kind == "permission":
+        a.board.answer_permission(choose("req-1", "allow"), source="client")
+        assert await a.settled(task) == PermissionAnswer("allow", None, "client")
+    else:
+        a.board.answer_ui(UiResponse(request_id="req-1", value="yes"), source="client")
+        assert await a.settled(task) == "yes"
+    assert a.shown() == [
+        "status streaming",
+        f"status waiting_for_{kind}",
+        f"{kind}_request",
+        f"resolved {'allow' if kind == 'permission' else 'yes'} client",
+        "status streaming",
+    ]
+    assert a.board.pending() == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("policy", ["deny", "allow_if_rule_matches"])
+async def test_asked_with_nobody_there_the_policy_settles_at_once(kind: str, policy: str) -> None:
+    """Covers: R6.3.14, R6.3.15. Nobody can answer and the policy does not queue: denied (or
+    dismissed, null) at once with source headless, no timer, no TIMEOUT error."""
+    a = Asking(policy, present=False)
+    answer = await a.settled(a.start(request_of(kind)))
+    assert answer == (PermissionAnswer(None, "deny", "headless") if kind == "permission" else None)
+    assert a.shown()[1:] == [
+        f"status waiting_for_{kind}",
+        f"{kind}_request",
+        f"resolved {unanswered(kind)} headless",
+        "status streaming",
+    ]
+    assert a.clock.sleepers == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_queue_keeps_the_request_open_until_the_timeout_then_times_out(kind: str) -> None:
+    """Covers: R6.4.24, R8.13. queue: the request stays open (pending) with nobody there; when the
+    headless timeout passes, error TIMEOUT, then it is denied (or dismissed, null) with source
+    timeout. UI requests follow the queue policy like permission requests."""
+    a = Asking("queue", present=False)
+    task = a.start(request_of(kind))
+    await a.sleeping()
+    assert a.clock.deadlines == [TIMEOUT]
+    assert [r.request_id for r in a.board.pending()] == ["req-1"]
+    a.clock.advance(TIMEOUT - 1)
+    assert not task.done()
+    a.clock.advance(1)
+    answer = await a.settled(task)
+    assert answer == (PermissionAnswer(None, "deny", "timeout") if kind == "permission" else None)
+    assert a.shown()[1:] == [
+        f"status waiting_for_{kind}",
+        f"{kind}_request",
+        "error TIMEOUT",
+        f"resolved {unanswered(kind)} timeout",
+        "status streaming",
+    ]
+    error = next(e for e in a.events if isinstance(e, ErrorEvent))
+    assert error.fatal is False
+    assert "req-1" in error.message
+    assert "300 s" in error.message
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_queue_takes_an_answer_from_a_responder_that_arrives(kind: str) -> None:
+    """Covers: R6.4.25. A queued request is answered by a client that attaches before the timeout;
+    no TIMEOUT."""
+    a = Asking("queue", present=False)
+    task = a.start(request_of(kind))
+    await a.sleeping()
+    a.board.responders.arrive()
+    if kind == "permission":
+        a.board.answer_permission(decide("req-1", "allow"), source="unix-client-1")
+        assert await a.settled(task) == PermissionAnswer(None, "allow", "unix-client-1")
+    else:
+        a.board.answer_ui(UiResponse(request_id="req-1", value="no"), source="unix-client-1")
+        assert await a.settled(task) == "no"
+    assert "error TIMEOUT" not in a.shown()
+    assert a.clock.sleepers == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("policy", ["deny", "allow_if_rule_matches", "queue"])
+async def test_a_responder_that_may_come_back_is_waited_for_until_the_timeout(kind: str, policy: str) -> None:
+    """Covers: R6.4.23, R6.4.24, R8.13. Asked with a responder there who then drops (a daemon client
+    that may reconnect): the request stays open whatever the policy, until the headless timeout;
+    then error TIMEOUT and deny (or null)."""
+    a = Asking(policy)
+    task = a.start(request_of(kind))
+    await a.until(PermissionRequest if kind == "permission" else UiRequest)
+    a.board.responders.leave(final=False)
+    await a.sleeping()
+    assert not task.done()
+    a.clock.advance(TIMEOUT)
+    await a.settled(task)
+    assert a.shown()[-3:] == ["error TIMEOUT", f"resolved {unanswered(kind)} timeout", "status streaming"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_final_loss_settles_a_waiting_request_at_once(kind: str) -> None:
+    """Asked with a responder there, then the last one is gone for good (end of stdin): the
+    headless policy settles the waiting request at once."""
+    a = Asking("deny")
+    task = a.start(request_of(kind))
+    await a.until(PermissionRequest if kind == "permission" else UiRequest)
+    a.board.responders.leave(final=True)
+    await a.settled(task)
+    assert a.shown()[-2:] == [f"resolved {unanswered(kind)} headless", "status streaming"]
+    assert a.clock.sleepers == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_asked_after_a_responder_dropped_the_policy_settles_at_once(kind: str) -> None:
+    """Covers: R6.3.14, R6.3.15. The last responder dropped and may come back (a daemon
+    client): a request asked now has nobody to answer it, so deny settles it at once — only requests
+    already waiting when the responder left wait for the timeout."""
+    a = Asking("deny")
+    a.board.responders.leave(final=False)
+    answer = await a.settled(a.start(request_of(kind)))
+    assert answer == (PermissionAnswer(None, "deny", "headless") if kind == "permission" else None)
+    assert a.shown()[-2:] == [f"resolved {unanswered(kind)} headless", "status streaming"]
+    assert a.clock.sleepers == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_cancelling_the_asker_settles_the_request_as_aborted(kind: str) -> None:
+    """Covers: R9.2.7. Abort (the waiting task cancelled) resolves the request with source abort,
+    restores the status and lets the cancellation through."""
+    a = Asking()
+    task = a.start(request_of(kind))
+    await a.until(PermissionRequest if kind == "permission" else UiRequest)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await a.settled(task)
+    assert a.shown()[-2:] == [f"resolved {unanswered(kind)} abort", "status streaming"]
+    assert a.board.pending() == []
+
+
+async def test_an_illegal_status_move_after_the_wait_raises() -> None:
+    """The status is restored without swallowing errors: if the agent failed fatally while it
+    waited, going back to streaming is an illegal move and it raises."""
+    a = Asking()
+    task = a.start(perm())
+    await a.until(PermissionRequest)
+    a.sink.fail(ShardError(ErrorCode.INTERNAL_ERROR, "disk full"))
+    a.board.answer_permission(choose("req-1", "deny"))
+    with pytest.raises(IllegalTransition, match="from error to streaming"):
+        await a.settled(task)
