@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import Field
 
+from agent._tools import WriteTool
 from shard.agent.modes import BUILTIN_MODES, Mode, ModeController
 from shard.agent.permissions.allowances import Allowances
 from shard.agent.permissions.board import PermissionAnswer, RequestBoard
@@ -32,35 +32,11 @@ from shard.agent.permissions.gate import (
 from shard.agent.permissions.grants import exact_rule
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.sink import EventSink
-from shard.agent.tools.base import Tool, ToolContext, ToolOutput, ToolParams
+from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.tools.ls import LsTool
-from shard.agent.tools.paths import resolve
 from shard.agent.tools.read import ReadTool
 from shard.protocol.commands import PermissionResponse
-from shard.protocol.content import TextContent
 from shard.protocol.events import EventBase, PermissionRequest
-
-
-class WriteParams(ToolParams):
-    path: str = Field(description="File to write.")
-    text: str = ""
-
-
-class WriteTool(Tool[WriteParams]):
-    """A mutating tool, as a project would add one; it writes for real."""
-
-    name = "write"
-    description = "Write a file."
-    params = WriteParams
-    read_only = False
-
-    def touched_paths(self, args: WriteParams, ctx: ToolContext) -> list[Path]:
-        return [resolve(ctx.cwd, args.path)]
-
-    async def execute(self, args: WriteParams, ctx: ToolContext) -> ToolOutput:
-        resolve(ctx.cwd, args.path).write_text(args.text)
-        return ToolOutput(content=TextContent(text="ok"))
-
 
 BUILD, PLAN = BUILTIN_MODES
 
