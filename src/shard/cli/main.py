@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from shard._version import __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
+from shard.daemon.tickets import TICKET_TTL
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
 
@@ -183,7 +184,7 @@ def _web_flags(daemon: argparse.ArgumentParser) -> None:
     group.add_argument("--forwarded-proto-header", metavar="NAME", help="default: X-Forwarded-Proto")
     group.add_argument("--forwarded-host-header", metavar="NAME", help="default: X-Forwarded-Host")
     # For tests only (expiry without a 30 s sleep); documented in docs/ARCHITECTURE.md, not in --help.
-    daemon.add_argument("--ws-ticket-ttl", type=float, default=30.0, help=argparse.SUPPRESS)
+    daemon.add_argument("--ws-ticket-ttl", type=float, default=TICKET_TTL, help=argparse.SUPPRESS)
 
 
 def _input_cap(value: str) -> int:
