@@ -504,3 +504,23 @@ async def failed_start(home: Path, *args: str) -> tuple[int, str]:
     )
     out, _ = await asyncio.wait_for(proc.communicate(), 30)
     return proc.returncode, out.decode()
+
+
+async def test_web_commands_are_served_on_the_unix_socket_only(start_daemon):
+    """web.enroll on an (authenticated) WebSocket is an unknown command like any other — an
+    enrolled browser cannot mint enrollment links; on the unix socket an unknown web command or a
+    revoke without a session id is a clear error and the connection stays.
+
+    Covers: R4.2.1
+    """
+    daemon = await start_daemon()
+    ws = await daemon.ws()
+    await ws.send({"type": "web.enroll", "id": "mint"})
+    answer = await ws.next()
+    assert answer["success"] is False
+    assert "/enroll#code=" not in str(answer)
+    bogus = await admin_reply(daemon.socket, {"type": "web.bogus"})
+    assert (bogus["success"], bogus["error"]["code"]) == (False, "INVALID_REQUEST")
+    empty = await admin_reply(daemon.socket, {"type": "web.revoke"})
+    assert (empty["success"], empty["error"]["code"]) == (False, "NOT_FOUND")
+    assert "link" in await admin(daemon.socket, {"type": "web.enroll"})

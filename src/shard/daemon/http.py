@@ -45,6 +45,7 @@ _REASONS = {
     426: "Upgrade Required",
     429: "Too Many Requests",
     431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
     505: "HTTP Version Not Supported",
 }
 

@@ -15,8 +15,10 @@ so the ticket is never echoed back).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -96,9 +98,10 @@ class WebAuth:
             raise HttpError(401, "this enrollment code is wrong, used or expired: ask for a new link")
         token = new_secret()
         label = _label(request.get_all(b"user-agent"))
-        session = self.store.enroll(
-            digest(token), secure=request.scheme == "https", label=label, now=self._wall()
-        )
+        with _store_errors():
+            session = self.store.enroll(
+                digest(token), secure=request.scheme == "https", label=label, now=self._wall()
+            )
         cookie = (("Set-Cookie", set_cookie(token, request.scheme)),)
         body_out = orjson.dumps({"session": session.id}).decode()
         writer.write(response(200, body_out, cookie, content_type="application/json"))
@@ -109,9 +112,10 @@ class WebAuth:
         """POST: a single-use WS ticket for an enrolled browser on an allowed origin (R4.1.0.7)."""
         origin = _guard(check_origin, self.policy, self.port, request.get_all)
         await read_body(request, reader, rest)
-        session = self.session_of(request)
+        with _store_errors():
+            session = self.session_of(request)
+            self.store.touch(session.id, self._wall())
         secret, ttl = self.tickets.issue(Grant(session.principal, session.id, origin))
-        self.store.touch(session.id, self._wall())
         body = {"ticket": secret, "expires_in": ttl, "protocol": SUBPROTOCOL}
         writer.write(response(200, orjson.dumps(body).decode(), content_type="application/json"))
 
@@ -148,7 +152,8 @@ class WebAuth:
             raise HttpError(401, "the ticket is unknown, expired or already used")
         if grant.origin != origin:
             raise HttpError(401, "the ticket was issued to another origin")
-        session = self.store.get(grant.session)
+        with _store_errors():
+            session = self.store.get(grant.session)
         if session is None or session.revoked is not None or session.principal != grant.principal:
             raise HttpError(401, "the ticket's browser session was revoked")
         return grant, SUBPROTOCOL in offered
@@ -166,11 +171,19 @@ class WebAuth:
     # --- web.* on the unix socket (the trusted local channel, §4.2) --------------------------------
 
     def admin(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Answer one ``web.*`` command with a §9.3-shaped response."""
-        kind = message.get("type")
-        out: dict[str, Any] = {"type": "response", "command": kind}
+        """Answer one ``web.*`` command with a §9.3-shaped response (never raising: a store that
+        fails is an INTERNAL_ERROR answer, and the connection stays)."""
+        out: dict[str, Any] = {"type": "response", "command": message.get("type")}
         if isinstance(message.get("id"), str):
             out["id"] = message["id"]
+        try:
+            return self._admin(message, out)
+        except sqlite3.Error as exc:
+            error = {"code": "INTERNAL_ERROR", "message": f"the security store failed: {exc}"}
+            return {**out, "success": False, "error": error}
+
+    def _admin(self, message: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+        kind = message.get("type")
         if kind == "web.enroll":
             link, ttl = self.enrollment_link()
             return {**out, "success": True, "data": {"link": link, "expires_in": ttl}}
@@ -227,6 +240,15 @@ async def read_body(request: Request, reader: asyncio.StreamReader, rest: bytes)
     except TimeoutError:
         raise HttpError(408, "the body did not arrive in time") from None
     return body[:length]
+
+
+@contextlib.contextmanager
+def _store_errors() -> Iterator[None]:
+    """A failing store (disk full, a locked or damaged file) is a 500 with one line, not a trace."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise HttpError(500, f"the security store failed: {exc}") from None
 
 
 def _guard(check: Callable[..., str], *args: Any) -> str:
