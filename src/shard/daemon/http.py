@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import h11
 
 from shard.daemon.webconfig import LOOPBACK, WebPolicy
-from shard.daemon.webgate import SECURITY_HEADERS, Refusal, admit
+from shard.daemon.webgate import SECURITY_HEADERS, Refusal, Scheme, admit
 
 HEAD_TIMEOUT = 10.0
 MAX_HEAD = 16 * 1024
@@ -61,7 +61,7 @@ class Request:
     http_version: bytes
     headers: tuple[tuple[bytes, bytes], ...]
     peer: str  # the peer's address, without the port
-    scheme: str = "http"  # the effective scheme, once the web gate has admitted the request
+    scheme: Scheme = "http"  # the effective scheme, once the web gate has admitted the request
 
     def get_all(self, name: bytes) -> list[bytes]:
         return [value for key, value in self.headers if key == name]
