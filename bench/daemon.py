@@ -28,6 +28,7 @@ import orjson
 from harness import rss_mb, save_results
 from shard.testing import DaemonProcess, write_scripted_home
 from shard.testing.agent_process import shard_command
+from shard.testing.web import ws_protocols
 
 TARGET_ONE = 0.50
 TARGET_TEN = 0.25
@@ -86,12 +87,16 @@ class RawWs:
         self.ws = ws
 
     @classmethod
-    async def connect(cls, port: int) -> RawWs:
+    async def connect(cls, daemon: DaemonProcess) -> RawWs:
+        """Authenticated as a browser would be: a ticket of the daemon's enrolled test browser."""
+        port = daemon.port
+        protocols = ws_protocols(await daemon.ticket())
         session = aiohttp.ClientSession()
         ws = await session.ws_connect(
             f"http://127.0.0.1:{port}/ws",
             headers={"Origin": f"http://127.0.0.1:{port}"},
             max_msg_size=1 << 27,
+            protocols=protocols,
         )
         client = cls(session, ws)
         await client.until(lambda m: m.startswith('{"type":"hello"'))
@@ -144,9 +149,9 @@ async def create(client: RawWs, cwd: Path) -> str:
 
 async def daemon_rates(daemon: DaemonProcess, cwd: Path, clients: int) -> list[float]:
     """Per-client message_delta rates for one turn of a fresh agent watched by ``clients`` clients."""
-    admin = await RawWs.connect(daemon.port)
+    admin = await RawWs.connect(daemon)
     agent = await create(admin, cwd)
-    watchers = [await RawWs.connect(daemon.port) for _ in range(clients)]
+    watchers = [await RawWs.connect(daemon) for _ in range(clients)]
     for w in watchers:
         await w.attach(agent)
     counting = [asyncio.ensure_future(w.count_deltas()) for w in watchers]
@@ -159,9 +164,9 @@ async def daemon_rates(daemon: DaemonProcess, cwd: Path, clients: int) -> list[f
 
 
 async def attach_latency(daemon: DaemonProcess, cwd: Path, samples: int) -> list[float]:
-    admin = await RawWs.connect(daemon.port)
+    admin = await RawWs.connect(daemon)
     agent = await create(admin, cwd)  # its runtime is live from here
-    client = await RawWs.connect(daemon.port)
+    client = await RawWs.connect(daemon)
     out = []
     for _ in range(samples):
         out.append(await client.attach(agent))
@@ -178,7 +183,7 @@ async def rss_figures(root: Path, cwd: Path, idle_agents: int, live: int) -> dic
     daemon = await DaemonProcess.start(home, "--idle-runtime-timeout", "1")
     try:
         base = rss_mb(daemon.proc.pid)
-        admin = await RawWs.connect(daemon.port)
+        admin = await RawWs.connect(daemon)
         agents = [await create(admin, cwd) for _ in range(idle_agents)]
         await admin.send({"type": "agent.list", "id": "l"})
         while True:  # every runtime reaped
@@ -193,7 +198,7 @@ async def rss_figures(root: Path, cwd: Path, idle_agents: int, live: int) -> dic
         await daemon.kill()
     daemon = await DaemonProcess.start(home, "--idle-runtime-timeout", "600")
     try:
-        watcher = await RawWs.connect(daemon.port)
+        watcher = await RawWs.connect(daemon)
         for agent in agents[:live]:
             await watcher.attach(agent)
         live_rss = rss_mb(daemon.proc.pid)

@@ -49,8 +49,11 @@ def runtime_pids(home: Path) -> list[int]:
     return sorted(found)
 
 
-async def raw_websocket(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """A WebSocket upgraded by hand on a plain TCP stream, for a client that stops reading."""
+async def raw_websocket(daemon: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket upgraded by hand on a plain TCP stream, for a client that stops reading (with a
+    ticket of the daemon's enrolled test browser)."""
+    port = daemon.port
+    ticket = await daemon.ticket()
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     key = base64.b64encode(os.urandom(16)).decode()
     writer.write(
@@ -58,6 +61,7 @@ async def raw_websocket(port: int) -> tuple[asyncio.StreamReader, asyncio.Stream
             "GET /ws HTTP/1.1\r\n"
             f"Host: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n"
             "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Protocol: ticket.{ticket}\r\n"
             f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
         ).encode()
     )

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from shard.daemon.http import HttpError, HttpFront, LogLimiter, Request, Route
-from shard.daemon.websocket import WsConnection, accept_key, handshake
+from shard.daemon.webconfig import LOOPBACK
+from shard.daemon.webgate import Refusal, check_origin
+from shard.daemon.websocket import WsConnection, accept_key, accepted, check_upgrade
 
 ORIGIN = b"http://127.0.0.1:7433"
 KEY = base64.b64encode(b"0123456789abcdef")
@@ -73,7 +75,7 @@ async def front() -> AsyncIterator[Any]:
     app = HttpFront({b"/hello": Route(hello)}, head_timeout=0.3, max_head=1024, log=lines.append)
     server = await asyncio.start_server(app, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    app.expected_host = f"127.0.0.1:{port}".encode()
+    app.port = port
     yield SimpleNamespace(port=port, lines=lines, host=f"Host: 127.0.0.1:{port}")
     server.close()
     await app.aclose(1.0)
@@ -148,16 +150,26 @@ def upgrade(*drop: bytes, version: bytes = b"1.1", **replace: bytes) -> Request:
     return Request(b"GET", b"/ws", b"/ws", version, items, "127.0.0.1")
 
 
+def handshake(request: Request) -> bytes:
+    """The endpoint's checks before the ticket: a well-formed upgrade, then the loopback Origin."""
+    key = check_upgrade(request)
+    try:
+        check_origin(LOOPBACK, 7433, request.get_all)
+    except Refusal as exc:
+        raise HttpError(exc.status, exc.message) from None
+    return accepted(key)
+
+
 def refusal(request: Request) -> HttpError:
     with pytest.raises(HttpError) as refused:
-        handshake(request, ORIGIN)
+        handshake(request)
     return refused.value
 
 
 def test_a_valid_upgrade_gets_101_with_the_accept_key():
     """RFC 6455 §4.2.2: the accept value is base64(SHA-1(key + GUID)); the RFC's own example."""
     assert accept_key(b"dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
-    reply = handshake(upgrade(upgrade=b"WebSocket"), ORIGIN)
+    reply = handshake(upgrade(upgrade=b"WebSocket"))
     assert reply.startswith(b"HTTP/1.1 101 Switching Protocols\r\n")
     assert f"Sec-WebSocket-Accept: {accept_key(KEY)}\r\n".encode() in reply
     assert reply.endswith(b"\r\n\r\n")

@@ -328,7 +328,7 @@ async def test_a_client_that_never_reads_is_dropped(daemon_factory, transport, p
         stuck_in, stuck_out = await asyncio.open_unix_connection(str(daemon.socket))
         stuck_out.write(attach_line + b"\n")
     else:
-        stuck_in, stuck_out = await raw_websocket(daemon.port)
+        stuck_in, stuck_out = await raw_websocket(daemon)
         stuck_out.write(masked_text_frame(attach_line))
     await stuck_out.drain()
     head = b""

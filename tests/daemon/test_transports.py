@@ -2,7 +2,8 @@
 framing on the unix socket and the WebSocket, keepalive, large and non-ASCII messages, the hello
 handshake, and the loopback WebSocket upgrade checks (Host, Origin, forwarded headers, bind address).
 
-Tickets, cookies, enrollment and remote mode are not tested here.
+Tickets, cookies, enrollment and remote mode are tested in tests/web; the WebSocket clients here
+authenticate through that real flow (``DaemonProcess.ws``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import shard
 from shard.cli.main import build_parser
 from shard.daemon import websocket as ws_transport
 from shard.testing import text_step
+from shard.testing.web import ws_protocols
 
 SLOW_WRITE = {
     "blocks": [
@@ -67,12 +69,19 @@ async def _statuses(port, cases):
     return {label: (await _upgrade(port, lines))[0] for label, lines in cases}
 
 
-async def _raw_ws(port, **kwargs):
-    """An aiohttp WebSocket (and its session) with nothing in between: every frame is visible."""
+async def _raw_ws(daemon, **kwargs):
+    """An aiohttp WebSocket (and its session) with nothing in between: every frame is visible. It
+    is authenticated like a browser: a fresh ticket from the daemon's enrolled test browser."""
+    port = daemon.port
+    protocols = ws_protocols(await daemon.ticket())
     session = aiohttp.ClientSession()
     try:
         ws = await session.ws_connect(
-            f"http://127.0.0.1:{port}/ws", headers={"Origin": _origin(port)}, max_msg_size=1 << 27, **kwargs
+            f"http://127.0.0.1:{port}/ws",
+            headers={"Origin": _origin(port)},
+            max_msg_size=1 << 27,
+            protocols=protocols,
+            **kwargs,
         )
     except BaseException:
         await session.close()
@@ -103,7 +112,7 @@ async def test_hello_is_the_first_message_on_every_connection(daemon_factory, tr
                 writer.close()
             assert line.endswith(b"\n")
             return orjson.loads(line)
-        session, ws = await _raw_ws(daemon.port)
+        session, ws = await _raw_ws(daemon)
         try:
             msg = await ws.receive(timeout=10)
         finally:
@@ -263,7 +272,7 @@ async def test_ws_every_frame_is_one_text_json_object(daemon_factory, project):
     """
     text = "first\nsecond\r\nthird\u2028fourth\u2029 — ✓"
     daemon = await daemon_factory([{"blocks": [{"type": "text", "text": text}], "chunk": 5}])
-    session, ws = await _raw_ws(daemon.port)
+    session, ws = await _raw_ws(daemon)
     frames = []
 
     async def read_until(predicate):
@@ -329,7 +338,7 @@ async def test_ws_binary_frame_is_refused_and_the_connection_stays_usable(daemon
     Covers: R2.2.2, R8.5, R8.1
     """
     daemon = await daemon_factory([text_step("hi")])
-    session, ws = await _raw_ws(daemon.port)
+    session, ws = await _raw_ws(daemon)
     try:
         hello = await ws.receive(timeout=10)
         assert hello.type == aiohttp.WSMsgType.TEXT
@@ -359,7 +368,7 @@ async def test_ws_server_pings_at_the_configured_interval(daemon_factory):
     assert ws_transport.PING_INTERVAL == 30
     assert build_parser().parse_args(["daemon"]).ws_ping_interval == 30
     daemon = await daemon_factory([text_step("hi")], "--ws-ping-interval", "1")
-    session, ws = await _raw_ws(daemon.port, autoping=False)
+    session, ws = await _raw_ws(daemon, autoping=False)
     loop = asyncio.get_running_loop()
     try:
         hello = await ws.receive(timeout=5)
@@ -394,8 +403,8 @@ async def test_ws_client_that_never_pongs_is_dropped_and_detached(daemon_factory
     agent = await create_agent(driver, project, headless_policy="deny")
     await attach(driver, agent, role="observer")
     loop = asyncio.get_running_loop()
-    live_session, live = await _raw_ws(daemon.port, autoping=False)  # pongs by hand, counting pings
-    silent_session, silent = await _raw_ws(daemon.port, autoping=False)
+    live_session, live = await _raw_ws(daemon, autoping=False)  # pongs by hand, counting pings
+    silent_session, silent = await _raw_ws(daemon, autoping=False)
     live_frames: list = []
     pinged = asyncio.Condition()
     answered = asyncio.Event()
@@ -504,8 +513,13 @@ async def test_ws_upgrade_with_the_exact_loopback_host_and_origin_is_accepted(da
         ("x-forwarded-for", [host, origin, "X-Forwarded-For: 203.0.113.7"]),
         ("forwarded", [host, origin, "Forwarded: for=203.0.113.7;host=evil.example;proto=https"]),
     ]
-    assert await _statuses(port, cases) == {label: 101 for label, _ in cases}
-    _, _, rest = await _upgrade(port, [host, origin])
+    statuses = {}
+    for label, lines in cases:
+        ticket = f"Sec-WebSocket-Protocol: shard.v1, ticket.{await daemon.ticket()}"
+        statuses[label] = (await _upgrade(port, [*lines, ticket]))[0]
+    assert statuses == {label: 101 for label, _ in cases}
+    ticket = f"Sec-WebSocket-Protocol: ticket.{await daemon.ticket()}"
+    _, _, rest = await _upgrade(port, [host, origin, ticket])
     assert rest[0] == 0x81, rest[:2]  # FIN + text frame
     assert b'"type":"hello"' in rest
 

@@ -94,9 +94,12 @@ class RawWs:
         self.writer = writer
 
     @classmethod
-    async def open(cls, port: int) -> RawWs:
+    async def open(cls, daemon: DaemonProcess) -> RawWs:
+        """Upgraded with a ticket of the daemon's enrolled test browser."""
+        port = daemon.port
+        ticket = await daemon.ticket()
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        request = upgrade_request(port)
+        request = upgrade_request(port, extra=(f"Sec-WebSocket-Protocol: ticket.{ticket}",))
         writer.write(request)
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WAIT)
         assert head.startswith(b"HTTP/1.1 101 "), head
@@ -150,9 +153,9 @@ class RawWs:
 
 
 async def stopped_output(daemon: DaemonProcess) -> list[str]:
-    """Everything the daemon printed after its banner, once it has stopped."""
+    """Everything the daemon printed, once it has stopped, but its startup enrollment link."""
     await daemon.stop()
-    return daemon.output
+    return [line for line in daemon.output if "no browser is enrolled" not in line]
 
 
 # --- the input cap ---------------------------------------------------------------------------------
@@ -168,7 +171,7 @@ async def test_an_over_cap_ws_message_is_answered_invalid_request_and_the_connec
     """
     daemon = await start_daemon("--max-input-bytes", "4096")
     big = orjson.dumps({"type": "prompt", "id": "too-big", "agent_id": "agent-x", "message": "x" * 20_000})
-    ws = await RawWs.open(daemon.port)
+    ws = await RawWs.open(daemon)
     ws.send(Opcode.TEXT, big)
     whole = await ws.message()
     parts = [big[i : i + 100] for i in range(0, len(big), 100)]
@@ -200,7 +203,7 @@ async def test_the_daemon_takes_its_input_cap_from_config_toml(start_daemon, tmp
     config.chmod(0o600)
     daemon = await start_daemon()
     big = orjson.dumps({"type": "agent.list", "id": "six-kb", "pad": "x" * 6000})
-    ws = await RawWs.open(daemon.port)
+    ws = await RawWs.open(daemon)
     ws.send(Opcode.TEXT, big)
     on_ws = await ws.message()
     ws.close()
@@ -219,7 +222,7 @@ async def test_an_unmasked_client_frame_closes_with_1002(start_daemon):
     """RFC 6455 §5.1: a client frame without a mask fails the connection: the daemon sends a close
     frame with status 1002, does not execute the frame's command, and closes the socket."""
     daemon = await start_daemon()
-    ws = await RawWs.open(daemon.port)
+    ws = await RawWs.open(daemon)
     ws.send(Opcode.TEXT, b'{"type":"agent.list","id":"unmasked"}', mask=None)
     frame = await ws.frame()
     assert frame is not None
@@ -238,7 +241,7 @@ async def test_fragments_pings_and_the_close_handshake_on_the_wire(start_daemon)
     Covers: R2.2.1, R2.2.2
     """
     daemon = await start_daemon()
-    ws = await RawWs.open(daemon.port)
+    ws = await RawWs.open(daemon)
     command = b'{"type":"agent.list","id":"in-parts"}'
     ws.send(Opcode.TEXT, command[:10], fin=False)
     ws.send(Opcode.PING, b"are you there")
@@ -263,8 +266,8 @@ async def test_a_client_that_never_pongs_is_dropped_and_one_that_does_stays(star
     Covers: R2.2.3, R2.2.5
     """
     daemon = await start_daemon("--ws-ping-interval", "0.5")
-    silent = await RawWs.open(daemon.port)
-    live = await RawWs.open(daemon.port)
+    silent = await RawWs.open(daemon)
+    live = await RawWs.open(daemon)
     answered = asyncio.Event()
     replies: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
@@ -320,7 +323,7 @@ async def test_a_request_target_that_is_not_a_path_is_400(start_daemon):
         status, data = await http_exchange(port, upgrade_request(port, target=target))
         assert status == 400, (target, data[:200])
         assert b"Sec-WebSocket-Accept" not in data
-    ws = await RawWs.open(port)  # the same request with a path is accepted
+    ws = await RawWs.open(daemon)  # the same request with a path is accepted
     ws.close()
 
 
@@ -370,7 +373,7 @@ async def test_malformed_requests_cost_at_most_one_line_each_and_no_traceback(st
     hostile = f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n".encode()
     hostile += b"Origin: \xff\xfe\xc3\x28\r\n\r\n"
     assert (await http_exchange(port, hostile))[0] == 400
-    ws = await RawWs.open(port)
+    ws = await RawWs.open(daemon)
     ws.send_json({"type": "agent.list", "id": "fresh"})
     assert (await ws.message())["success"] is True
     ws.close()

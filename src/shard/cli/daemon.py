@@ -20,7 +20,23 @@ from shard.agent.config import ConfigError, load_config, shard_home
 def main_daemon(args: argparse.Namespace) -> int:
     from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
     from shard.daemon.server import StartError, run
+    from shard.daemon.webconfig import WebConfigError, WebFlags, plan
 
+    try:  # before anything else: an unsafe remote configuration never gets as far as listening
+        web = plan(
+            WebFlags(
+                web_host=args.web_host,
+                public_host=args.public_host,
+                allowed_origins=tuple(args.allowed_origin),
+                allow_insecure_remote=args.allow_insecure_remote,
+                trust_proxy=args.trust_proxy,
+                proto_header=args.forwarded_proto_header,
+                host_header=args.forwarded_host_header,
+            )
+        )
+    except WebConfigError as exc:
+        print(f"shard daemon: refusing to start: {exc.message}", file=sys.stderr)
+        return 1
     _secrets.capture(BUILTIN_KEY_VARIABLES)
     home = shard_home(args.home)
     try:
@@ -47,6 +63,8 @@ def main_daemon(args: argparse.Namespace) -> int:
                 outbound_cap=args.outbound_cap,
                 max_runtimes=args.max_runtimes or config.max_runtimes or DEFAULT_MAX_RUNTIMES,
                 max_input=args.max_input_bytes or config.max_input_bytes,
+                web=web,
+                ticket_ttl=args.ws_ticket_ttl,
             )
         )
     except StartError as exc:

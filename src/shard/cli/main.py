@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from shard._version import __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
+from shard.daemon.tickets import TICKET_TTL
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
 
@@ -122,6 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
         "max_input_bytes in config.toml, else 64 MiB)",
     )
 
+    _web_flags(daemon)
+
+    web = sub.add_parser("web", help="browser access: enroll a browser, list or revoke its sessions")
+    web.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    web_actions = web.add_subparsers(dest="action", metavar="ACTION", required=True)
+    web_actions.add_parser("enroll", help="print a new single-use enrollment link (10 minutes)")
+    web_actions.add_parser("sessions", help="list enrolled browser sessions")
+    revoke = web_actions.add_parser("revoke", help="revoke a browser session (its sockets close)")
+    revoke.add_argument("session_id", metavar="ID", help="the session id (see shard web sessions)")
+    for action in web_actions.choices.values():
+        action.add_argument("--home", default=argparse.SUPPRESS, help="SHARD_HOME")
+
     sessions = sub.add_parser("sessions", help="list saved sessions (newest first); show or remove one")
     sessions.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
     sessions.add_argument("--json", action="store_true", help="one JSON object a line")
@@ -142,6 +155,36 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
+
+
+def _web_flags(daemon: argparse.ArgumentParser) -> None:
+    """PROTOCOL §4.1.2: remote mode, opt-in and validated at startup (shard.daemon.webconfig)."""
+    group = daemon.add_argument_group("remote web access (PROTOCOL §4.1.2; default: loopback only)")
+    group.add_argument("--web-host", metavar="IP", help="bind this address instead of 127.0.0.1")
+    group.add_argument(
+        "--public-host", metavar="HOST:PORT", help="the one Host browsers use (required in remote mode)"
+    )
+    group.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an exact origin (scheme://host[:port]) allowed to use the daemon; repeatable",
+    )
+    group.add_argument(
+        "--allow-insecure-remote",
+        action="store_true",
+        help="accept plain-http remote access (the session cookie crosses the network in clear)",
+    )
+    group.add_argument(
+        "--trust-proxy",
+        metavar="UPSTREAM",
+        help="honor forwarded headers from this peer only: 'loopback' or the proxy's IP",
+    )
+    group.add_argument("--forwarded-proto-header", metavar="NAME", help="default: X-Forwarded-Proto")
+    group.add_argument("--forwarded-host-header", metavar="NAME", help="default: X-Forwarded-Host")
+    # For tests only (expiry without a 30 s sleep); documented in docs/ARCHITECTURE.md, not in --help.
+    daemon.add_argument("--ws-ticket-ttl", type=float, default=TICKET_TTL, help=argparse.SUPPRESS)
 
 
 def _input_cap(value: str) -> int:
@@ -166,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.daemon import main_daemon
 
         return main_daemon(args)
+    if args.command == "web":
+        from shard.cli.web import main_web
+
+        return main_web(args)
     if args.command == "sessions":
         from shard.cli.sessions import main_sessions
 

@@ -3,9 +3,11 @@
 Every connection gets the same gate before any route runs: the request head must arrive within
 ``head_timeout`` and fit in ``max_head`` bytes (a slow or endless head cannot pin a connection),
 parse as HTTP/1.1 with h11, carry an origin-form target (``/path``; an absolute-form
-``GET http://evil.example/ws`` is refused), come from a loopback peer (403) and carry exactly one
-``Host`` equal to the expected host (PROTOCOL §4.1.1: no alternate spelling, no forwarded header
-consulted). Then the route table picks a handler by path; an unknown path is 404.
+``GET http://evil.example/ws`` is refused), then pass the web gate (``webgate.admit``: the peer, one
+``Host`` exactly equal to the expected host, forwarded headers only from a trusted upstream — PROTOCOL
+§4.1), which also fixes the request's effective scheme. Then the route table picks a handler by
+path; an unknown path is 404. Every answer but a 101 carries the security headers of
+``webgate.SECURITY_HEADERS`` (a CSP with ``frame-ancestors 'none'``, no caching, no referrer).
 
 A malformed request is answered 400 (431 for an oversized head, 408 for a late one) when the socket
 still takes it, and closed; it costs at most one line on stderr, never a traceback, and
@@ -19,24 +21,31 @@ import contextlib
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import h11
 
+from shard.daemon.webconfig import LOOPBACK, WebPolicy
+from shard.daemon.webgate import SECURITY_HEADERS, Refusal, Scheme, admit
+
 HEAD_TIMEOUT = 10.0
 MAX_HEAD = 16 * 1024
-LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
 _READ = 64 * 1024
 _LINGER = 1.0
 _REASONS = {
     101: "Switching Protocols",
+    200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     408: "Request Timeout",
+    413: "Content Too Large",
     426: "Upgrade Required",
+    429: "Too Many Requests",
     431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
     505: "HTTP Version Not Supported",
 }
 
@@ -52,6 +61,7 @@ class Request:
     http_version: bytes
     headers: tuple[tuple[bytes, bytes], ...]
     peer: str  # the peer's address, without the port
+    scheme: Scheme = "http"  # the effective scheme, once the web gate has admitted the request
 
     def get_all(self, name: bytes) -> list[bytes]:
         return [value for key, value in self.headers if key == name]
@@ -86,14 +96,24 @@ class Route:
     methods: frozenset[bytes] = field(default=frozenset({b"GET"}))
 
 
-def response(status: int, body: str = "", headers: tuple[tuple[str, str], ...] = ()) -> bytes:
-    """A complete response that ends the connection."""
+def response(
+    status: int,
+    body: str = "",
+    headers: tuple[tuple[str, str], ...] = (),
+    *,
+    content_type: str = "text/plain; charset=utf-8",
+) -> bytes:
+    """A complete response that ends the connection. Every one but a 101 carries the security
+    headers; a page that names its own Content-Security-Policy replaces the default one (two would
+    both apply, and the default allows no script at all)."""
     payload = body.encode("utf-8")
     lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}"]
     lines += [f"{name}: {value}" for name, value in headers]
     if status != 101:
+        named = {name.lower() for name, _ in headers}
+        lines += [f"{name}: {value}" for name, value in SECURITY_HEADERS if name.lower() not in named]
         lines += [
-            "Content-Type: text/plain; charset=utf-8",
+            f"Content-Type: {content_type}",
             f"Content-Length: {len(payload)}",
             "Connection: close",
         ]
@@ -169,11 +189,13 @@ class HttpFront:
         head_timeout: float = HEAD_TIMEOUT,
         max_head: int = MAX_HEAD,
         log: Callable[[str], None] | None = None,
+        policy: WebPolicy = LOOPBACK,
     ) -> None:
         self.routes = dict(routes)
         self.head_timeout = head_timeout
         self.max_head = max_head
-        self.expected_host = b""  # set once the port is bound
+        self.policy = policy
+        self.port = 0  # set once the port is bound
         self.log = log or LogLimiter()
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -263,11 +285,12 @@ class HttpFront:
     async def _route(
         self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rest: bytes
     ) -> None:
-        if request.peer not in LOOPBACK_PEERS:
-            raise HttpError(403, "only loopback clients may connect")
-        # h11 already refuses a second Host; checked again so no parser change can let one through
-        if request.get_all(b"host") != [self.expected_host]:
-            raise HttpError(400, f"Host must be exactly {self.expected_host.decode()}")
+        # h11 already refuses a second Host; admit checks again so no parser change can let one in
+        try:
+            admitted = admit(self.policy, self.port, request.peer, request.get_all)
+        except Refusal as exc:
+            raise HttpError(exc.status, exc.message) from None
+        request = replace(request, scheme=admitted.scheme)
         route = self.routes.get(request.path)
         if route is None:
             raise HttpError(404, "not found")

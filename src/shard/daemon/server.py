@@ -2,6 +2,12 @@
 
 It writes ``$SHARD_HOME/daemon.json`` (pid, port, socket) once both listen, so clients and tests find
 it, and removes it (and the socket) when it stops. SIGTERM/SIGINT shut it down gracefully.
+
+The web side follows the :class:`WebPolicy` the command line chose (``webconfig.plan``): its bind
+address, the one Host and the origins it accepts. The security store is opened (and refused when
+not owner-only) before anything listens. While no browser is enrolled, the banner is followed by a
+single-use enrollment link on stdout — the one place a raw code is ever written, for the owner who
+started the daemon; stderr (the log) never carries one.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 
 from shard._home import write_private
@@ -18,7 +25,11 @@ from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.http import HttpFront, Route
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
+from shard.daemon.secstore import SecurityStore, StoreError
+from shard.daemon.tickets import TICKET_TTL
 from shard.daemon.unix import serve_unix
+from shard.daemon.webauth import WebAuth
+from shard.daemon.webconfig import LOOPBACK, WebPolicy
 from shard.daemon.websocket import PING_INTERVAL, WsEndpoint
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
@@ -40,32 +51,53 @@ async def run(
     outbound_cap: int = DEFAULT_OUTBOUND_CAP,
     max_input: int = DEFAULT_MAX_LINE_BYTES,
     max_runtimes: int = DEFAULT_MAX_RUNTIMES,
+    web: WebPolicy = LOOPBACK,
+    ticket_ttl: float = TICKET_TTL,
 ) -> int:
     sock = home / "daemon.sock"
+    try:
+        store = SecurityStore(home)
+    except StoreError as exc:
+        raise StartError(exc.message) from None
     daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock, max_runtimes=max_runtimes)
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None
-    ws = WsEndpoint(daemon, max_message=max_input, ping_interval=ping_interval, cap=outbound_cap)
-    front = HttpFront({b"/ws": Route(ws)})
+    auth = WebAuth(web, store, ticket_ttl=ticket_ttl)
+    ws = WsEndpoint(daemon, auth, max_message=max_input, ping_interval=ping_interval, cap=outbound_cap)
+    both = frozenset({b"GET", b"POST"})
+    routes = {
+        b"/": Route(auth.index),
+        b"/enroll": Route(auth.enroll, both),
+        b"/bootstrap": Route(auth.bootstrap, frozenset({b"POST"})),
+        b"/ws": Route(ws),
+    }
+    front = HttpFront(routes, policy=web)
     info = home / "daemon.json"
     try:
         try:
-            unix_server = await serve_unix(daemon, sock, max_input, outbound_cap)
+            unix_server = await serve_unix(daemon, sock, max_input, outbound_cap, auth.admin)
         except OSError as exc:
             raise StartError(str(exc)) from None
         try:
-            http_server = await asyncio.start_server(front, "127.0.0.1", port)
+            http_server = await asyncio.start_server(front, web.bind, port)
         except OSError as exc:
-            raise StartError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+            raise StartError(f"cannot listen on {web.bind}:{port}: {exc.strerror or exc}") from None
         bound = http_server.sockets[0].getsockname()[1]
-        front.expected_host = f"127.0.0.1:{bound}".encode()
-        ws.origin = f"http://127.0.0.1:{bound}".encode()
+        front.port = auth.port = bound
         write_private(info, json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}).encode())
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, lambda: asyncio.ensure_future(daemon.shutdown(force=False)))
-        print(f"shard daemon: ws://127.0.0.1:{bound}/ws and {sock}", flush=True)
+        if web.warning is not None:
+            print(f"shard daemon: {web.warning}", file=sys.stderr, flush=True)
+        where = f"{web.bind}:{bound}" if ":" not in web.bind else f"[{web.bind}]:{bound}"
+        if not store.any_live():  # before the banner, so whoever waits for the banner has it
+            link, ttl = auth.enrollment_link()
+            print(
+                f"shard daemon: no browser is enrolled; open within {ttl / 60:g} minutes: {link}", flush=True
+            )
+        print(f"shard daemon: ws://{where}/ws and {sock}", flush=True)
         await daemon.stopped.wait()
     finally:
         if http_server is not None:
@@ -79,4 +111,6 @@ async def run(
                 sock.unlink()
         with contextlib.suppress(Exception):
             daemon.registry.close()
+        with contextlib.suppress(Exception):
+            store.close()
     return 0

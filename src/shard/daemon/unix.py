@@ -1,4 +1,8 @@
-"""The unix-socket transport (PROTOCOL §2.1, §4.2): JSONL over ``$SHARD_HOME/daemon.sock`` (0600)."""
+"""The unix-socket transport (PROTOCOL §2.1, §4.2): JSONL over ``$SHARD_HOME/daemon.sock`` (0600).
+
+It is the owner's trusted local channel, so the web administration commands (``web.enroll``,
+``web.sessions``, ``web.revoke``: ``shard web …``) are answered here, by ``admin``, and only here —
+on the WebSocket they are unknown commands like any other."""
 
 from __future__ import annotations
 
@@ -6,11 +10,18 @@ import asyncio
 import contextlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
 from shard.daemon.core import Daemon
+from shard.daemon.webauth import admin_command
 from shard.protocol.framing import LineBuffer
+
+Admin = Callable[[dict[str, Any]], dict[str, Any]]
 
 _READ = 256 * 1024
 
@@ -37,7 +48,7 @@ class UnixConnection(Connection):
 
 
 async def serve_unix(
-    daemon: Daemon, path: Path, max_line: int, cap: int = DEFAULT_OUTBOUND_CAP
+    daemon: Daemon, path: Path, max_line: int, cap: int = DEFAULT_OUTBOUND_CAP, admin: Admin | None = None
 ) -> asyncio.Server:
     if path.exists() or path.is_symlink():
         if stat.S_ISSOCK(path.lstat().st_mode) and not await _in_use(path):
@@ -57,6 +68,10 @@ async def serve_unix(
                 records = framer.feed(chunk) if chunk else framer.close()
                 for record in records:
                     if isinstance(record, bytes) and not record.strip():
+                        continue
+                    command = admin_command(record) if admin is not None else None
+                    if command is not None and admin is not None:
+                        conn.send(orjson.dumps(admin(command)))
                         continue
                     await daemon.handle(conn, record)
                 if not chunk:

@@ -1,10 +1,13 @@
 """The WebSocket transport (PROTOCOL §2.2): one JSON message per text frame on 127.0.0.1:<port>/ws.
 
-:class:`WsEndpoint` is the ``/ws`` route of the HTTP front (``http.py``, which has already checked
-the peer and ``Host``). Until the web-security issue brings enrollment and tickets, the upgrade
-needs the exact loopback ``Origin`` (§4.1.1: absent or foreign is 400) and a well-formed RFC 6455
-§4.2.1 request: HTTP/1.1 GET, no body, ``Upgrade: websocket``, ``Connection: upgrade``,
-``Sec-WebSocket-Version: 13`` (else 426 naming it) and a 16-byte base64 ``Sec-WebSocket-Key``.
+:class:`WsEndpoint` is the ``/ws`` route of the HTTP front (``http.py``, whose web gate has already
+checked the peer, ``Host`` and forwarded headers). The upgrade is checked in this order: an
+allowed ``Origin`` (absent or foreign: 400, PROTOCOL §4.1), a well-formed RFC 6455 §4.2.1 request
+(HTTP/1.1 GET, no body, ``Upgrade: websocket``, ``Connection: upgrade``, ``Sec-WebSocket-Version:
+13`` — else 426 naming it — and a 16-byte base64 ``Sec-WebSocket-Key``), then the single-use
+ticket offered in ``Sec-WebSocket-Protocol`` (``webauth.WebAuth.redeem``: 401 for missing, expired,
+mismatched or replayed). A malformed request never burns a ticket; a well-formed one consumes it
+whatever follows. The socket is tied to its browser session, so revoking the session closes it.
 
 :class:`WsConnection` pumps the client's bytes through ``wsframes.FrameReader`` into the daemon:
 text messages (and over-cap ones, as the same ``Oversized`` record the unix socket gives) are
@@ -25,6 +28,8 @@ from collections.abc import Callable
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
 from shard.daemon.core import Daemon
 from shard.daemon.http import HttpError, Request, response
+from shard.daemon.webauth import SUBPROTOCOL, WebAuth
+from shard.daemon.webgate import Refusal, check_origin
 from shard.daemon.wsframes import (
     Binary,
     Close,
@@ -56,12 +61,10 @@ def accept_key(key: bytes) -> str:
     return base64.b64encode(hashlib.sha1(key + _GUID).digest()).decode()
 
 
-def handshake(request: Request, origin: bytes) -> bytes:
-    """Check an upgrade request for ``/ws``; return the 101 response, or raise HttpError."""
+def check_upgrade(request: Request) -> bytes:
+    """Check that ``request`` is a well-formed WebSocket upgrade; return its key, or raise HttpError."""
     if request.http_version != b"1.1":
         raise HttpError(400, "a WebSocket upgrade needs HTTP/1.1")
-    if request.get_all(b"origin") != [origin]:
-        raise HttpError(400, "Origin missing or not allowed")
     if request.get_all(b"transfer-encoding") or request.get_all(b"content-length") not in ([], [b"0"]):
         raise HttpError(400, "a WebSocket upgrade has no body")
     upgrade = (("Upgrade", "websocket"), ("Connection", "Upgrade"))
@@ -74,7 +77,15 @@ def handshake(request: Request, origin: bytes) -> bytes:
     keys = request.get_all(b"sec-websocket-key")
     if len(keys) != 1 or not _valid_key(keys[0]):
         raise HttpError(400, "Sec-WebSocket-Key must be one base64-encoded 16-byte value")
-    return response(101, headers=(*upgrade, ("Sec-WebSocket-Accept", accept_key(keys[0]))))
+    return keys[0]
+
+
+def accepted(key: bytes, protocol: str | None = None) -> bytes:
+    """The 101 response for a checked upgrade, selecting ``protocol`` if given (never the ticket)."""
+    headers = [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", accept_key(key))]
+    if protocol is not None:
+        headers.append(("Sec-WebSocket-Protocol", protocol))
+    return response(101, headers=tuple(headers))
 
 
 def _tokens(values: list[bytes]) -> set[bytes]:
@@ -94,23 +105,34 @@ class WsEndpoint:
     def __init__(
         self,
         daemon: Daemon,
+        auth: WebAuth,
         *,
         max_message: int = DEFAULT_MAX_LINE_BYTES,
         ping_interval: float = PING_INTERVAL,
         cap: int = DEFAULT_OUTBOUND_CAP,
     ) -> None:
         self.daemon = daemon
+        self.auth = auth
         self.max_message = max_message
         self.ping_interval = ping_interval
         self.cap = cap
-        self.origin = b""  # http://127.0.0.1:<port>, set once the port is bound
 
     async def __call__(
         self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rest: bytes
     ) -> None:
-        writer.write(handshake(request, self.origin))
+        try:
+            origin = check_origin(self.auth.policy, self.auth.port, request.get_all)
+        except Refusal as exc:
+            raise HttpError(exc.status, exc.message) from None
+        key = check_upgrade(request)
+        grant, offered = self.auth.redeem(request, origin)
+        writer.write(accepted(key, SUBPROTOCOL if offered else None))
         conn = WsConnection(writer, cap=self.cap, ping_interval=self.ping_interval)
-        await conn.serve(self.daemon, reader, rest, self.max_message)
+        self.auth.opened(grant, conn)
+        try:
+            await conn.serve(self.daemon, reader, rest, self.max_message)
+        finally:
+            self.auth.closed(grant, conn)
 
 
 class WsConnection(Connection):

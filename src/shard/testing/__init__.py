@@ -4,6 +4,8 @@
 * :func:`write_scripted_home` — a SHARD_HOME whose config points a ``scripted`` provider at a script.
 * :class:`SleepTool` — a read-only tool that waits, for exercising abort while a tool runs.
 * :class:`FakeClock` — a clock tests advance, for timeouts without sleeping.
+* :class:`Browser` — an enrolled browser (``shard.testing.web``): the real enrollment, cookie,
+  ``/bootstrap`` and ticket flow that the daemon's WebSocket requires.
 """
 
 from shard.testing.agent_process import AgentProcess, shard_command
@@ -11,10 +13,12 @@ from shard.testing.clock import FakeClock
 from shard.testing.daemon import DaemonProcess, UnixClient, WsClient
 from shard.testing.home import recorded_requests, text_step, tool_step, types, write_scripted_home
 from shard.testing.tools import AskTool, CrashTool, SleepTool, TouchTool
+from shard.testing.web import Browser
 
 __all__ = [
     "AgentProcess",
     "AskTool",
+    "Browser",
     "CrashTool",
     "DaemonProcess",
     "FakeClock",

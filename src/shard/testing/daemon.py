@@ -1,6 +1,8 @@
 """Drive a real ``shard daemon`` and its clients in tests: :class:`DaemonProcess` starts one (on a
 free port, in its own SHARD_HOME), :class:`UnixClient` and :class:`WsClient` speak the protocol to it
-over the unix socket and the WebSocket."""
+over the unix socket and the WebSocket. A WebSocket client goes through the real browser flow
+(``shard.testing.web``): the daemon's first :meth:`DaemonProcess.ws` enrolls a browser, and every one
+then takes its own single-use ticket from ``/bootstrap``."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import orjson
 
 from shard.testing.agent_process import shard_command, under_umask
 from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
+from shard.testing.web import Browser, ws_protocols
 
 
 class DaemonProcess:
@@ -27,6 +30,8 @@ class DaemonProcess:
         self.clients: list[MessageReader] = []
         self.output: list[str] = []  # what the daemon printed (stdout and stderr), for assertions
         self._drain: asyncio.Future[None] | None = None
+        self._browser: Browser | None = None
+        self.enrollment_link: str | None = None  # the link printed at startup, if it printed one
 
     @classmethod
     async def start(
@@ -53,6 +58,8 @@ class DaemonProcess:
                 break
             early.append(text)
         daemon = cls(home, proc, json.loads(info_file.read_text()))
+        links = [line.rsplit(" ", 1)[1] for line in early if "no browser is enrolled" in line]
+        daemon.enrollment_link = links[0] if links else None
         daemon.output.extend(early)
         daemon._drain = asyncio.ensure_future(daemon._drain_output())
         return daemon
@@ -67,8 +74,21 @@ class DaemonProcess:
         self.clients.append(client)
         return client
 
+    async def browser(self) -> Browser:
+        """The browser this daemon's WebSocket clients share (enrolled on first use)."""
+        if self._browser is None:
+            self._browser = await Browser.enroll(self.port, self.socket)
+        return self._browser
+
+    async def ticket(self) -> str:
+        """A fresh single-use WS ticket for :meth:`browser`, bound to the loopback origin."""
+        return await (await self.browser()).ticket()
+
     async def ws(self, origin: str | None = "default", host: str | None = None) -> WsClient:
-        client = await WsClient.connect(self.port, origin=origin, host=host)
+        """An authenticated WebSocket client: a fresh ticket, then the upgrade with ``origin`` and
+        ``host`` (defaults: the loopback ones the ticket is bound to)."""
+        ticket = await self.ticket()
+        client = await WsClient.connect(self.port, origin=origin, host=host, protocols=ws_protocols(ticket))
         self.clients.append(client)
         return client
 
@@ -131,7 +151,13 @@ class WsClient(MessageReader):
         self.ws = ws
 
     @classmethod
-    async def connect(cls, port: int, origin: str | None = "default", host: str | None = None) -> WsClient:
+    async def connect(
+        cls,
+        port: int,
+        origin: str | None = "default",
+        host: str | None = None,
+        protocols: tuple[str, ...] = (),
+    ) -> WsClient:
         import aiohttp
 
         headers = {}
@@ -142,7 +168,7 @@ class WsClient(MessageReader):
         session = aiohttp.ClientSession()
         try:
             ws = await session.ws_connect(
-                f"http://127.0.0.1:{port}/ws", headers=headers, max_msg_size=1 << 27
+                f"http://127.0.0.1:{port}/ws", headers=headers, max_msg_size=1 << 27, protocols=protocols
             )
         except BaseException:
             await session.close()

@@ -1,0 +1,44 @@
+"""The daemon's two small pages: ``/enroll`` (posts the code from the URL fragment) and ``/`` (a
+placeholder until the web client lands). Their only script is inline and allowed by its hash, so
+the CSP stays ``default-src 'none'`` with ``frame-ancestors 'none'`` (R4.1.2.28)."""
+
+from __future__ import annotations
+
+from shard.daemon.webgate import content_security_policy
+
+# The fragment (#code=…) is never sent to any server by the browser; the script sends it once, as
+# the body of a same-origin POST, then wipes it from the address bar and history.
+ENROLL_SCRIPT = """
+const code = new URLSearchParams(location.hash.slice(1)).get("code") || "";
+history.replaceState(null, "", "/enroll");
+const out = document.getElementById("out");
+if (!code) { out.textContent = "This link has no code: run  shard web enroll  for a new one."; }
+else {
+  fetch("/enroll", {method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/x-www-form-urlencoded"},
+    body: "code=" + encodeURIComponent(code)})
+  .then(r => r.text().then(t => {
+    if (r.ok) { out.textContent = "This browser is enrolled."; location.replace("/"); }
+    else { out.textContent = "Enrollment refused: " + t; }
+  }));
+}
+"""
+
+ENROLL_PAGE = (
+    "<!doctype html><html><head><meta charset=utf-8><title>Shard: enroll this browser</title></head>"
+    '<body><h1>Shard</h1><p id="out">Enrolling this browser…</p>'
+    f"<script>{ENROLL_SCRIPT}</script></body></html>"
+)
+
+INDEX_PAGE = (
+    "<!doctype html><html><head><meta charset=utf-8><title>Shard</title></head>"
+    "<body><h1>Shard</h1><p>The daemon is running. The web client is not part of this build; "
+    "enrolled browsers reach the WebSocket at <code>/ws</code> with a ticket from "
+    "<code>POST /bootstrap</code>.</p></body></html>"
+)
+
+
+def page_headers(*scripts: str) -> tuple[tuple[str, str], ...]:
+    """The CSP for a page running exactly ``scripts`` (every other security header is on every
+    response already, see ``http.response``)."""
+    return (("Content-Security-Policy", content_security_policy(scripts)),)
