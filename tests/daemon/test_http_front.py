@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from shard.daemon.http import HttpError, HttpFront, LogLimiter, Request, Route
-from shard.daemon.webconfig import LOOPBACK
-from shard.daemon.webgate import Refusal, check_origin
+from shard.daemon.web.config import LOOPBACK
+from shard.daemon.web.gate import Refusal, check_origin
 from shard.daemon.websocket import WsConnection, accept_key, accepted, check_upgrade
 
 ORIGIN = b"http://127.0.0.1:7433"

@@ -20,7 +20,7 @@ from shard.agent.config import ConfigError, load_config, shard_home
 def main_daemon(args: argparse.Namespace) -> int:
     from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
     from shard.daemon.server import StartError, run
-    from shard.daemon.webconfig import WebConfigError, WebFlags, plan
+    from shard.daemon.web.config import WebConfigError, WebFlags, plan
 
     try:  # before anything else: an unsafe remote configuration never gets as far as listening
         web = plan(

@@ -11,7 +11,7 @@ from typing import NoReturn
 
 from shard._version import __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-from shard.daemon.tickets import TICKET_TTL
+from shard.daemon.web.tickets import TICKET_TTL
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
 
@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _web_flags(daemon: argparse.ArgumentParser) -> None:
-    """PROTOCOL §4.1.2: remote mode, opt-in and validated at startup (shard.daemon.webconfig)."""
+    """PROTOCOL §4.1.2: remote mode, opt-in and validated at startup (shard.daemon.web.config)."""
     group = daemon.add_argument_group("remote web access (PROTOCOL §4.1.2; default: loopback only)")
     group.add_argument("--web-host", metavar="IP", help="bind this address instead of 127.0.0.1")
     group.add_argument(

@@ -3,11 +3,11 @@
 Every connection gets the same gate before any route runs: the request head must arrive within
 ``head_timeout`` and fit in ``max_head`` bytes (a slow or endless head cannot pin a connection),
 parse as HTTP/1.1 with h11, carry an origin-form target (``/path``; an absolute-form
-``GET http://evil.example/ws`` is refused), then pass the web gate (``webgate.admit``: the peer, one
+``GET http://evil.example/ws`` is refused), then pass the web gate (``gate.admit``: the peer, one
 ``Host`` exactly equal to the expected host, forwarded headers only from a trusted upstream — PROTOCOL
 §4.1), which also fixes the request's effective scheme. Then the route table picks a handler by
 path; an unknown path is 404. Every answer but a 101 carries the security headers of
-``webgate.SECURITY_HEADERS`` (a CSP with ``frame-ancestors 'none'``, no caching, no referrer).
+``gate.SECURITY_HEADERS`` (a CSP with ``frame-ancestors 'none'``, no caching, no referrer).
 
 A malformed request is answered 400 (431 for an oversized head, 408 for a late one) when the socket
 still takes it, and closed; it costs at most one line on stderr, never a traceback, and
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 import h11
 
-from shard.daemon.webconfig import LOOPBACK, WebPolicy
-from shard.daemon.webgate import SECURITY_HEADERS, Refusal, Scheme, admit
+from shard.daemon.web.config import LOOPBACK, WebPolicy
+from shard.daemon.web.gate import SECURITY_HEADERS, Refusal, Scheme, admit
 
 HEAD_TIMEOUT = 10.0
 MAX_HEAD = 16 * 1024

@@ -3,7 +3,7 @@
 It writes ``$SHARD_HOME/daemon.json`` (pid, port, socket) once both listen, so clients and tests find
 it, and removes it (and the socket) when it stops. SIGTERM/SIGINT shut it down gracefully.
 
-The web side follows the :class:`WebPolicy` the command line chose (``webconfig.plan``): its bind
+The web side follows the :class:`WebPolicy` the command line chose (``config.plan``): its bind
 address, the one Host and the origins it accepts. The security store is opened (and refused when
 not owner-only) before anything listens. While no browser is enrolled, the banner is followed by a
 single-use enrollment link on stdout — the one place a raw code is ever written, for the owner who
@@ -25,11 +25,11 @@ from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.http import HttpFront, Route
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-from shard.daemon.secstore import SecurityStore, StoreError
-from shard.daemon.tickets import TICKET_TTL
 from shard.daemon.unix import serve_unix
-from shard.daemon.webauth import WebAuth
-from shard.daemon.webconfig import LOOPBACK, WebPolicy
+from shard.daemon.web.auth import WebAuth
+from shard.daemon.web.config import LOOPBACK, WebPolicy
+from shard.daemon.web.store import SecurityStore, StoreError
+from shard.daemon.web.tickets import TICKET_TTL
 from shard.daemon.websocket import PING_INTERVAL, WsEndpoint
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 

@@ -18,7 +18,7 @@ import orjson
 
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
 from shard.daemon.core import Daemon
-from shard.daemon.webauth import admin_command
+from shard.daemon.web.auth import admin_command
 from shard.protocol.framing import LineBuffer
 
 Admin = Callable[[dict[str, Any]], dict[str, Any]]

@@ -5,7 +5,7 @@ checked the peer, ``Host`` and forwarded headers). The upgrade is checked in thi
 allowed ``Origin`` (absent or foreign: 400, PROTOCOL §4.1), a well-formed RFC 6455 §4.2.1 request
 (HTTP/1.1 GET, no body, ``Upgrade: websocket``, ``Connection: upgrade``, ``Sec-WebSocket-Version:
 13`` — else 426 naming it — and a 16-byte base64 ``Sec-WebSocket-Key``), then the single-use
-ticket offered in ``Sec-WebSocket-Protocol`` (``webauth.WebAuth.redeem``: 401 for missing, expired,
+ticket offered in ``Sec-WebSocket-Protocol`` (``auth.WebAuth.redeem``: 401 for missing, expired,
 mismatched or replayed). A malformed request never burns a ticket; a well-formed one consumes it
 whatever follows. The socket is tied to its browser session, so revoking the session closes it.
 
@@ -28,8 +28,8 @@ from collections.abc import Callable
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
 from shard.daemon.core import Daemon
 from shard.daemon.http import HttpError, Request, response
-from shard.daemon.webauth import SUBPROTOCOL, WebAuth
-from shard.daemon.webgate import Refusal, check_origin
+from shard.daemon.web.auth import SUBPROTOCOL, WebAuth
+from shard.daemon.web.gate import Refusal, check_origin
 from shard.daemon.wsframes import (
     Binary,
     Close,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import aiohttp
 
-from shard.daemon.tickets import digest
+from shard.daemon.web.tickets import digest
 from shard.testing import DaemonProcess
 from shard.testing.web import Browser, admin, admin_reply, code_of, enrollment_code, http, post_enroll
 
@@ -502,7 +502,12 @@ async def failed_start(home: Path, *args: str) -> tuple[int, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
-    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:  # it started after all: the test fails, without leaving a daemon
+            proc.kill()
+            await proc.wait()
     return proc.returncode, out.decode()
 
 

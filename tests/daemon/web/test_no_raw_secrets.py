@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from shard.daemon.tickets import digest
+from shard.daemon.web.tickets import digest
 from shard.testing import shard_command
 from shard.testing.web import Browser, code_of, http, post_enroll
 

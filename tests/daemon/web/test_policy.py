@@ -1,5 +1,5 @@
-"""Web authentication's pure policy, in-process: the remote-mode table (``webconfig.plan``), the
-per-request gate (``webgate``), single-use secrets and the guess limit on a fake clock
+"""Web authentication's pure policy, in-process: the remote-mode table (``config.plan``), the
+per-request gate (``web.gate``), single-use secrets and the guess limit on a fake clock
 (``tickets``), and the ticket checks of ``WebAuth.redeem`` against a real store in a temp home."""
 
 from __future__ import annotations
@@ -9,11 +9,9 @@ from pathlib import Path
 import pytest
 
 from shard.daemon.http import HttpError, Request
-from shard.daemon.secstore import SecurityStore
-from shard.daemon.tickets import FailureLimit, SingleUse, digest, new_secret
-from shard.daemon.webauth import Grant, WebAuth
-from shard.daemon.webconfig import INSECURE_WARNING, LOOPBACK, Upstream, WebConfigError, WebFlags, plan
-from shard.daemon.webgate import (
+from shard.daemon.web.auth import Grant, WebAuth
+from shard.daemon.web.config import INSECURE_WARNING, LOOPBACK, Upstream, WebConfigError, WebFlags, plan
+from shard.daemon.web.gate import (
     COOKIE_MAX_AGE,
     Refusal,
     admit,
@@ -22,6 +20,8 @@ from shard.daemon.webgate import (
     read_cookie,
     set_cookie,
 )
+from shard.daemon.web.store import SecurityStore
+from shard.daemon.web.tickets import FailureLimit, SingleUse, digest, new_secret
 
 PORT = 7433
 PUBLIC = "shard.example:443"
@@ -56,7 +56,7 @@ def direct(**extra) -> object:
     return plan(WebFlags(**flags))
 
 
-# --- webconfig.plan: the §4.1.2 table -----------------------------------------------------------------
+# --- web.config.plan: the §4.1.2 table -----------------------------------------------------------------
 
 
 def test_the_three_configurations_of_the_table():
@@ -176,7 +176,7 @@ def test_a_tls_proxy_needs_no_insecure_flag_and_plaintext_remote_warns():
     assert "plain http" in INSECURE_WARNING
 
 
-# --- webgate.admit: Host, forwarded headers, scheme ---------------------------------------------------
+# --- web.gate.admit: Host, forwarded headers, scheme ---------------------------------------------------
 
 ALIASES = {
     "localhost": "localhost:7433",

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from shard.daemon.webconfig import LOOPBACK_PEERS, WebPolicy
+from shard.daemon.web.config import LOOPBACK_PEERS, WebPolicy
 
 Scheme = Literal["http", "https"]
 GetAll = Callable[[bytes], list[bytes]]

@@ -1,6 +1,6 @@
 """Browser authentication (PROTOCOL §4.1, DESIGN §6): enrollment, the session cookie, WS tickets, and
-the ``web.*`` admin commands of the unix socket. The decisions are in ``webgate.py`` (Host, Origin,
-cookie form), ``tickets.py`` (single use, expiry, the guess limit) and ``secstore.py`` (who is
+the ``web.*`` admin commands of the unix socket. The decisions are in ``gate.py`` (Host, Origin,
+cookie form), ``tickets.py`` (single use, expiry, the guess limit) and ``store.py`` (who is
 enrolled); this module wires them to the HTTP routes and owns the daemon's in-memory credentials.
 
 The flow: the owner gets a link ``<base>/enroll#code=…`` (printed at startup while no browser is
@@ -26,11 +26,11 @@ from urllib.parse import parse_qs
 import orjson
 
 from shard.daemon.http import HttpError, Request, response
-from shard.daemon.secstore import BrowserSession, SecurityStore
-from shard.daemon.tickets import ENROLLMENT_TTL, TICKET_TTL, FailureLimit, SingleUse, digest, new_secret
-from shard.daemon.webconfig import WebPolicy
-from shard.daemon.webgate import Refusal, check_origin, read_cookie, set_cookie
-from shard.daemon.webpages import ENROLL_PAGE, ENROLL_SCRIPT, INDEX_PAGE, page_headers
+from shard.daemon.web.config import WebPolicy
+from shard.daemon.web.gate import Refusal, check_origin, read_cookie, set_cookie
+from shard.daemon.web.pages import ENROLL_PAGE, ENROLL_SCRIPT, INDEX_PAGE, page_headers
+from shard.daemon.web.store import BrowserSession, SecurityStore
+from shard.daemon.web.tickets import ENROLLMENT_TTL, TICKET_TTL, FailureLimit, SingleUse, digest, new_secret
 from shard.protocol.framing import Record
 
 SUBPROTOCOL = "shard.v1"

@@ -4,7 +4,7 @@ the CSP stays ``default-src 'none'`` with ``frame-ancestors 'none'`` (R4.1.2.28)
 
 from __future__ import annotations
 
-from shard.daemon.webgate import content_security_policy
+from shard.daemon.web.gate import content_security_policy
 
 # The fragment (#code=…) is never sent to any server by the browser; the script sends it once, as
 # the body of a same-origin POST, then wipes it from the address bar and history.
