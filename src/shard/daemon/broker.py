@@ -87,6 +87,10 @@ class Broker:
         from shard.daemon.orchestrator import Orchestrator
 
         self.orchestrator = Orchestrator(self)
+        from shard.daemon.jobs.coordinator import Coordinator
+
+        self.coordinator = Coordinator(self)  # reconciles the jobs a previous daemon left
+        self.subscribers.append(self.coordinator)
 
     # --- clients --------------------------------------------------------------------------------
 
@@ -101,6 +105,7 @@ class Broker:
         if not client.closed:
             client.closed = True
             self.clients.discard(client)
+            self.coordinator.disconnected(client)
             for agent_id in list(client.attached):
                 self.detach(client, agent_id)
         return self.out.take()
@@ -174,6 +179,8 @@ class Broker:
             raise ShardError(
                 ErrorCode.NOT_ATTACHED, f"this connection is not attached to {agent_id}; send agent.attach"
             )
+        if self.coordinator.guard(client, slot, command):
+            return
         if command.type in _NEVER_WAKE and not slot.live:
             raise ShardError(
                 ErrorCode.CONFLICT,
@@ -354,10 +361,14 @@ class Broker:
             self.out.add(Send(tuple({*slot.attachments, *entry.delegated_to}), closing))
         slot.open_requests.clear()
         self.supervisor.ended(slot, crashed, code, stderr)
+        self.coordinator.child_exited(slot.agent_id)
         return self.out.take()
 
     def timer(self, key: str) -> list[Effect]:
-        self.supervisor.timer(key)
+        if key.startswith("job-"):
+            self.coordinator.timer(key)
+        else:
+            self.supervisor.timer(key)
         return self.out.take()
 
     def shutdown(self, *, force: bool) -> list[Effect]:

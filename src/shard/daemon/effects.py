@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shard.daemon.lifecycle import Role
 from shard.daemon.record import AgentRecord
 from shard.protocol.agents import AgentStatus
+
+if TYPE_CHECKING:
+    from shard.daemon.jobs.model import Job, Run
 
 
 @dataclass(eq=False, slots=True)
@@ -190,3 +193,13 @@ class Manifests(Protocol):
 
     def remove(self, agent_id: str) -> None:
         """Delete the agent's row (INTERNAL_ERROR when the disk refuses)."""
+
+    def commit_job(self, job: Job, children: list[AgentRecord]) -> None:
+        """Write a new job, its runs and its children's rows in one transaction: all or nothing
+        (INTERNAL_ERROR when the disk refuses)."""
+
+    def save_runs(self, job: Job, runs: list[Run]) -> None:
+        """Update the job's row and these runs' rows (INTERNAL_ERROR when the disk refuses)."""
+
+    def load_jobs(self) -> list[Job]:
+        """Every job with its runs, as last saved."""

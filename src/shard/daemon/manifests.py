@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from shard.daemon import sessions
+from shard.daemon.jobs.model import Job, Run
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.protocol.errors import ErrorCode, ShardError, shown
@@ -40,3 +41,12 @@ class RegistryManifests:
 
     def remove(self, agent_id: str) -> None:
         self.registry.remove(agent_id)
+
+    def commit_job(self, job: Job, children: list[AgentRecord]) -> None:
+        self.registry.commit_job(job, children)
+
+    def save_runs(self, job: Job, runs: list[Run]) -> None:
+        self.registry.save_runs(job, runs)
+
+    def load_jobs(self) -> list[Job]:
+        return self.registry.load_jobs()

@@ -58,6 +58,8 @@ class Orchestrator:
             self._when_ended(
                 client, command, slot, self.supervisor.kill(slot, force=bool(command.force)), None
             )
+        elif isinstance(command, cmd.SubagentCommand):
+            b.coordinator.handle(client, command)
         elif isinstance(command, cmd.DaemonShutdown):
             b.send(client, wire.reply(command))
             self.supervisor.shutdown(force=bool(command.force))

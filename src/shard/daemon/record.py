@@ -21,5 +21,9 @@ class AgentRecord:
     parent_agent_id: str | None = None
     depth: int = 0
     adopted: bool = False
+    # A managed child's durable, parent-scoped friendly alias (display only, never an id)
+    alias: str | None = None
+    definition_name: str | None = None
+    display_name: str | None = None
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from shard._home import open_private, private_dirs
+from shard.daemon.jobs.model import Job, Run
 from shard.daemon.record import AgentRecord
 from shard.protocol.errors import ErrorCode, ShardError
 
@@ -37,9 +38,51 @@ CREATE TABLE IF NOT EXISTS agents (
     depth INTEGER NOT NULL DEFAULT 0,
     adopted INTEGER NOT NULL DEFAULT 0,
     created_at REAL NOT NULL,
-    started_at REAL
+    started_at REAL,
+    alias TEXT,
+    definition_name TEXT,
+    display_name TEXT
 )
 """
+# Jobs and runs (PROTOCOL §10.3, §11.2). ``runs.task`` is the only place task text is kept: the
+# daemon-private record.
+_JOBS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id TEXT PRIMARY KEY,
+    parent_agent_id TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    stopped_at REAL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    job_id TEXT NOT NULL REFERENCES jobs(job_id),
+    idx INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    task TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    state TEXT NOT NULL,
+    error TEXT,
+    final_text TEXT,
+    usage_in INTEGER NOT NULL DEFAULT 0,
+    usage_out INTEGER NOT NULL DEFAULT 0,
+    deadline REAL,
+    started_at REAL,
+    ended_at REAL
+);
+"""
+_RUN_FIELDS = (
+    "state",
+    "error",
+    "final_text",
+    "usage_in",
+    "usage_out",
+    "deadline",
+    "started_at",
+    "ended_at",
+)
+SCHEMA_VERSION = 2  # 1: agents; 2: + agents.alias/definition_name/display_name, jobs, runs
 
 
 class Registry:
@@ -58,6 +101,11 @@ class Registry:
             # ever forgotten by mistake.
             self._db.execute("ALTER TABLE agents ADD COLUMN started_at REAL")
             self._db.execute("UPDATE agents SET started_at = created_at")
+        for column in ("alias", "definition_name", "display_name"):  # version 2
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE agents ADD COLUMN {column} TEXT")
+        self._db.executescript(_JOBS_SCHEMA)
+        self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self._db.close()
@@ -76,11 +124,81 @@ class Registry:
         with self._writing():
             self._add(record)
 
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """All of the block's statements or none of them (a failure rolls back), as one write."""
+        with self._writing():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def commit_job(self, job: Job, children: list[AgentRecord]) -> None:
+        with self._transaction():
+            for record in children:
+                self._add(record)
+            self._db.execute(
+                "INSERT INTO jobs (job_id, parent_agent_id, strategy, created_at, stopped_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (job.job_id, job.parent_agent_id, job.strategy, job.created_at, job.stopped_at),
+            )
+            for run in job.runs:
+                self._db.execute(
+                    "INSERT INTO runs (run_id, job_id, idx, name, task, agent_id, alias, state)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run.run_id,
+                        job.job_id,
+                        run.index,
+                        run.name,
+                        run.task,
+                        run.agent_id,
+                        run.alias,
+                        run.state,
+                    ),
+                )
+                self._save_run(run)
+
+    def save_runs(self, job: Job, runs: list[Run]) -> None:
+        with self._transaction():
+            self._db.execute("UPDATE jobs SET stopped_at = ? WHERE job_id = ?", (job.stopped_at, job.job_id))
+            for run in runs:
+                self._save_run(run)
+
+    def _save_run(self, run: Run) -> None:
+        columns = ", ".join(f"{name} = ?" for name in _RUN_FIELDS)
+        values = [getattr(run, name) for name in _RUN_FIELDS]
+        self._db.execute(f"UPDATE runs SET {columns} WHERE run_id = ?", (*values, run.run_id))
+
+    def load_jobs(self) -> list[Job]:
+        jobs = {
+            row[0]: Job(row[0], row[1], row[2], row[3], stopped_at=row[4])
+            for row in self._db.execute(
+                "SELECT job_id, parent_agent_id, strategy, created_at, stopped_at FROM jobs"
+                " ORDER BY created_at"
+            )
+        }
+        query = "SELECT run_id, job_id, idx, name, task, agent_id, alias, " + ", ".join(_RUN_FIELDS)
+        for row in self._db.execute(query + " FROM runs ORDER BY job_id, idx"):
+            fields = dict(
+                zip(
+                    ("run_id", "job_id", "index", "name", "task", "agent_id", "alias", *_RUN_FIELDS),
+                    row,
+                    strict=True,
+                )
+            )
+            jobs[row[1]].runs.append(Run(**fields))
+        return list(jobs.values())
+
     def _add(self, record: AgentRecord) -> None:
         self._db.execute(
             "INSERT INTO agents (agent_id, session_id, cwd, name, model, provider, mode, tools,"
-            " headless_policy, parent_agent_id, depth, adopted, created_at, started_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " headless_policy, parent_agent_id, depth, adopted, created_at, started_at, alias,"
+            " definition_name, display_name)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.agent_id,
                 record.session_id,
@@ -96,6 +214,9 @@ class Registry:
                 int(record.adopted),
                 record.created_at,
                 record.started_at,
+                record.alias,
+                record.definition_name,
+                record.display_name,
             ),
         )
 

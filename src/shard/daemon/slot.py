@@ -122,6 +122,9 @@ class AgentSlot:
             "provider": provider,
             "mode": r.mode,
             "parent_agent_id": r.parent_agent_id,
+            "alias": r.alias,
+            "definition_name": r.definition_name,
+            "display_name": r.display_name,
             "usage": Usage.model_validate(self.usage) if self.usage else None,
         }
         return AgentInfo(

@@ -17,6 +17,7 @@ the current input's effects are performed; each can be switched off to hold that
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -43,6 +44,7 @@ from shard.daemon.effects import (
     Subscriber,
     ToRuntime,
 )
+from shard.daemon.jobs.model import Job, Run
 from shard.daemon.record import AgentRecord
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.testing.clock import FakeClock
@@ -58,6 +60,7 @@ class MemoryManifests:
     def __init__(self) -> None:
         self.rows: dict[str, AgentRecord] = {}
         self.sessions: dict[str, str] = {}
+        self.jobs: dict[str, Job] = {}  # as saved: a new broker on these manifests is a daemon restart
         self.full = False
 
     def canonical_cwd(self, cwd: str) -> str:
@@ -80,6 +83,22 @@ class MemoryManifests:
     def remove(self, agent_id: str) -> None:
         self._writable()
         self.rows.pop(agent_id, None)
+
+    def commit_job(self, job: Job, children: list[AgentRecord]) -> None:
+        self._writable()
+        for record in children:
+            self.rows[record.agent_id] = dataclasses.replace(record)
+        self.jobs[job.job_id] = copy.deepcopy(job)
+
+    def save_runs(self, job: Job, runs: list[Run]) -> None:
+        self._writable()
+        saved = self.jobs[job.job_id]
+        saved.stopped_at = job.stopped_at
+        for run in runs:
+            saved.runs[run.index] = dataclasses.replace(run)
+
+    def load_jobs(self) -> list[Job]:
+        return [copy.deepcopy(job) for job in self.jobs.values()]
 
     def _writable(self) -> None:
         if self.full:
@@ -260,13 +279,14 @@ class BrokerHarness:
         subscribers: Iterable[Subscriber] | None = None,
         auto_ready: bool = True,
         auto_exit: bool = True,
+        manifests: MemoryManifests | None = None,
     ) -> None:
         from shard.daemon.activity import ActivityTracker
 
         self.clock = FakeClock(1000.0)
         self.wall = FakeClock(1.7e9)
-        self.manifests = MemoryManifests()
-        records = list(records)
+        self.manifests = manifests or MemoryManifests()
+        records = list(records) or [dataclasses.replace(r) for r in self.manifests.rows.values()]
         for record in records:
             self.manifests.rows[record.agent_id] = dataclasses.replace(record)
         self.broker = Broker(

@@ -1,0 +1,431 @@
+"""The job coordinator (PROTOCOL §10.3, §12.5), sans-I/O: it answers ``subagent.*`` commands and
+drives runs through the broker, adding effects to the broker's outbox like the orchestrator does.
+
+* **Who is the parent.** ``parent_agent_id`` (payload, R5.2.5) names the owning durable parent; it
+  must be an agent of the registry (NOT_FOUND). The daemon has one trust level (§4.3), so any daemon
+  connection may speak for a parent — a runtime's own ``subagent`` tool and a plain client alike. A
+  connection that sends a ``subagent.*`` command for a parent becomes one of that parent's *job
+  connections* until it closes; ``subagent_run_changed`` goes to those and to the connections
+  attached to the parent.
+* **create** validates everything first, then commits the job, its runs and its children's Agent rows
+  in one transaction (a full disk leaves nothing), answers, and only then starts runs (R10.3.17 to R10.3.19).
+* **A run**: ``queued → starting`` (its child's runtime is started) ``→ active`` (the runtime
+  accepted the task as a ``prompt``) ``→ completed`` at the turn's ``turn_end`` (``failed`` when the
+  turn reported an ``error`` or the runtime exited). Every transition is persisted, then told.
+* **Stop** cancels at once (the record is ``cancelled`` when the response goes) and then brings a
+  live child to rest: ``abort`` now, closing its stdin after :data:`GRACE` seconds if it is still
+  busy, ``SIGKILL`` after another :data:`GRACE`.
+* **Lease guard**: a child with a queued or live run refuses a direct ``prompt`` (CONFLICT); a
+  direct ``abort`` stops the run through the same path as ``subagent.stop``; a ``steer`` passes only
+  while the run is active; permission and UI answers are never held.
+* **Restart**: a daemon that starts with nonterminal runs marks them ``interrupted`` (the rest of a
+  chain ``cancelled``) and replays nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import count
+from typing import TYPE_CHECKING, Any
+
+from shard.daemon import wire
+from shard.daemon.effects import CancelTimer, Client, Effect, Log, Send, StartTimer
+from shard.daemon.jobs import handles, views
+from shard.daemon.jobs.model import Job, Run
+from shard.daemon.lifecycle import ACTIVE_STATUSES
+from shard.daemon.record import AgentRecord
+from shard.daemon.slot import AgentSlot
+from shard.protocol import commands as cmd
+from shard.protocol.agents import AgentStatus
+from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.ids import new_id
+from shard.protocol.jobs import LaunchPolicy, RunState
+from shard.protocol.results import (
+    CancelledRun,
+    SubagentCreateResult,
+    SubagentRunHandle,
+    SubagentStopResult,
+)
+
+if TYPE_CHECKING:
+    from shard.daemon.broker import Broker
+
+DEFAULT_POLICY = LaunchPolicy(maxTasks=8, maxDepth=2)
+GRACE = 5.0  # seconds between abort, closing stdin and SIGKILL when a live run is stopped
+MAX_TASK_BYTES = 256 * 1024
+_WAIT, _DEADLINE, _QUIET, _KILL = "job-wait:", "job-deadline:", "job-quiet:", "job-kill:"
+
+
+@dataclass(slots=True)
+class Waiter:
+    client: Client
+    command: cmd.SubagentWait
+    runs: list[Run]
+    key: str
+
+    @property
+    def done(self) -> bool:
+        ends = [r.terminal for r in self.runs]
+        return any(ends) if self.command.mode == "any" else all(ends)
+
+
+class Coordinator:
+    def __init__(self, broker: Broker) -> None:
+        self.b = broker
+        self.policy = DEFAULT_POLICY
+        self.run_timeout: float | None = None  # seconds a run may take; None: no deadline
+        self.jobs: dict[str, Job] = {}  # oldest first
+        self.leases: dict[str, Run] = {}  # child agent_id -> its queued or live run
+        self.job_conns: dict[str, set[Client]] = {}  # parent agent_id -> its job connections
+        self.waiters: dict[str, Waiter] = {}
+        self._keys = count(1)
+        for job in sorted(broker.manifests.load_jobs(), key=lambda j: j.created_at):
+            self.jobs[job.job_id] = job
+            self._reconcile(job)
+
+    # --- commands -------------------------------------------------------------------------------
+
+    def handle(self, client: Client, command: cmd.SubagentCommand) -> None:
+        parent = self.b.slot(command.parent_agent_id)  # NOT_FOUND: no such durable parent
+        self.job_conns.setdefault(parent.agent_id, set()).add(client)
+        if isinstance(command, cmd.SubagentCreate):
+            self._create(client, command, parent)
+        elif isinstance(command, cmd.SubagentStatus):
+            self._status(client, command, parent)
+        elif isinstance(command, cmd.SubagentWait):
+            self._wait(client, command, parent)
+        elif isinstance(command, cmd.SubagentStop):
+            self._stop_command(client, command, parent)
+        else:
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet"
+            )
+
+    def _create(self, client: Client, c: cmd.SubagentCreate, parent: AgentSlot) -> None:
+        b, p = self.b, parent.record
+        specs = [(c.name, c.task)] if c.tasks is None else [(t.name, t.task) for t in c.tasks]
+        strategy = c.strategy or "single"
+        if strategy == "single" and len(specs) != 1:
+            raise ShardError(ErrorCode.INVALID_REQUEST, "strategy 'single' takes exactly one task")
+        if len(specs) > self.policy.maxTasks:
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST,
+                f"{len(specs)} tasks is over the launch policy's maxTasks ({self.policy.maxTasks})",
+            )
+        if p.depth + 1 > self.policy.maxDepth:
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST,
+                f"a child of this agent would be at depth {p.depth + 1}, over the launch policy's"
+                f" maxDepth ({self.policy.maxDepth})",
+            )
+        names = [handles.check_name(str(name)) for name, _ in specs]
+        for i, (_, task) in enumerate(specs):  # the task itself is never echoed, only its position
+            if not str(task).strip() or len(str(task).encode()) > MAX_TASK_BYTES:
+                raise ShardError(ErrorCode.INVALID_REQUEST, f"task {i} must be 1 to {MAX_TASK_BYTES} bytes")
+        model = f"{c.provider}/{c.model}" if c.model and c.provider and "/" not in c.model else c.model
+        taken = [s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id]
+        aliases = handles.allocate(names, [a for a in taken if a])
+        now = b.wall()
+        job = Job(new_id("job"), p.agent_id, strategy, now)
+        children = []
+        for i, ((_, task), name, alias) in enumerate(zip(specs, names, aliases, strict=True)):
+            record = AgentRecord(
+                agent_id=new_id("agent"),
+                session_id=new_id("sess"),
+                cwd=p.cwd,
+                name=alias,
+                model=model or p.model,
+                provider=c.provider if c.model else p.provider,
+                mode=c.mode or p.mode,
+                tools=p.tools,
+                headless_policy=p.headless_policy,
+                parent_agent_id=p.agent_id,
+                depth=p.depth + 1,
+                alias=alias,
+                created_at=now,
+            )
+            children.append(record)
+            job.runs.append(Run(new_id("run"), job.job_id, i, name, str(task), record.agent_id, alias))
+        b.manifests.commit_job(job, children)  # first: a refusal leaves nothing behind
+        self.jobs[job.job_id] = job
+        for record in children:
+            slot = AgentSlot(record)
+            b.agents[record.agent_id] = slot
+            b.broadcast(wire.spawned(slot))
+        for run in job.runs:
+            self.leases[run.agent_id] = run
+        runs = [
+            SubagentRunHandle(run_id=r.run_id, index=r.index, name=r.name, agent_id=r.agent_id, alias=r.alias)
+            for r in job.runs
+        ]
+        b.send(client, wire.reply(c, SubagentCreateResult(job_id=job.job_id, strategy=strategy, runs=runs)))
+        self._pump(p.agent_id)
+
+    def _status(self, client: Client, c: cmd.SubagentStatus, parent: AgentSlot) -> None:
+        jobs, children = self._scope(parent.agent_id)
+        self.b.send(client, wire.reply(c, views.status(parent.agent_id, jobs, children, c.targets)))
+
+    def _wait(self, client: Client, c: cmd.SubagentWait, parent: AgentSlot) -> None:
+        jobs, children = self._scope(parent.agent_id)
+        runs = views.wait_runs(c.handles, jobs, children)  # snapshots: a later relaunch is not followed
+        waiter = Waiter(client, c, runs, f"{_WAIT}{next(self._keys)}")
+        if waiter.done or c.timeout == 0:
+            self._answer_wait(waiter, timed_out=not waiter.done)
+            return
+        client.waiting = True  # blocks this connection only (R10.3.31)
+        self.waiters[waiter.key] = waiter
+        if c.timeout is not None:
+            self.b.out.add(StartTimer(waiter.key, c.timeout))
+
+    def _answer_wait(self, waiter: Waiter, *, timed_out: bool) -> None:
+        result = views.wait_result(waiter.runs, timed_out=timed_out)
+        self.b.send(waiter.client, wire.reply(waiter.command, result))
+
+    def _stop_command(self, client: Client, c: cmd.SubagentStop, parent: AgentSlot) -> None:
+        jobs, children = self._scope(parent.agent_id)
+        target = handles.resolve(c.handle, jobs, children)
+        if target.job is not None:
+            job: Job | None = target.job
+            runs = [r for r in target.job.runs if not r.terminal]
+            if target.job.stopped_at is None:
+                target.job.stopped_at = self.b.wall()
+        else:
+            run = target.run
+            job = self.jobs[run.job_id] if run else None
+            runs = self._with_dependents(job, run) if job and run and not run.terminal else []
+        cancelled = self._cancel(job, runs, "stopped by its parent") if job else []
+        result = SubagentStopResult(
+            cancelled=[CancelledRun(run_id=r.run_id, agent_id=r.agent_id, state=r.state) for r in cancelled],
+            **({"job_id": job.job_id} if job else {}),
+        )
+        self.b.send(client, wire.reply(c, result))
+        self._settled(job.parent_agent_id if job else parent.agent_id)
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    def _pump(self, parent_id: str) -> None:
+        """Start every queued run that may start: a chain's next step once the one before it has
+        completed; other runs while the parent has fewer than ``maxTasks`` runs live."""
+        for job in [j for j in self.jobs.values() if j.parent_agent_id == parent_id]:
+            for run in job.runs:
+                live = sum(
+                    1
+                    for r in self.leases.values()
+                    if r.state in ("starting", "active") and self.jobs[r.job_id].parent_agent_id == parent_id
+                )
+                if live >= self.policy.maxTasks:
+                    return
+                if run.state == "queued" and (job.strategy != "chain" or job.chain_step == run.index):
+                    self._start(job, run)
+
+    def _start(self, job: Job, run: Run) -> None:
+        slot = self.b.agents.get(run.agent_id)
+        if slot is None:
+            self._end(job, run, "failed", "the child agent is gone")
+            return
+        self._transition(job, run, "starting")
+        if self.run_timeout is not None:
+            run.deadline = self.b.wall() + self.run_timeout
+            self.b.out.add(StartTimer(_DEADLINE + run.run_id, self.run_timeout))
+
+        def started(error: ShardError | None) -> None:
+            if run.state != "starting":
+                return  # stopped or timed out meanwhile: the runtime comes up idle and is reaped
+            if error is not None:
+                self._end(job, run, "failed", f"the child's runtime did not start ({error.code})")
+                return
+            prompt = {"type": "prompt", "message": run.task}
+            self.b.internal(slot, prompt, lambda response: self._accepted(job, run, response))
+
+        try:
+            self.b.supervisor.ensure_running(slot, started)
+        except ShardError as exc:
+            self._end(job, run, "failed", f"the child's runtime could not start ({exc.code})")
+
+    def _accepted(self, job: Job, run: Run, response: Mapping[str, Any]) -> None:
+        if run.state != "starting":
+            return
+        if response.get("success"):
+            self._transition(job, run, "active")
+        else:
+            self._end(job, run, "failed", "the child's runtime did not accept the task")
+
+    def event(self, agent_id: str, status: AgentStatus, event: Mapping[str, Any]) -> Iterable[Effect]:
+        """Every agent's events (an internal subscriber): a leased child's turn ends its run."""
+        run = self.leases.get(agent_id)
+        if run is None or run.state != "active":
+            return ()
+        kind = event.get("type")
+        if kind == "message_complete":
+            message = event.get("message") or {}
+            if message.get("role") == "assistant":
+                texts = [b.get("text", "") for b in message.get("content", []) if b.get("type") == "text"]
+                run.final_text = "".join(texts) or run.final_text
+        elif kind == "error" and not run.error:
+            run.error = f"the child's turn failed ({event.get('code')})"  # the code only: messages may quote
+        elif kind == "turn_end":
+            usage = event.get("usage") or {}
+            run.usage_in += int(usage.get("input", 0))
+            run.usage_out += int(usage.get("output", 0))
+            self._end(self.jobs[run.job_id], run, "failed" if run.error else "completed", run.error)
+            self._settled(self.jobs[run.job_id].parent_agent_id)
+        return ()
+
+    def child_exited(self, agent_id: str) -> None:
+        """A leased child's runtime exited while its run was live: the run failed."""
+        run = self.leases.get(agent_id)
+        if run is not None and run.state == "active":
+            job = self.jobs[run.job_id]
+            self._end(job, run, "failed", "the child's runtime exited during the run")
+            self._settled(job.parent_agent_id)
+
+    def _end(self, job: Job, run: Run, state: RunState, error: str | None = None) -> None:
+        """A run reached a terminal state; a chain's remaining steps are cancelled unless it completed."""
+        if error:
+            run.error = error
+        if job.strategy == "chain" and state != "completed":
+            rest = [r for r in job.runs if r.index > run.index and not r.terminal]
+            self._transition(job, run, state)
+            self._cancel(job, rest, f"step {run.index} of the chain did not complete")
+        else:
+            self._transition(job, run, state)
+
+    def _with_dependents(self, job: Job, run: Run) -> list[Run]:
+        if job.strategy != "chain":
+            return [run]
+        return [run, *[r for r in job.runs if r.index > run.index and not r.terminal]]
+
+    def _cancel(self, job: Job, runs: list[Run], why: str) -> list[Run]:
+        for run in runs:
+            live = run.state in ("starting", "active")
+            run.error = run.error or why
+            self._transition(job, run, "cancelled")
+            if live:
+                self._quiet(run.agent_id)
+        return runs
+
+    def _transition(self, job: Job, run: Run, state: RunState) -> None:
+        """Move, persist, then tell the parent's connections (R10.3.61)."""
+        previous = run.move(state, self.b.wall())
+        if run.terminal:
+            if self.leases.get(run.agent_id) is run:
+                del self.leases[run.agent_id]
+            self.b.out.add(CancelTimer(_DEADLINE + run.run_id))
+        self._persist(job, [run])  # first: the event tells of a persisted transition
+        conns = self._parent_conns(job.parent_agent_id)
+        if conns:
+            self.b.out.add(Send(conns, views.run_changed(job, run, previous)))
+
+    def _persist(self, job: Job, runs: list[Run]) -> None:
+        try:
+            self.b.manifests.save_runs(job, runs)
+        except ShardError as exc:  # a runtime's event cannot be refused: said, and memory goes on
+            self.b.out.add(Log(f"shard daemon: job {job.job_id}: {exc.message}"))
+
+    def _settled(self, parent_id: str) -> None:
+        """Runs ended: answer the waits now complete, and start what may start."""
+        for key, waiter in list(self.waiters.items()):
+            if waiter.done:
+                del self.waiters[key]
+                self.b.out.add(CancelTimer(key))
+                self._answer_wait(waiter, timed_out=False)
+                self.b.resume(waiter.client)
+        self._pump(parent_id)
+
+    # --- stopping a live child: abort, then graceful, then kill (R10.3.58) ----------------------
+
+    def _quiet(self, agent_id: str) -> None:
+        slot = self.b.agents.get(agent_id)
+        if slot is not None and slot.live:
+            self.b.internal(slot, {"type": "abort"}, None)
+            self.b.out.add(StartTimer(_QUIET + agent_id, GRACE))
+
+    def timer(self, key: str) -> None:
+        if key.startswith(_WAIT):
+            waiter = self.waiters.pop(key, None)
+            if waiter is not None:  # stops the waiting only, never the work (R10.3.26)
+                self._answer_wait(waiter, timed_out=True)
+                self.b.resume(waiter.client)
+            return
+        if key.startswith(_DEADLINE):
+            run = next((r for r in self.leases.values() if r.run_id == key.removeprefix(_DEADLINE)), None)
+            if run is not None:
+                job = self.jobs[run.job_id]
+                live = run.state in ("starting", "active")
+                self._end(job, run, "timed_out", "the run passed its deadline")
+                if live:
+                    self._quiet(run.agent_id)
+                self._settled(job.parent_agent_id)
+            return
+        slot = self.b.agents.get(key.split(":", 1)[1])
+        if slot is None or self.leases.get(slot.agent_id) is not None:
+            return  # gone, or leased again by new work
+        if key.startswith(_QUIET) and slot.live and slot.status in ACTIVE_STATUSES:
+            self.b.supervisor.begin_stop(slot)
+            self.b.out.add(StartTimer(_KILL + slot.agent_id, GRACE))
+        elif key.startswith(_KILL) and slot.gen is not None:
+            self.b.supervisor.kill(slot, force=True)
+
+    # --- the lease guard (R10.3.68 to R10.3.71) ----------------------------------------------------
+
+    def guard(self, client: Client, slot: AgentSlot, command: cmd.AgentCommand) -> bool:
+        """True when the command was handled here (a leased child's abort); raises when refused."""
+        run = self.leases.get(slot.agent_id)
+        if run is None:
+            return False
+        if isinstance(command, cmd.Prompt):
+            raise ShardError(
+                ErrorCode.CONFLICT, f"{slot.agent_id} is running a job's run; it takes no prompt"
+            )
+        if isinstance(command, cmd.Steer) and run.state != "active":
+            raise ShardError(
+                ErrorCode.CONFLICT, f"the run of {slot.agent_id} is not active; nothing to steer"
+            )
+        if isinstance(command, cmd.Abort):
+            job = self.jobs[run.job_id]
+            self._cancel(job, self._with_dependents(job, run), "aborted by a client")
+            self.b.send(client, wire.reply(command, agent_id=slot.agent_id))
+            self._settled(job.parent_agent_id)
+            return True
+        return False
+
+    # --- connections, scope, restart ------------------------------------------------------------
+
+    def disconnected(self, client: Client) -> None:
+        """A closed connection: its waits end (never the runs, R10.3.29)."""
+        for conns in self.job_conns.values():
+            conns.discard(client)
+        for key, waiter in list(self.waiters.items()):
+            if waiter.client is client:
+                del self.waiters[key]
+                self.b.out.add(CancelTimer(key))
+
+    def _parent_conns(self, parent_id: str) -> tuple[Client, ...]:
+        parent = self.b.agents.get(parent_id)
+        attached = set(parent.attachments) if parent else set()
+        return tuple(c for c in attached | self.job_conns.get(parent_id, set()) if not c.closed)
+
+    def _scope(self, parent_id: str) -> tuple[list[Job], dict[str, str]]:
+        """The parent's own jobs (oldest first) and direct children (agent_id → alias)."""
+        jobs = [j for j in self.jobs.values() if j.parent_agent_id == parent_id]
+        children = {
+            s.agent_id: s.record.alias or s.agent_id
+            for s in self.b.agents.values()
+            if s.record.parent_agent_id == parent_id
+        }
+        return jobs, children
+
+    def _reconcile(self, job: Job) -> None:
+        """After a daemon restart: live work was lost with the old process. It is ``interrupted``,
+        a chain's later steps ``cancelled``, and nothing is replayed (R10.3.75, R10.3.76)."""
+        now, changed = self.b.wall(), []
+        for run in job.runs:
+            if run.terminal:
+                continue
+            dependent = job.strategy == "chain" and any(r in changed for r in job.runs)
+            run.error = "a later step of an interrupted chain" if dependent else "the daemon restarted"
+            run.move("cancelled" if dependent else "interrupted", now)
+            changed.append(run)
+        if changed:
+            self._persist(job, changed)
