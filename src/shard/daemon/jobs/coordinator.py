@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from shard.daemon import wire
 from shard.daemon.effects import CancelTimer, Client, Effect, Log, Send, StartTimer
-from shard.daemon.jobs import handles, views
-from shard.daemon.jobs.model import Job, Run
+from shard.daemon.jobs import handles, requests, views
+from shard.daemon.jobs.model import Job, Run, reconcile
 from shard.daemon.lifecycle import ACTIVE_STATUSES
 from shard.daemon.record import AgentRecord
 from shard.daemon.slot import AgentSlot
@@ -40,10 +40,11 @@ from shard.protocol import commands as cmd
 from shard.protocol.agents import AgentStatus
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.ids import new_id
-from shard.protocol.jobs import LaunchPolicy, RunState
+from shard.protocol.jobs import RunState
 from shard.protocol.results import (
     CancelledRun,
     SubagentCreateResult,
+    SubagentRelaunchResult,
     SubagentRunHandle,
     SubagentStopResult,
 )
@@ -51,9 +52,7 @@ from shard.protocol.results import (
 if TYPE_CHECKING:
     from shard.daemon.broker import Broker
 
-DEFAULT_POLICY = LaunchPolicy(maxTasks=8, maxDepth=2)
 GRACE = 5.0  # seconds between abort, closing stdin and SIGKILL when a live run is stopped
-MAX_TASK_BYTES = 256 * 1024
 _WAIT, _DEADLINE, _QUIET, _KILL = "job-wait:", "job-deadline:", "job-quiet:", "job-kill:"
 
 
@@ -73,7 +72,7 @@ class Waiter:
 class Coordinator:
     def __init__(self, broker: Broker) -> None:
         self.b = broker
-        self.policy = DEFAULT_POLICY
+        self.policy = requests.DEFAULT_POLICY
         self.run_timeout: float | None = None  # seconds a run may take; None: no deadline
         self.jobs: dict[str, Job] = {}  # oldest first
         self.leases: dict[str, Run] = {}  # child agent_id -> its queued or live run
@@ -97,6 +96,8 @@ class Coordinator:
             self._wait(client, command, parent)
         elif isinstance(command, cmd.SubagentStop):
             self._stop_command(client, command, parent)
+        elif isinstance(command, cmd.SubagentRelaunch):
+            self._relaunch(client, command, parent)
         else:
             raise ShardError(
                 ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet"
@@ -104,25 +105,9 @@ class Coordinator:
 
     def _create(self, client: Client, c: cmd.SubagentCreate, parent: AgentSlot) -> None:
         b, p = self.b, parent.record
-        specs = [(c.name, c.task)] if c.tasks is None else [(t.name, t.task) for t in c.tasks]
+        specs = requests.create_specs(c, p.depth, self.policy)  # everything checked, nothing done
+        names = [name for name, _ in specs]
         strategy = c.strategy or "single"
-        if strategy == "single" and len(specs) != 1:
-            raise ShardError(ErrorCode.INVALID_REQUEST, "strategy 'single' takes exactly one task")
-        if len(specs) > self.policy.maxTasks:
-            raise ShardError(
-                ErrorCode.INVALID_REQUEST,
-                f"{len(specs)} tasks is over the launch policy's maxTasks ({self.policy.maxTasks})",
-            )
-        if p.depth + 1 > self.policy.maxDepth:
-            raise ShardError(
-                ErrorCode.INVALID_REQUEST,
-                f"a child of this agent would be at depth {p.depth + 1}, over the launch policy's"
-                f" maxDepth ({self.policy.maxDepth})",
-            )
-        names = [handles.check_name(str(name)) for name, _ in specs]
-        for i, (_, task) in enumerate(specs):  # the task itself is never echoed, only its position
-            if not str(task).strip() or len(str(task).encode()) > MAX_TASK_BYTES:
-                raise ShardError(ErrorCode.INVALID_REQUEST, f"task {i} must be 1 to {MAX_TASK_BYTES} bytes")
         model = f"{c.provider}/{c.model}" if c.model and c.provider and "/" not in c.model else c.model
         taken = [s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id]
         aliases = handles.allocate(names, [a for a in taken if a])
@@ -161,6 +146,39 @@ class Coordinator:
         ]
         b.send(client, wire.reply(c, SubagentCreateResult(job_id=job.job_id, strategy=strategy, runs=runs)))
         self._pump(p.agent_id)
+
+    def _relaunch(self, client: Client, c: cmd.SubagentRelaunch, parent: AgentSlot) -> None:
+        """A new job of one run on the same durable child — its session, configuration and alias —
+        once it has no queued or live run (R10.3.40 to R10.3.47)."""
+        jobs, children = self._scope(parent.agent_id)
+        target = handles.resolve(c.target, jobs, children)
+        if target.agent_id is None:  # a job id names no single child
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST, "relaunch takes an agent_id, run_id or alias, not a job"
+            )
+        if target.agent_id in self.leases:
+            raise ShardError(ErrorCode.CONFLICT, f"{target.agent_id} already has a queued or active run")
+        requests.check_task(c.task, 0)
+        alias = children[target.agent_id]
+        job = Job(new_id("job"), parent.agent_id, "single", self.b.wall())
+        run = Run(
+            new_id("run"),
+            job.job_id,
+            0,
+            target.run.name if target.run else alias,
+            c.task,
+            target.agent_id,
+            alias,
+        )
+        job.runs.append(run)
+        self.b.manifests.commit_job(job, [])  # first: a refusal leaves nothing behind
+        self.jobs[job.job_id] = job
+        self.leases[run.agent_id] = run
+        result = SubagentRelaunchResult(
+            job_id=job.job_id, run_id=run.run_id, agent_id=run.agent_id, alias=alias
+        )
+        self.b.send(client, wire.reply(c, result))
+        self._pump(parent.agent_id)
 
     def _status(self, client: Client, c: cmd.SubagentStatus, parent: AgentSlot) -> None:
         jobs, children = self._scope(parent.agent_id)
@@ -417,15 +435,7 @@ class Coordinator:
         return jobs, children
 
     def _reconcile(self, job: Job) -> None:
-        """After a daemon restart: live work was lost with the old process. It is ``interrupted``,
-        a chain's later steps ``cancelled``, and nothing is replayed (R10.3.75, R10.3.76)."""
-        now, changed = self.b.wall(), []
-        for run in job.runs:
-            if run.terminal:
-                continue
-            dependent = job.strategy == "chain" and any(r in changed for r in job.runs)
-            run.error = "a later step of an interrupted chain" if dependent else "the daemon restarted"
-            run.move("cancelled" if dependent else "interrupted", now)
-            changed.append(run)
+        """After a daemon restart: live work was lost with the old process (R10.3.75, R10.3.76)."""
+        changed = reconcile(job, self.b.wall())
         if changed:
             self._persist(job, changed)

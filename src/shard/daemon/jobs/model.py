@@ -105,6 +105,21 @@ class Job:
         return next((r.index for r in self.runs if r.state != "completed"), len(self.runs) - 1)
 
 
+def reconcile(job: Job, now: float) -> list[Run]:
+    """After a daemon restart: the work of every nonterminal run was lost with the old process. It
+    is ``interrupted``, a chain's later steps ``cancelled``, and nothing is replayed; the runs
+    changed."""
+    changed: list[Run] = []
+    for run in job.runs:
+        if run.terminal:
+            continue
+        dependent = job.strategy == "chain" and bool(changed)
+        run.error = "a later step of an interrupted chain" if dependent else "the daemon restarted"
+        run.move("cancelled" if dependent else "interrupted", now)
+        changed.append(run)
+    return changed
+
+
 def _stopped(job: Job) -> JobState:
     return "cancelled" if all(r.terminal for r in job.runs) else "running"
 
