@@ -15,7 +15,7 @@ def test_a_run_goes_starting_active_completed_and_the_parent_is_told_each_time(h
     transition reaches the parent's job connection and a connection attached to the parent — with
     parent_agent_id as payload, the child as agent_id — and nobody else.
 
-    Covers: R10.3.61, R10.3.62, R10.3.63, R12.5.2, R12.5.4, R12.5.5
+    Covers: R10.3.61, R10.3.62, R10.3.63, R12.5.2, R12.5.4, R12.5.5, R11.2.7
     """
     client, parent_id = parent(harness)
     attached, stranger = harness.connect(), harness.connect()
@@ -137,3 +137,33 @@ def test_run_states_move_only_along_the_table():
     assert job_state(["completed", "timed_out"]) == "failed"
     assert job_state(["completed", "cancelled"]) == "cancelled"
     assert Job("job-1", "agent-0", "single", 0.0, [run]).state == "failed"
+
+
+def test_child_progress_streams_only_to_its_attachments_and_its_requests_go_up(harness):
+    """The parent's connections get run transitions but none of the child's progress; a client that
+    attaches to the child sees it stream. The child's permission request, with nobody interactive on
+    the child, is shown to the parent's interactive client with the child's agent_id, and that
+    answer resolves it. The low-level agent.create + attach flow works beside managed children.
+
+    Covers: R12.5.8, R12.5.9, R12.5.10
+    """
+    client, parent_id = parent(harness)
+    client.attach(parent_id)
+    run = create(client, parent_id)["data"]["runs"][0]
+    child = run["agent_id"]
+    runtime = harness.runtime(child)
+    runtime.ask("req-7")
+    shown = client.of_type("permission_request")
+    assert [(m["agent_id"], m["request_id"]) for m in shown] == [(child, "req-7")]
+    answer = {"type": "permission_response", "agent_id": child, "request_id": "req-7", "decision": "allow"}
+    assert client.request(answer)["success"]
+    assert runtime.got("permission_response")[0]["request_id"] == "req-7"
+    dashboard = harness.connect()
+    dashboard.attach(child, role="observer")
+    runtime.delta("child progress")
+    assert dashboard.of_type("message_delta")
+    assert not [m for m in client.received if m.get("agent_id") == child and m["type"] == "message_delta"]
+    admin = harness.connect()
+    manual = admin.create("/project", parent_agent_id=parent_id)
+    admin.attach(manual)
+    assert harness.broker.agents[manual].record.depth == 1
