@@ -4,7 +4,8 @@ Built-ins: ``anthropic`` when ANTHROPIC_API_KEY is set (ANTHROPIC_BASE_URL respe
 when OPENAI_API_KEY is set (OPENAI_BASE_URL respected), each with a curated model list; a
 config.toml provider of the same name replaces the built-in. The built-in ``scripted/demo`` model is
 Shard's offline demo: a deterministic script, not an LLM. It is always listed (labelled as such) so a
-fresh install can be tried with no API key, and it is never the default.
+fresh install can be tried with no API key, and it is never the default here (a daemon with nothing
+configured starts its new agents on it, and says so).
 
 The default model: ``default_model`` from config.toml, else the first built-in API provider's first
 model; with none, the first prompt explains how to configure one.
@@ -98,6 +99,7 @@ BUILTIN_SCRIPTED = ProviderConfig(
     models=(ModelConfig(id="demo", context_window=200_000),),
     builtin=True,
 )
+DEMO_MODEL = f"{BUILTIN_SCRIPTED.name}/{BUILTIN_SCRIPTED.models[0].id}"  # the offline demo's catalog id
 DEMO_SCRIPT = Path(__file__).parent / "providers" / "scripts" / "demo.json"
 
 BASE_CAPABILITIES = (

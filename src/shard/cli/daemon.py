@@ -13,7 +13,7 @@ import sys
 
 from shard import _secrets
 from shard._home import HomeError, prepare_home
-from shard.agent.catalog import BUILTIN_KEY_VARIABLES, ModelCatalog, key_variables
+from shard.agent.catalog import BUILTIN_KEY_VARIABLES, DEMO_MODEL, ModelCatalog, key_variables
 from shard.agent.config import ConfigError, load_config, shard_home
 
 
@@ -47,10 +47,20 @@ def main_daemon(args: argparse.Namespace) -> int:
         return 1
     # The daemon takes the keys its runtimes will need now; they reach them through a pipe.
     _secrets.capture(key_variables(config))
-    mistake = ModelCatalog(config).default_mistake()  # else every runtime would fail to start on it
+    catalog = ModelCatalog(config)
+    mistake = catalog.default_mistake()  # else every runtime would fail to start on it
     if mistake is not None:
         print(f"shard daemon: {mistake}", file=sys.stderr)
         return 1
+    # With nothing configured the daemon still does something: its agents run the offline demo, said
+    # once here (and by the model name every client shows), rather than failing their first prompt.
+    fallback_model = None if catalog.default_selection is not None else DEMO_MODEL
+    if fallback_model is not None:
+        print(
+            f"shard daemon: no model is configured: new agents use {DEMO_MODEL}, Shard's offline demo"
+            " (a fixed script, not an LLM); README → Configuration adds a real one",
+            file=sys.stderr,
+        )
     if notice is not None:
         print(f"shard daemon: {notice}", file=sys.stderr)
     try:
@@ -65,6 +75,7 @@ def main_daemon(args: argparse.Namespace) -> int:
                 max_input=args.max_input_bytes or config.max_input_bytes,
                 web=web,
                 ticket_ttl=args.ws_ticket_ttl,
+                fallback_model=fallback_model,
             )
         )
     except StartError as exc:

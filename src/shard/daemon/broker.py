@@ -72,12 +72,14 @@ class Broker:
         idle_timeout: float,
         max_runtimes: int,
         subscribers: Iterable[Subscriber] = (),
+        fallback_model: str | None = None,
     ) -> None:
         self.agents: dict[str, AgentSlot] = {r.agent_id: AgentSlot(r) for r in records}
         self.clients: set[Client] = set()
         self.manifests = manifests
         self.wall = wall
         self.subscribers = list(subscribers)  # of every agent
+        self.fallback_model = fallback_model  # a new agent's model when neither it nor config names one
         self.out = Outbox()
         self.supervisor = Supervisor(
             self.agents, self.out, clock=clock, idle_timeout=idle_timeout, max_runtimes=max_runtimes

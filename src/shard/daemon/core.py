@@ -57,6 +57,7 @@ class Daemon:
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         socket_path: Path,
         max_runtimes: int = DEFAULT_MAX_RUNTIMES,
+        fallback_model: str | None = None,
     ) -> None:
         self.home = home
         self.socket_path = socket_path
@@ -69,6 +70,7 @@ class Daemon:
             idle_timeout=idle_timeout,
             max_runtimes=max_runtimes,
             subscribers=[ActivityTracker(time.time)],
+            fallback_model=fallback_model,
         )
         self.stopped = asyncio.Event()
         self._clients: dict[Connection, Client] = {}

@@ -107,6 +107,8 @@ class Orchestrator:
             model = f"{command.provider}/{model}"
         if command.session_id is not None:
             b.manifests.check_adoption(command.session_id, cwd)
+        elif model is None:  # an adopted session keeps the model it recorded
+            model = b.fallback_model
         parent = b.agents.get(command.parent_agent_id) if command.parent_agent_id else None
         record = AgentRecord(
             agent_id=new_id("agent"),

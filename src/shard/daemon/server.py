@@ -53,13 +53,20 @@ async def run(
     max_runtimes: int = DEFAULT_MAX_RUNTIMES,
     web: WebPolicy = LOOPBACK,
     ticket_ttl: float = TICKET_TTL,
+    fallback_model: str | None = None,
 ) -> int:
     sock = home / "daemon.sock"
     try:
         store = SecurityStore(home)
     except StoreError as exc:
         raise StartError(exc.message) from None
-    daemon = Daemon(home, idle_timeout=idle_timeout, socket_path=sock, max_runtimes=max_runtimes)
+    daemon = Daemon(
+        home,
+        idle_timeout=idle_timeout,
+        socket_path=sock,
+        max_runtimes=max_runtimes,
+        fallback_model=fallback_model,
+    )
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None
     auth = WebAuth(web, store, ticket_ttl=ticket_ttl)
