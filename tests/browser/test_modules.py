@@ -138,3 +138,47 @@ async def test_every_render_descriptor_kind_renders(page):
     await expect(box.locator(".render-code figcaption")).to_have_text("a.py")
     await expect(box.locator(".render-hologram pre")).to_contain_text('"beam": 1')
     await screenshot(page, "07-descriptors")
+
+
+LONG_SESSION = """async () => {
+  const { Conversation } = await import('/app/js/render/conversation.js');
+  const conv = new Conversation(() => {});
+  document.querySelector('main').replaceChildren(conv.el);
+  const messages = [];
+  for (let i = 0; i < 3000; i++) {
+    const role = i % 2 ? 'assistant' : 'user';
+    messages.push({ id: `m${i}`, role, content: [{ type: 'text', text: `message ${i} `.repeat(20) }] });
+  }
+  let t = performance.now();
+  conv.sync({ messages });
+  const syncMs = performance.now() - t;
+  const changes = [];
+  const observer = new MutationObserver((records) => changes.push(...records));
+  observer.observe(conv.el, { subtree: true, childList: true, characterData: true });
+  t = performance.now();
+  for (let i = 0; i < 500; i++)
+    conv.delta({ message_id: 'live', block_index: 0, kind: 'text', text_delta: 'x' });
+  const deltaMs = performance.now() - t;
+  await new Promise((r) => setTimeout(r, 0));
+  observer.disconnect();
+  const kinds = {};
+  for (const c of changes) kinds[c.type] = (kinds[c.type] || 0) + 1;
+  conv.sync({ messages });  // a resync of the same window adds nothing
+  return { syncMs, deltaMs, kinds, items: conv.el.children.length,
+           text: conv.el.lastElementChild.textContent.length };
+}"""
+
+
+async def test_a_long_session_renders_deltas_incrementally(page):
+    """3000 messages: a delta appends to one text node (no re-render of the conversation), a resync
+    of the same window adds no element, and neither takes long.
+
+    Covers: R9.4.7
+    """
+    result = await page.evaluate(LONG_SESSION)
+    # the live message and its text block are added once; every other change is one text append
+    assert result["kinds"] == {"childList": 2, "characterData": 500}
+    assert result["items"] == 3001
+    assert result["text"] == 500
+    assert result["deltaMs"] < 500
+    assert result["syncMs"] < 5000

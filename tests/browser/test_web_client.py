@@ -133,6 +133,8 @@ async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_th
         await expect(page.locator("#conversation .turn-usage")).to_have_count(1)
     assert (project / "a.txt").exists()
     await screenshot(two, "03-conversation")
+    await two.emulate_media(color_scheme="dark")
+    await screenshot(two, "03-conversation-dark")
     await one.close()
     await two.close()
 
@@ -163,6 +165,27 @@ async def test_a_dropped_socket_resumes_without_duplicates_or_gaps(context, proj
     for text in ("make a.txt", "and then?", "more"):
         await expect(conversation.locator(".message.user .text", has_text=text)).to_have_count(1)
     await expect(conversation.locator(".tool")).to_have_count(1)
+    await page.close()
+
+
+async def test_a_permission_pending_across_a_drop_is_shown_once_and_still_answers(context, project):
+    """The socket drops while a permission dialog is open; after the reconnect the request comes
+    back from sync.pending_requests (and is re-sent): one dialog, and answering it finishes the turn.
+
+    Covers: R6.4.22, R6.4.23, R6.4.25, R12.6.1, R12.6.2, R12.6.3
+    """
+    page = await open_app(context)
+    await create_agent(page, project)
+    await send(page, "make a.txt")
+    await expect(permission(page)).to_have_count(1)
+    await page.evaluate("() => window.shard.conn.drop()")
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "reconnecting")
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    await expect(page.locator("#agent-status")).to_have_text("waiting_for_permission")
+    await expect(permission(page)).to_have_count(1)
+    await permission(page).get_by_role("button", name="Allow once").click()
+    await expect(assistant_text(page, "done one")).to_have_count(1)
+    await expect(permission(page)).to_have_count(0)
     await page.close()
 
 
