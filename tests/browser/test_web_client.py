@@ -247,3 +247,40 @@ async def test_fork_from_a_message_lists_the_new_session(context, project):
     await expect(page.locator("#sessions .fork-row")).to_have_count(1)
     await screenshot(page, "05-sessions")
     await page.close()
+
+
+DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PASTE_PNG = """async (png) => {
+  const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+  const data = new DataTransfer();
+  data.items.add(new File([bytes], 'dot.png', { type: 'image/png' }));
+  const paste = new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true });
+  document.getElementById('prompt-text').dispatchEvent(paste);
+}"""
+
+
+async def test_a_pasted_image_goes_with_the_prompt_and_kill_stops_the_agent(context, project):
+    """A pasted image previews in the prompt box and travels as a base64 Image block; Kill stops
+    the agent's runtime and says so.
+
+    Covers: R9.2.1, R10.1.25
+    """
+    page = await open_app(context)
+    await create_agent(page, project)
+    await page.evaluate(
+        "() => { const s = window.shard.conn; const send = s.send.bind(s); window.sentLog = [];"
+        " s.send = (m) => { window.sentLog.push(m); return send(m); }; }"
+    )
+    await page.evaluate(PASTE_PNG, DOT_PNG)
+    await expect(page.locator("#attachments img")).to_have_attribute("src", re.compile("^blob:"))
+    await send(page, "what is this?")
+    await expect(page.locator("#attachments img")).to_have_count(0)
+    sent = await page.evaluate("() => window.sentLog")
+    (prompt,) = [m for m in sent if m["type"] == "prompt"]
+    assert [(i["type"], i["mime_type"]) for i in prompt["images"]] == [("image", "image/png")]
+    assert prompt["images"][0]["data"].startswith("iVBORw0KGgo")
+    await expect(page.locator("#agent-status")).to_have_text("waiting_for_permission")
+    await page.get_by_role("button", name="Kill").click()
+    await expect(page.locator(".toast")).to_contain_text("agent.kill")
+    await expect(page.locator(".toast-error")).to_have_count(0)
+    await page.close()
