@@ -182,3 +182,37 @@ async def test_a_long_session_renders_deltas_incrementally(page):
     assert result["text"] == 500
     assert result["deltaMs"] < 500
     assert result["syncMs"] < 5000
+
+
+COMPACTION = """async () => {
+  const { Conversation } = await import('/app/js/render/conversation.js');
+  const conv = new Conversation(() => {});
+  const text = (id, t) =>
+    ({ id, role: id.startsWith('u') ? 'user' : 'assistant', content: [{ type: 'text', text: t }] });
+  conv.sync({ messages: [text('u1', 'old question'), text('a1', 'old answer'), text('u2', 'next')] });
+  conv.compaction({ index: 0, tokens_before: 9000, tokens_after: 1200, first_kept_entry_id: 'u2',
+                    message_range: ['u1', 'a1'] });
+  const live = [...conv.el.children].map((li) => li.className + ':' + (li.dataset.id || li.textContent));
+  conv.sync({ messages: [text('s1', 'summary of before'), text('u2', 'next')], compaction_index: 1 });
+  return [live, [...conv.el.children].map((li) => li.className + ':' + (li.dataset.id || li.textContent))];
+}"""
+
+
+async def test_compaction_shows_a_marker_and_the_window_after_it(page):
+    """A compaction event leaves a marker; the next sync's post-compaction window replaces the
+    summarized messages and marks where the kept window starts.
+
+    Covers: R6.4.21, R9.1.4
+    """
+    live, synced = await page.evaluate(COMPACTION)
+    assert live == [
+        "message user:u1",
+        "message assistant:a1",
+        "message user:u2",
+        "compaction-marker:Compacted: 9000 → 1200 tokens",
+    ]
+    assert synced == [
+        "compaction-marker from-sync:Compacted (1): the summary below stands for the earlier messages",
+        "message assistant:s1",
+        "message user:u2",
+    ]

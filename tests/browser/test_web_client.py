@@ -31,7 +31,13 @@ SCRIPT = [
         ]
     },
     text_step("done one"),
-    {"blocks": [{"type": "pause", "ms": 300}, {"type": "text", "text": "second answer"}]},
+    {
+        "blocks": [
+            {"type": "text", "text": "partial start"},
+            {"type": "pause", "ms": 500},
+            {"type": "text", "text": "second answer"},
+        ]
+    },
     text_step("third answer"),
 ]
 
@@ -140,15 +146,16 @@ async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_th
 
 
 async def test_a_dropped_socket_resumes_without_duplicates_or_gaps(context, project):
-    """The WebSocket drops while a turn runs; the page says it is reconnecting, reconnects after
-    the backoff, re-attaches from sync and shows what happened meanwhile, with no message, tool card
-    or usage line twice.
+    """The WebSocket drops while a message streams; the page says it is reconnecting, reconnects
+    after the backoff, re-attaches from sync and shows what happened meanwhile (the message completed
+    while it was away) with no message, tool card or usage line twice, in order.
 
     Covers: R6.4.17, R6.4.18, R6.4.20, R6.4.21, R3.4, R3.5
     """
     page = await open_app(context)
     await first_turn(page, project)
     await send(page, "and then?")
+    await expect(page.locator("#conversation .message.streaming .text")).to_have_text("partial start")
     await page.evaluate("() => window.shard.conn.drop()")
     await expect(page.locator("#connection")).to_have_attribute("data-state", "reconnecting")
     await expect(page.locator("#connection")).to_contain_text("reconnecting in 1 s")
@@ -160,8 +167,17 @@ async def test_a_dropped_socket_resumes_without_duplicates_or_gaps(context, proj
     conversation = page.locator("#conversation")
     ids = await conversation.locator(".message[data-id]").evaluate_all("els => els.map(e => e.dataset.id)")
     assert len(ids) == len(set(ids)) == 8  # 3 prompts + 3 answers + tool call turn + its results
-    for text in ("I will touch a.txt", "done one", "second answer", "third answer"):
+    for text in ("I will touch a.txt", "done one", "partial start", "second answer", "third answer"):
         await expect(assistant_text(page, text)).to_have_count(1)
+    texts = await conversation.locator(".message:not([hidden]) .text").all_inner_texts()
+    tail = texts[texts.index("and then?") :]  # the script's two text blocks stream as one
+    assert tail == ["and then?", "partial startsecond answer", "more", "third answer"]
+    answer, usage, question = await conversation.locator(":scope > li").evaluate_all(
+        "els => ['done one', null, 'and then?'].map(t => t === null"
+        " ? els.findIndex(e => e.classList.contains('turn-usage'))"
+        " : els.findIndex(e => e.dataset.id && e.textContent.includes(t)))"
+    )
+    assert 0 <= answer < usage < question  # the first turn's usage line stayed between its turn and the next
     for text in ("make a.txt", "and then?", "more"):
         await expect(conversation.locator(".message.user .text", has_text=text)).to_have_count(1)
     await expect(conversation.locator(".tool")).to_have_count(1)

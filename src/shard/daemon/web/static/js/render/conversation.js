@@ -25,15 +25,29 @@ export class Conversation {
         this.messages.delete(id);
       }
     }
-    for (const marker of this.el.querySelectorAll(":scope > .compaction-marker.from-sync")) marker.remove();
-    window.messages.forEach((message, index) => {
-      if (window.compaction_index !== undefined && window.compaction_index !== null && index === window.compaction_index) {
-        this.el.append(h("li", { class: "compaction-marker from-sync" }, "Earlier messages were compacted"));
+    // Messages already shown stay where they are (with the usage lines and notes between them);
+    // a new one goes right after its predecessor in the window. In-flight messages stay last.
+    let previous = null;
+    for (const message of window.messages) {
+      const partial = this.partials.get(message.id); // completed while this page was away
+      if (partial) {
+        partial.li.remove();
+        this.partials.delete(message.id);
       }
       const li = this.upsert(message);
-      this.el.append(li); // re-append keeps window order; moves, never copies
-    });
-    for (const { li } of this.partials.values()) this.el.append(li); // in-flight messages stay last
+      if (!li.isConnected) {
+        if (previous) previous.after(li);
+        else this.el.prepend(li);
+      }
+      previous = li;
+    }
+    // compaction_index is the ordinal of the compaction that shaped the window, whose first
+    // message is then that compaction's summary: one marker above it stands for every earlier one
+    for (const marker of this.el.querySelectorAll(":scope > .compaction-marker")) marker.remove();
+    const first = window.messages.length ? this.messages.get(window.messages[0].id) : null;
+    if (first && window.compaction_index !== undefined && window.compaction_index !== null) {
+      first.before(h("li", { class: "compaction-marker from-sync" }, `Compacted (${window.compaction_index}): the summary below stands for the earlier messages`));
+    }
   }
 
   // --- live events ------------------------------------------------------------------------------
