@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import enrolled_context, start_daemon
-from pages import open_app, screenshot
+from browser_steps import enrolled_context, open_app, screenshot, start_daemon
 from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, write_scripted_home

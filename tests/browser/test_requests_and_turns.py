@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import enrolled_context, start_daemon
-from pages import assistant_text, create_agent, open_app, screenshot, send
+from browser_steps import (
+    assistant_text,
+    create_agent,
+    enrolled_context,
+    open_app,
+    screenshot,
+    send,
+    start_daemon,
+)
 from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home

@@ -14,8 +14,17 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import enrolled_context, start_daemon
-from pages import assistant_text, create_agent, open_app, permission, screenshot, select_agent, send
+from browser_steps import (
+    assistant_text,
+    create_agent,
+    enrolled_context,
+    open_app,
+    permission,
+    screenshot,
+    select_agent,
+    send,
+    start_daemon,
+)
 from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, write_scripted_home
@@ -91,6 +100,21 @@ async def test_enrollment_opens_the_app_and_keeps_no_secret(context):
     assert kept == ["", 0, 0, ""]
     await screenshot(page, "01-connected")
     await page.close()
+
+
+async def test_a_browser_not_enrolled_is_told_how_to_enroll(chromium, daemon):
+    """Without the session cookie /bootstrap refuses a ticket; the page says how to enroll and does
+    not retry in a loop.
+
+    Covers: R4.1.0.7
+    """
+    stranger = await chromium.new_context(base_url=f"http://127.0.0.1:{daemon.port}")
+    page = await stranger.new_page()
+    await page.goto("/")
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "unenrolled")
+    await expect(page.locator("#connection")).to_contain_text("shard web enroll")
+    await expect(page.locator("#reconnect")).to_be_hidden()
+    await stranger.close()
 
 
 async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_the_other_tab(context, project):

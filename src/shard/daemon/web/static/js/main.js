@@ -166,8 +166,20 @@ class App {
     }
     const agent = m.agent_id ? this.agents.get(m.agent_id) : null;
     if (!agent) return;
+    if (agent.id === this.selected) this.followBottom(agent.conversation.el);
     this.agentEvent(agent, m);
     this.refresh(agent);
+  }
+
+  // Keep the newest content in view while the reader is at the bottom: one layout read and one
+  // scroll per frame, however many deltas arrive in it.
+  followBottom(el) {
+    if (this.scrollQueued || el.scrollHeight - el.scrollTop - el.clientHeight > 80) return;
+    this.scrollQueued = true;
+    requestAnimationFrame(() => {
+      this.scrollQueued = false;
+      el.scrollTop = el.scrollHeight;
+    });
   }
 
   patch(id, change) {

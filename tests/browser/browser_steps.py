@@ -1,13 +1,18 @@
-"""What a user does in the web client, as Playwright steps (locators on the app's DOM)."""
+"""What a user does in the web client, as Playwright steps (locators on the app's DOM), and the
+daemon and enrolled browser context each module starts."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import expect
 
+from shard.testing import DaemonProcess
 from shard.testing.chromium import screenshot_dir
+
+TIMEOUT_MS = 15_000
 
 
 async def open_app(context: Any) -> Any:
@@ -50,3 +55,24 @@ def permission(page: Any) -> Any:
 
 async def screenshot(page: Any, name: str) -> None:
     await page.screenshot(path=str(screenshot_dir() / f"{name}.png"), full_page=True)
+
+
+async def start_daemon(home: Path) -> AsyncIterator[DaemonProcess]:
+    daemon = await DaemonProcess.start(home)
+    try:
+        yield daemon
+    finally:
+        await daemon.kill()
+
+
+async def enrolled_context(chromium: Any, daemon: DaemonProcess) -> Any:
+    """A browser context (its tabs share the cookie) enrolled through the printed link."""
+    assert daemon.enrollment_link, daemon.output
+    context = await chromium.new_context(base_url=f"http://127.0.0.1:{daemon.port}")
+    context.set_default_timeout(TIMEOUT_MS)
+    expect.set_options(timeout=TIMEOUT_MS)
+    page = await context.new_page()
+    await page.goto(daemon.enrollment_link)
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    await page.close()
+    return context
