@@ -28,6 +28,7 @@ from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.unix import serve_unix
 from shard.daemon.web.auth import WebAuth
 from shard.daemon.web.config import LOOPBACK, WebPolicy
+from shard.daemon.web.static_files import static_routes
 from shard.daemon.web.store import SecurityStore, StoreError
 from shard.daemon.web.tickets import TICKET_TTL
 from shard.daemon.websocket import PING_INTERVAL, WsEndpoint
@@ -73,7 +74,7 @@ async def run(
     ws = WsEndpoint(daemon, auth, max_message=max_input, ping_interval=ping_interval, cap=outbound_cap)
     both = frozenset({b"GET", b"POST"})
     routes = {
-        b"/": Route(auth.index),
+        **static_routes(),  # "/" and /app/…: the web client
         b"/enroll": Route(auth.enroll, both),
         b"/bootstrap": Route(auth.bootstrap, frozenset({b"POST"})),
         b"/ws": Route(ws),

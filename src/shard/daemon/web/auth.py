@@ -28,7 +28,7 @@ import orjson
 from shard.daemon.http import HttpError, Request, response
 from shard.daemon.web.config import WebPolicy
 from shard.daemon.web.gate import Refusal, check_origin, read_cookie, set_cookie
-from shard.daemon.web.pages import ENROLL_PAGE, ENROLL_SCRIPT, INDEX_PAGE, page_headers
+from shard.daemon.web.pages import ENROLL_PAGE, ENROLL_SCRIPT, page_headers
 from shard.daemon.web.store import BrowserSession, SecurityStore
 from shard.daemon.web.tickets import ENROLLMENT_TTL, TICKET_TTL, FailureLimit, SingleUse, digest, new_secret
 from shard.protocol.framing import Record
@@ -74,11 +74,6 @@ class WebAuth:
         return f"{self.policy.base_url(self.port)}/enroll#code={code}", ttl
 
     # --- routes -----------------------------------------------------------------------------------
-
-    async def index(
-        self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rest: bytes
-    ) -> None:
-        writer.write(_html(INDEX_PAGE))
 
     async def enroll(
         self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rest: bytes

@@ -1,6 +1,6 @@
-"""The daemon's two small pages: ``/enroll`` (posts the code from the URL fragment) and ``/`` (a
-placeholder until the web client lands). Their only script is inline and allowed by its hash, so
-the CSP stays ``default-src 'none'`` with ``frame-ancestors 'none'`` (R4.1.2.28)."""
+"""The enrollment page, ``/enroll`` (posts the code from the URL fragment). Its only script is inline
+and allowed by its hash, so the CSP stays ``default-src 'none'`` with ``frame-ancestors 'none'``
+(R4.1.2.28). The web client itself (``/``) is static files: see ``static_files.py``."""
 
 from __future__ import annotations
 
@@ -28,13 +28,6 @@ ENROLL_PAGE = (
     "<!doctype html><html><head><meta charset=utf-8><title>Shard: enroll this browser</title></head>"
     '<body><h1>Shard</h1><p id="out">Enrolling this browser…</p>'
     f"<script>{ENROLL_SCRIPT}</script></body></html>"
-)
-
-INDEX_PAGE = (
-    "<!doctype html><html><head><meta charset=utf-8><title>Shard</title></head>"
-    "<body><h1>Shard</h1><p>The daemon is running. The web client is not part of this build; "
-    "enrolled browsers reach the WebSocket at <code>/ws</code> with a ticket from "
-    "<code>POST /bootstrap</code>.</p></body></html>"
 )
 
 

@@ -1,0 +1,310 @@
+// The web client (issue 13): wires the connection, the per-agent state and the views together.
+// One socket carries every agent; events are demuxed by agent_id. Only the selected agent is
+// attached interactively; the others this page watches are attached as observers (R4.1.2.29).
+import { Connection } from "./connection.js";
+import { Controls } from "./controls.js";
+import { h } from "./dom.js";
+import { AgentList } from "./render/agents.js";
+import { permissionDialog, resolvedText, uiDialog } from "./render/requests.js";
+import { AgentState } from "./store.js";
+import { Composer } from "./composer.js";
+import { Sessions } from "./sessions.js";
+
+const $ = (id) => document.getElementById(id);
+
+class App {
+  constructor() {
+    this.agents = new Map();
+    this.selected = null;
+    this.conn = new Connection({
+      onOpen: () => this.opened(),
+      onMessage: (m) => this.dispatch(m),
+      onState: (state, text) => this.connectionState(state, text),
+    });
+    this.list = new AgentList($("agents"), { onSelect: (id) => this.select(id), onWatch: (id, on) => this.watch(id, on) });
+    this.controls = new Controls($("controls"), this.conn, (t, k) => this.toast(t, k));
+    this.composer = new Composer(this);
+    this.sessions = new Sessions(this);
+    $("create").addEventListener("submit", (e) => this.create(e));
+    $("terminate").addEventListener("click", () => this.lifecycle("agent.terminate"));
+    $("kill").addEventListener("click", () => this.lifecycle("agent.kill"));
+    $("reconnect").addEventListener("click", () => this.conn.drop());
+  }
+
+  start() {
+    this.conn.start();
+  }
+
+  connectionState(state, text) {
+    const el = $("connection");
+    el.dataset.state = state;
+    el.textContent = text;
+    $("reconnect").hidden = state !== "reconnecting";
+    document.body.dataset.connection = state;
+  }
+
+  // After every hello: the registry, then re-attach to every agent this page watched.
+  async opened() {
+    let reply;
+    try {
+      reply = await this.conn.request({ type: "agent.list" });
+    } catch {
+      return;
+    }
+    if (!reply.success) return;
+    const live = new Set();
+    for (const info of reply.data.agents) {
+      live.add(info.agent_id);
+      this.upsertInfo(info);
+    }
+    for (const [id, agent] of this.agents) {
+      if (!live.has(id)) this.forget(id);
+      else if (agent.role) this.attach(agent, agent.role);
+    }
+  }
+
+  upsertInfo(info) {
+    let agent = this.agents.get(info.agent_id);
+    if (!agent) {
+      agent = new AgentState(info, (a, id) => this.sessions.fork(a, id));
+      this.agents.set(agent.id, agent);
+    } else {
+      agent.info = { ...agent.info, ...info };
+      if (info.model) agent.model = info.model;
+      if (info.mode) agent.mode = info.mode;
+    }
+    this.refresh(agent);
+    return agent;
+  }
+
+  forget(id) {
+    this.agents.delete(id);
+    this.list.remove(id);
+    if (this.selected === id) this.show(null);
+  }
+
+  refresh(agent) {
+    this.list.update(agent, agent.id === this.selected);
+    if (agent.id === this.selected) this.renderHead(agent);
+  }
+
+  async attach(agent, role) {
+    agent.role = role;
+    try {
+      const reply = await this.conn.request({ type: "agent.attach", agent_id: agent.id, role });
+      if (!reply.success) {
+        this.toast(`attach ${agent.label}: ${reply.error.message}`, "error");
+        if (agent.role === role) agent.role = null;
+      }
+    } catch {
+      /* dropped: the next hello re-attaches */
+    }
+    this.refresh(agent);
+  }
+
+  async select(id) {
+    const previous = this.selected ? this.agents.get(this.selected) : null;
+    const agent = this.agents.get(id);
+    if (!agent || previous === agent) return;
+    this.show(agent);
+    if (previous && previous.role) this.attach(previous, "observer"); // interactive on one agent only
+    if (previous) this.refresh(previous);
+    await this.attach(agent, "interactive");
+  }
+
+  async watch(id, on) {
+    const agent = this.agents.get(id);
+    if (!agent || id === this.selected) return;
+    if (on) return this.attach(agent, "observer");
+    agent.role = null;
+    this.refresh(agent);
+    try {
+      await this.conn.request({ type: "agent.detach", agent_id: id });
+    } catch {
+      /* a closed socket detached it already */
+    }
+  }
+
+  show(agent) {
+    this.selected = agent ? agent.id : null;
+    $("agent").hidden = !agent;
+    $("empty").hidden = !!agent;
+    $("sessions").hidden = true;
+    if (!agent) return;
+    $("conversation").replaceWith(Object.assign(agent.conversation.el, { id: "conversation" }));
+    this.renderHead(agent);
+    this.renderRequests(agent);
+    this.composer.update(agent);
+    for (const other of this.agents.values()) this.list.update(other, other === agent);
+    if (agent.capabilities.length) this.controls.load(agent);
+    else $("controls").replaceChildren();
+  }
+
+  renderHead(agent) {
+    $("agent-title").textContent = `${agent.label} — ${agent.info.cwd}`;
+    const status = $("agent-status");
+    status.textContent = agent.status;
+    status.className = `badge status-${agent.status}`;
+    this.composer.update(agent);
+  }
+
+  // --- events -----------------------------------------------------------------------------------
+
+  dispatch(m) {
+    switch (m.type) {
+      case "agent_spawned":
+        this.upsertInfo(m.info);
+        return;
+      case "agent_status_changed":
+        return this.patch(m.agent_id, (a) => (a.info.status = m.status, a.info.runtime_state = m.runtime_state));
+      case "agent_activity":
+        return this.patch(m.agent_id, (a) => (a.activity = m));
+      case "agent_exited":
+        return this.patch(m.agent_id, (a) => (a.info.runtime_state = m.runtime_state, a.conversation.note(`The runtime exited: ${m.reason}`, "error")));
+      case "mode_changed":
+        return this.patch(m.agent_id, (a) => this.controls.modeChanged(a, m));
+    }
+    const agent = m.agent_id ? this.agents.get(m.agent_id) : null;
+    if (!agent) return;
+    if (agent.id === this.selected) this.followBottom(agent.conversation.el);
+    this.agentEvent(agent, m);
+    this.refresh(agent);
+  }
+
+  // Keep the newest content in view while the reader is at the bottom: one layout read and one
+  // scroll per frame, however many deltas arrive in it.
+  followBottom(el) {
+    if (this.scrollQueued || el.scrollHeight - el.scrollTop - el.clientHeight > 80) return;
+    this.scrollQueued = true;
+    requestAnimationFrame(() => {
+      this.scrollQueued = false;
+      el.scrollTop = el.scrollHeight;
+    });
+  }
+
+  patch(id, change) {
+    const agent = this.agents.get(id);
+    if (!agent) return;
+    change(agent);
+    this.refresh(agent);
+  }
+
+  agentEvent(agent, m) {
+    const conv = agent.conversation;
+    const selected = agent.id === this.selected;
+    switch (m.type) {
+      case "sync":
+        agent.applySync(m);
+        if (selected) {
+          this.renderRequests(agent);
+          this.controls.load(agent);
+        }
+        return;
+      case "status":
+        agent.info.status = m.status;
+        return;
+      case "message_delta":
+        return conv.delta(m);
+      case "message_complete":
+        return conv.complete(m.message);
+      case "tool_call":
+        return conv.toolCall(m);
+      case "tool_result":
+        return conv.toolResult(m);
+      case "turn_end":
+        return conv.turnEnd(m);
+      case "usage":
+        return agent.addUsage(m);
+      case "compaction":
+        return conv.compaction(m);
+      case "error":
+        conv.note(`${m.code}: ${m.message}`, "error");
+        return;
+      case "model_changed":
+        return this.controls.modelChanged(agent, m);
+      case "reasoning_level_changed":
+        return this.controls.reasoningChanged(agent, m);
+      case "permission_request":
+      case "ui_request":
+        if (m.type === "ui_request" && m.kind === "notify") {
+          this.toast(`${agent.label}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
+          return;
+        }
+        agent.requests.set(m.request_id, m);
+        if (selected) this.renderRequests(agent);
+        return;
+      case "permission_resolved":
+      case "ui_resolved": {
+        const req = agent.requests.get(m.request_id);
+        agent.requests.delete(m.request_id);
+        if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolvedText(m)}`, "resolved");
+        if (selected) this.renderRequests(agent);
+        return;
+      }
+    }
+  }
+
+  renderRequests(agent) {
+    const panel = $("requests");
+    const shown = new Map([...panel.children].map((el) => [el.dataset.requestId, el]));
+    for (const [id, el] of shown) if (!agent.requests.has(id)) el.remove();
+    for (const req of agent.requests.values()) {
+      if (shown.has(req.request_id)) continue;
+      const answer = (body) => this.answer(agent, req, body, dialog);
+      const dialog = req.type === "ui_request" ? uiDialog(req, (value) => answer({ value })) : permissionDialog(req, answer);
+      panel.append(dialog);
+      dialog.querySelector("button, input, textarea")?.focus();
+    }
+  }
+
+  answer(agent, req, body, dialog) {
+    const type = req.type === "ui_request" ? "ui_response" : "permission_response";
+    if (this.conn.send({ type, agent_id: agent.id, request_id: req.request_id, ...body })) {
+      dialog.classList.add("answered");
+      for (const b of dialog.querySelectorAll("button, input, textarea")) b.disabled = true;
+    }
+  }
+
+  // --- commands ---------------------------------------------------------------------------------
+
+  async create(event) {
+    event.preventDefault();
+    const form = new FormData(event.target);
+    const fields = { cwd: form.get("cwd").trim() };
+    for (const key of ["model", "mode"]) if (form.get(key).trim()) fields[key] = form.get(key).trim();
+    $("create-error").textContent = "";
+    try {
+      const reply = await this.conn.request({ type: "agent.create", ...fields });
+      if (!reply.success) {
+        $("create-error").textContent = reply.error.message;
+        return;
+      }
+      const id = reply.data.agent_id;
+      if (!this.agents.has(id)) this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode });
+      await this.select(id);
+    } catch (err) {
+      $("create-error").textContent = err.message;
+    }
+  }
+
+  async lifecycle(type) {
+    const agent = this.agents.get(this.selected);
+    if (!agent) return;
+    try {
+      const reply = await this.conn.request({ type, agent_id: agent.id });
+      this.toast(reply.success ? `${type} ${agent.label}: done` : `${type}: ${reply.error.message}`, reply.success ? "info" : "error");
+    } catch (err) {
+      this.toast(`${type}: ${err.message}`, "error");
+    }
+  }
+
+  toast(text, kind = "info") {
+    const el = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, text, h("button", { type: "button", "aria-label": "Close", onclick: () => el.remove() }, "×"));
+    $("toasts").append(el);
+    setTimeout(() => el.remove(), 8000);
+  }
+}
+
+const app = new App();
+window.shard = app; // for the console and the browser tests; holds no secret
+app.start();

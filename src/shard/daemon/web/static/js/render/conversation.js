@@ -1,0 +1,199 @@
+// One agent's conversation as DOM, updated incrementally (PROTOCOL §9.4): a delta appends to one
+// text node, message_complete re-renders that one message from the final snapshot, sync reconciles
+// the whole window by message id. Every message and tool card is keyed by its id, so a replayed
+// event or a resync after reconnect can update an element but never add a second one.
+import { h } from "../dom.js";
+import { footer, renderDescriptor } from "./descriptors.js";
+
+export class Conversation {
+  constructor(onFork) {
+    this.el = h("ol", { class: "conversation" });
+    this.messages = new Map(); // message id -> <li>
+    this.partials = new Map(); // message id -> {li, blocks: Map(index -> {kind, node, args})}
+    this.tools = new Map(); // tool_call_id -> card element
+    this.turns = new Set(); // turn ids with a usage line
+    this.onFork = onFork;
+  }
+
+  // --- whole-window reconcile (sync) ------------------------------------------------------------
+
+  sync(window) {
+    const keep = new Set(window.messages.map((m) => m.id));
+    for (const [id, li] of this.messages) {
+      if (!keep.has(id)) {
+        li.remove();
+        this.messages.delete(id);
+      }
+    }
+    // Messages already shown stay where they are (with the usage lines and notes between them);
+    // a new one goes right after its predecessor in the window. In-flight messages stay last.
+    let previous = null;
+    for (const message of window.messages) {
+      const partial = this.partials.get(message.id); // completed while this page was away
+      if (partial) {
+        partial.li.remove();
+        this.partials.delete(message.id);
+      }
+      const li = this.upsert(message);
+      if (!li.isConnected) {
+        if (previous) previous.after(li);
+        else this.el.prepend(li);
+      }
+      previous = li;
+    }
+    // compaction_index is the ordinal of the compaction that shaped the window, whose first
+    // message is then that compaction's summary: one marker above it stands for every earlier one
+    for (const marker of this.el.querySelectorAll(":scope > .compaction-marker")) marker.remove();
+    const first = window.messages.length ? this.messages.get(window.messages[0].id) : null;
+    if (first && window.compaction_index !== undefined && window.compaction_index !== null) {
+      first.before(h("li", { class: "compaction-marker from-sync" }, `Compacted (${window.compaction_index}): the summary below stands for the earlier messages`));
+    }
+  }
+
+  // --- live events ------------------------------------------------------------------------------
+
+  complete(message) {
+    const partial = this.partials.get(message.id);
+    this.partials.delete(message.id);
+    const li = this.upsert(message);
+    if (partial && partial.li !== li) partial.li.replaceWith(li);
+    else if (!li.isConnected) this.el.append(li);
+  }
+
+  delta(ev) {
+    if (this.messages.has(ev.message_id)) return; // already complete: the snapshot is the truth
+    let partial = this.partials.get(ev.message_id);
+    if (!partial) {
+      const li = h("li", { class: "message assistant streaming", dataset: { id: ev.message_id } });
+      partial = { li, blocks: new Map() };
+      this.partials.set(ev.message_id, partial);
+      this.el.append(li);
+    }
+    let block = partial.blocks.get(ev.block_index);
+    if (!block) {
+      block = this.newBlock(ev);
+      partial.blocks.set(ev.block_index, block);
+      partial.li.append(block.el);
+    }
+    if (ev.kind === "tool_call") {
+      if (ev.args_delta) block.node.appendData(ev.args_delta);
+    } else if (ev.text_delta) {
+      block.node.appendData(ev.text_delta);
+    }
+  }
+
+  newBlock(ev) {
+    const node = document.createTextNode("");
+    if (ev.kind === "thinking") {
+      return { node, el: h("details", { class: "thinking", open: true }, h("summary", {}, "Thinking"), h("div", { class: "text" }, node)) };
+    }
+    if (ev.kind === "tool_call") {
+      const card = this.card(ev.tool_call_id, ev.name);
+      card.querySelector(".tool-args").replaceChildren(node);
+      return { node, el: card };
+    }
+    return { node, el: h("div", { class: "text" }, node) };
+  }
+
+  toolCall(ev) {
+    const card = this.card(ev.tool_call_id, ev.name);
+    if (!card.isConnected) this.el.append(h("li", { class: "message assistant" }, card));
+    card.querySelector(".tool-args").textContent = argsText(ev.args);
+    card.classList.toggle("read-only", ev.read_only === true);
+    if (card.dataset.state !== "done") card.dataset.state = "running";
+    if (ev.render) card.querySelector(".tool-render").replaceChildren(renderDescriptor(ev.render));
+  }
+
+  toolResult(ev) {
+    const card = this.card(ev.tool_call_id, "");
+    if (!card.isConnected) this.el.append(h("li", { class: "message assistant" }, card));
+    card.dataset.state = "done";
+    card.classList.toggle("error", !!ev.is_error);
+    // a synced tool_result block has no render, exit code or duration: keep what the live event gave
+    if (ev.render) card.resultRender = ev.render;
+    if (ev.exit_code !== undefined || ev.duration_ms !== undefined) card.footer = [ev.exit_code, ev.duration_ms];
+    const parts = [];
+    if (card.resultRender) parts.push(renderDescriptor(card.resultRender));
+    parts.push(resultContent(ev.content));
+    if (card.footer) parts.push(footer(...card.footer));
+    card.querySelector(".tool-result").replaceChildren(...parts);
+  }
+
+  turnEnd(ev) {
+    if (!ev.usage || this.turns.has(ev.turn_id)) return;
+    this.turns.add(ev.turn_id);
+    const u = ev.usage;
+    const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
+    this.el.append(h("li", { class: "turn-usage", dataset: { turn: ev.turn_id } }, `turn: ${u.input} in · ${u.output} out${cost}`));
+  }
+
+  compaction(ev) {
+    this.el.append(h("li", { class: "compaction-marker" }, `Compacted: ${ev.tokens_before} → ${ev.tokens_after} tokens`));
+  }
+
+  note(text, kind = "note") {
+    this.el.append(h("li", { class: `note note-${kind}` }, text));
+  }
+
+  // --- building blocks --------------------------------------------------------------------------
+
+  upsert(message) {
+    let li = this.messages.get(message.id);
+    if (!li) {
+      li = h("li", { dataset: { id: message.id } });
+      this.messages.set(message.id, li);
+    }
+    const results = message.content.filter((b) => b.type === "tool_result");
+    const onlyResults = message.role === "user" && results.length === message.content.length && results.length > 0;
+    li.className = `message ${message.role}`;
+    li.hidden = onlyResults; // tool results show inside their tool call's card
+    for (const r of results) this.toolResult({ tool_call_id: r.tool_call_id, content: r.content, is_error: r.is_error });
+    if (onlyResults) return li;
+    const blocks = message.content.filter((b) => b.type !== "tool_result").map((b) => this.block(b));
+    const fork = h("button", { type: "button", class: "fork", title: "Fork a new session from this message", onclick: () => this.onFork(message.id) }, "Fork");
+    li.replaceChildren(h("span", { class: "role" }, message.role === "user" ? "You" : "Agent"), ...blocks, fork);
+    return li;
+  }
+
+  block(b) {
+    if (b.type === "text") return h("div", { class: "text" }, b.text);
+    if (b.type === "thinking") return h("details", { class: "thinking" }, h("summary", {}, "Thinking"), h("div", { class: "text" }, b.text));
+    if (b.type === "tool_call") {
+      const card = this.card(b.id, b.name);
+      card.querySelector(".tool-args").textContent = argsText(b.args);
+      return card;
+    }
+    return h("pre", {}, JSON.stringify(b));
+  }
+
+  card(id, name) {
+    let card = this.tools.get(id);
+    if (!card) {
+      card = h(
+        "div",
+        { class: "tool", dataset: { toolCallId: id, state: "pending" } },
+        h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, name), " ", h("code", { class: "tool-args" })),
+        h("div", { class: "tool-render" }),
+        h("div", { class: "tool-result" }),
+      );
+      this.tools.set(id, card);
+    } else if (name) {
+      card.querySelector(".tool-name").textContent = name;
+    }
+    return card;
+  }
+}
+
+function argsText(args) {
+  if (!args || typeof args !== "object") return "";
+  return Object.entries(args)
+    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join(" ");
+}
+
+function resultContent(content) {
+  if (!content) return h("pre", {}, "");
+  if (content.kind === "text") return h("pre", { class: "result-text" }, content.text);
+  if (content.kind === "error") return h("pre", { class: "result-error" }, content.message);
+  return h("pre", { class: "result-json" }, JSON.stringify(content.value, null, 2));
+}

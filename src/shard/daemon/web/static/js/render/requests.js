@@ -1,0 +1,72 @@
+// Permission and UI requests (PROTOCOL §9.5) as dialogs in the page. The server authors the
+// choices; this only shows them and sends back the chosen choice_id (or, for a legacy request
+// without choices, one of its options). A dialog goes away when *_resolved arrives, whoever answered.
+import { h } from "../dom.js";
+
+export function permissionDialog(req, answer) {
+  const title = `permission-${req.request_id}`;
+  const choices = req.choices && req.choices.length
+    ? req.choices.map((c) => ({ label: c.label, description: c.description, intent: c.intent, key: c.accelerator, body: { choice_id: c.id } }))
+    : req.options.map((o) => ({ label: o, intent: o === "deny" ? "deny" : "allow", body: { decision: o } }));
+  const buttons = choices.map((c) =>
+    h(
+      "button",
+      { type: "button", class: `choice intent-${c.intent}`, title: c.description, "aria-keyshortcuts": c.key, dataset: { key: c.key || "" }, onclick: () => answer(c.body) },
+      c.label,
+      c.key ? h("kbd", {}, c.key) : null,
+    ),
+  );
+  const dialog = h(
+    "section",
+    { class: "request permission", role: "alertdialog", "aria-labelledby": title, tabindex: "-1", dataset: { requestId: req.request_id } },
+    h("h3", { id: title }, req.prompt || `Allow ${req.tool_name}?`),
+    (req.details || []).map(detail),
+    h("div", { class: "choices" }, buttons),
+  );
+  dialog.addEventListener("keydown", (event) => {
+    const hit = choices.findIndex((c) => c.key && c.key === event.key);
+    if (hit >= 0 && !event.ctrlKey && !event.metaKey && !event.altKey) buttons[hit].click();
+  });
+  return dialog;
+}
+
+function detail(d) {
+  const value = d.format === "code" || d.format === "command" ? h("pre", { class: `detail-${d.format}` }, d.value) : h("span", { class: `detail-${d.format || "text"}` }, d.value);
+  return h("div", { class: "detail" }, d.label ? h("span", { class: "detail-label" }, d.label + ": ") : null, value);
+}
+
+export function uiDialog(req, answer) {
+  const title = `ui-${req.request_id}`;
+  const body = [];
+  let submit = null;
+  if (req.kind === "select") {
+    body.push(h("div", { class: "choices" }, (req.options || []).map((o) => h("button", { type: "button", class: "choice", onclick: () => answer(o) }, o))));
+  } else if (req.kind === "confirm") {
+    body.push(h("div", { class: "choices" }, h("button", { type: "button", class: "choice", onclick: () => answer("yes") }, "Yes"), h("button", { type: "button", class: "choice", onclick: () => answer("no") }, "No")));
+  } else {
+    const field = req.kind === "editor"
+      ? h("textarea", { rows: 8, "aria-labelledby": title, placeholder: req.placeholder })
+      : h("input", { "aria-labelledby": title, placeholder: req.placeholder });
+    field.value = req.prefill || "";
+    submit = () => answer(field.value);
+    body.push(field, h("div", { class: "choices" }, h("button", { type: "submit", class: "choice" }, "OK")));
+  }
+  const dialog = h(
+    "form",
+    { class: `request ui ui-${req.kind}`, role: "dialog", "aria-labelledby": title, dataset: { requestId: req.request_id } },
+    h("h3", { id: title }, req.title || "The agent asks"),
+    req.message ? h("p", {}, req.message) : null,
+    body,
+    h("button", { type: "button", class: "dismiss", onclick: () => answer(null) }, "Dismiss"),
+  );
+  dialog.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (submit) submit();
+  });
+  return dialog;
+}
+
+export function resolvedText(ev) {
+  const what = ev.choice_id ?? ev.decision ?? (ev.value === null ? "dismissed" : JSON.stringify(ev.value));
+  return ev.source ? `answered ${what} (from ${ev.source})` : `answered ${what}`;
+}

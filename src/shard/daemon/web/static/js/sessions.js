@@ -1,0 +1,79 @@
+// Sessions (PROTOCOL §9.2 session_op): list this agent's sessions, fork from a message. A fork is a
+// new session; "Open" adopts it as a new agent in the same folder (agent.create with session_id).
+import { h } from "./dom.js";
+
+export class Sessions {
+  constructor(app) {
+    this.app = app;
+    this.el = document.getElementById("sessions");
+    document.getElementById("sessions-btn").addEventListener("click", () => this.toggle());
+  }
+
+  async toggle() {
+    if (!this.el.hidden) {
+      this.el.hidden = true;
+      return;
+    }
+    await this.list();
+  }
+
+  async list() {
+    const agent = this.app.agents.get(this.app.selected);
+    if (!agent) return;
+    const reply = await this.op(agent, "list");
+    if (!reply) return;
+    const rows = [];
+    for (const session of reply.data.sessions || []) {
+      rows.push({ id: session.session_id, label: session.title || "" });
+      for (const fork of session.forks || []) rows.push({ id: fork.session_id, label: `fork of ${session.session_id}`, fork: true });
+    }
+    this.el.replaceChildren(
+      ...rows.map((row) =>
+        h(
+          "li",
+          { class: row.fork ? "fork-row" : "session-row", dataset: { sessionId: row.id } },
+          h("code", {}, row.id),
+          row.label ? ` ${row.label} ` : " ",
+          row.id === agent.sessionId
+            ? h("span", { class: "badge" }, "current")
+            : h("button", { type: "button", onclick: () => this.open(agent, row.id) }, "Open"),
+        ),
+      ),
+    );
+    if (!rows.length) this.el.append(h("li", {}, "No sessions."));
+    this.el.hidden = false;
+  }
+
+  async fork(agent, messageId) {
+    const reply = await this.op(agent, "fork", { from_entry_id: messageId });
+    if (!reply) return;
+    this.app.toast(`Forked into session ${reply.data.session_id}`, "info");
+    if (agent.id === this.app.selected) await this.list();
+  }
+
+  async open(agent, sessionId) {
+    try {
+      const reply = await this.app.conn.request({ type: "agent.create", cwd: agent.info.cwd, session_id: sessionId });
+      if (!reply.success) return this.app.toast(`open: ${reply.error.message}`, "error");
+      const id = reply.data.agent_id;
+      if (!this.app.agents.has(id)) this.app.upsertInfo({ agent_id: id, cwd: agent.info.cwd, status: "idle", runtime_state: "running", created_at: 0 });
+      await this.app.select(id);
+    } catch (err) {
+      this.app.toast(`open: ${err.message}`, "error");
+    }
+  }
+
+  async op(agent, op, args) {
+    try {
+      const reply = await this.app.conn.request({ type: "session_op", agent_id: agent.id, op, ...(args ? { args } : {}) });
+      if (!reply.success) {
+        this.app.toast(`${op}: ${reply.error.message}`, "error");
+        return null;
+      }
+      return reply;
+    } catch (err) {
+      this.app.toast(`${op}: ${err.message}`, "error");
+      return null;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+// What the page knows about each agent: its AgentInfo, live activity, the role of this page's
+// attachment, its conversation DOM, its pending requests and its runtime's capabilities and epoch.
+import { Conversation } from "./render/conversation.js";
+
+export const BUSY = new Set(["streaming", "waiting_for_permission", "waiting_for_ui", "compacting"]);
+
+export class AgentState {
+  constructor(info, onFork) {
+    this.id = info.agent_id;
+    this.info = info;
+    this.activity = null; // last agent_activity phase (coarse, from the global overview)
+    this.role = null; // "interactive" | "observer" | null (not attached)
+    this.conversation = new Conversation((messageId) => onFork(this, messageId));
+    this.requests = new Map(); // request_id -> permission_request | ui_request
+    this.capabilities = [];
+    this.epoch = null; // sync.runtime_epoch: catalogs fetched under an older one are discarded
+    this.mode = info.mode || null;
+    this.model = info.model || null;
+    this.sessionId = null;
+    this.usage = { input: 0, output: 0, cost: 0, ...(info.usage || {}) };
+  }
+
+  get status() {
+    return this.info.status;
+  }
+
+  get busy() {
+    return BUSY.has(this.info.status);
+  }
+
+  get label() {
+    return this.info.display_name || this.info.name || this.id;
+  }
+
+  applySync(sync) {
+    this.info.status = sync.status;
+    this.mode = sync.mode;
+    this.capabilities = sync.capabilities || [];
+    this.epoch = sync.runtime_epoch ?? null;
+    this.sessionId = sync.session_id || this.sessionId;
+    this.conversation.sync(sync.live_window);
+    const pending = new Set();
+    for (const req of sync.pending_requests || []) {
+      this.requests.set(req.request_id, { ...req, type: req.type || (req.kind ? "ui_request" : "permission_request") });
+      pending.add(req.request_id);
+    }
+    for (const id of this.requests.keys()) if (!pending.has(id)) this.requests.delete(id);
+  }
+
+  addUsage(u) {
+    this.usage.input += u.input || 0;
+    this.usage.output += u.output || 0;
+    this.usage.cost += u.cost || 0;
+    if (u.model) this.model = u.model;
+  }
+}

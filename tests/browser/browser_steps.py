@@ -1,0 +1,78 @@
+"""What a user does in the web client, as Playwright steps (locators on the app's DOM), and the
+daemon and enrolled browser context each module starts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import expect
+
+from shard.testing import DaemonProcess
+from shard.testing.chromium import screenshot_dir
+
+TIMEOUT_MS = 15_000
+
+
+async def open_app(context: Any) -> Any:
+    page = await context.new_page()
+    await page.goto("/")
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    return page
+
+
+async def create_agent(page: Any, cwd: Path) -> str:
+    before = set(await page.locator(".agent-row").evaluate_all("rows => rows.map(r => r.dataset.agentId)"))
+    await page.fill("#create input[name=cwd]", str(cwd))
+    await page.click("#create button[type=submit]")
+    new = "".join(f':not([data-agent-id="{known}"])' for known in before)
+    selected = page.locator(f".agent-row.selected{new}")
+    await expect(selected).to_have_count(1)
+    agent_id: str = await selected.get_attribute("data-agent-id")
+    await expect(page.locator("#agent-status")).to_have_text("idle")
+    return agent_id
+
+
+async def select_agent(page: Any, agent_id: str) -> None:
+    await page.click(f'.agent-row[data-agent-id="{agent_id}"] .agent-open')
+    await expect(page.locator(f'.agent-row.selected[data-agent-id="{agent_id}"]')).to_have_count(1)
+
+
+async def send(page: Any, text: str) -> None:
+    await page.fill("#prompt-text", text)
+    await page.press("#prompt-text", "Enter")
+    await expect(page.locator("#prompt-text")).to_have_value("")
+
+
+def assistant_text(page: Any, text: str) -> Any:
+    return page.locator("#conversation .message.assistant .text", has_text=text)
+
+
+def permission(page: Any) -> Any:
+    return page.locator("#requests .request.permission")
+
+
+async def screenshot(page: Any, name: str) -> None:
+    await page.screenshot(path=str(screenshot_dir() / f"{name}.png"), full_page=True)
+
+
+async def start_daemon(home: Path) -> AsyncIterator[DaemonProcess]:
+    daemon = await DaemonProcess.start(home)
+    try:
+        yield daemon
+    finally:
+        await daemon.kill()
+
+
+async def enrolled_context(chromium: Any, daemon: DaemonProcess) -> Any:
+    """A browser context (its tabs share the cookie) enrolled through the printed link."""
+    assert daemon.enrollment_link, daemon.output
+    context = await chromium.new_context(base_url=f"http://127.0.0.1:{daemon.port}")
+    context.set_default_timeout(TIMEOUT_MS)
+    expect.set_options(timeout=TIMEOUT_MS)
+    page = await context.new_page()
+    await page.goto(daemon.enrollment_link)
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    await page.close()
+    return context

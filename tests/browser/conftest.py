@@ -1,0 +1,21 @@
+"""Browser tests: one real daemon with scripted agents and one real Chromium per module, and one
+browser context enrolled through the link the daemon printed. Waits are on DOM state, never sleeps."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from shard.testing.chromium import MISSING, chromium_path, launched
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def chromium() -> AsyncIterator[Any]:
+    """Never a skip: without chromium every browser test fails with the one line saying how."""
+    if chromium_path() is None:
+        pytest.fail(MISSING, pytrace=False)
+    async with launched() as browser:
+        yield browser

@@ -1,0 +1,48 @@
+"""The web client's files: served by the daemon from the package, same-origin, under a CSP that
+allows no inline script and no other origin; nothing outside ``static/`` is reachable."""
+
+from __future__ import annotations
+
+import re
+
+from shard.daemon.web.static_files import STATIC, static_routes
+from shard.testing.web import http
+
+
+async def test_the_app_is_served_with_a_strict_csp(start_daemon):
+    """``/`` is the app page; its scripts and stylesheet are same-origin files; the CSP keeps
+    ``default-src 'none'``, allows scripts only from 'self' (no inline, no eval) and no framing.
+
+    Covers: R4.1.2.28
+    """
+    daemon = await start_daemon()
+    page = await http(daemon.port, "GET", "/")
+    assert page.status == 200
+    assert page.header("Content-Type") == ["text/html; charset=utf-8"]
+    (csp,) = page.header("Content-Security-Policy")
+    assert "default-src 'none'" in csp
+    assert "script-src 'self';" in csp
+    assert "frame-ancestors 'none'" in csp
+    assert "unsafe" not in csp
+    assert page.header("X-Frame-Options") == ["DENY"]
+    html = page.body.decode()
+    assert "<script>" not in html  # no inline script: only <script type="module" src=…>
+    for src in re.findall(r'(?:src|href)="(/app/[^"]+)"', html):
+        asset = await http(daemon.port, "GET", src)
+        assert asset.status == 200, src
+    module = await http(daemon.port, "GET", "/app/js/main.js")
+    assert module.header("Content-Type") == ["text/javascript; charset=utf-8"]
+    for path in ("/app/../pages.py", "/app/js/../../static_files.py", "/app/", "/app/js/missing.js"):
+        assert (await http(daemon.port, "GET", path)).status == 404, path
+
+
+def test_every_file_of_the_client_has_a_route():
+    """Every JS module the client imports is routed (a file with a type this does not know would
+    be silently missing)."""
+    routes = static_routes()
+    files = {p.relative_to(STATIC).as_posix() for p in STATIC.rglob("*") if p.is_file()}
+    assert {f"/app/{f}".encode() for f in files} <= set(routes)
+    for js in STATIC.rglob("*.js"):
+        for imported in re.findall(r'from "(\./[^"]+|\.\./[^"]+)"', js.read_text()):
+            target = (js.parent / imported).resolve().relative_to(STATIC.resolve()).as_posix()
+            assert f"/app/{target}".encode() in routes, (js.name, imported)
