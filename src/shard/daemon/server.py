@@ -105,6 +105,8 @@ async def run(
             print(
                 f"shard daemon: no browser is enrolled; open within {ttl / 60:g} minutes: {link}", flush=True
             )
+        else:
+            print(f"shard daemon: the web client: {web.base_url(bound)}/", flush=True)
         print(f"shard daemon: ws://{where}/ws and {sock}", flush=True)
         await daemon.stopped.wait()
     finally:

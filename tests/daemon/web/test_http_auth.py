@@ -529,3 +529,22 @@ async def test_web_commands_are_served_on_the_unix_socket_only(start_daemon):
     empty = await admin_reply(daemon.socket, {"type": "web.revoke"})
     assert (empty["success"], empty["error"]["code"]) == (False, "NOT_FOUND")
     assert "link" in await admin(daemon.socket, {"type": "web.enroll"})
+
+
+async def test_once_a_browser_is_enrolled_the_daemon_prints_the_web_client_link(tmp_path):
+    """The first start prints the enrollment link; a start with a browser enrolled prints where the
+    web client is instead (and no enrollment link: a new one is `shard web enroll`'s)."""
+    home = tmp_path / "home"
+    first = await DaemonProcess.start(home)
+    try:
+        assert first.enrollment_link is not None
+        assert not [line for line in first.output if "the web client:" in line]
+        await Browser.enroll(first.port, home / "daemon.sock")
+    finally:
+        await first.stop()
+    again = await DaemonProcess.start(home)
+    try:
+        assert again.enrollment_link is None
+        assert f"shard daemon: the web client: http://127.0.0.1:{again.port}/" in again.output
+    finally:
+        await again.stop()
