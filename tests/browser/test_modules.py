@@ -30,7 +30,7 @@ async def page(chromium: Any, tmp_path_factory: pytest.TempPathFactory) -> Async
 async def test_reconnect_backoff_doubles_up_to_thirty_seconds(page):
     """1, 2, 4 … 30 s between attempts, never more.
 
-    Covers: R6.4.17
+    Covers: R6.4.17, R2.2.6, R2.2.7
     """
     delays = await page.evaluate(
         "async () => { const m = await import('/app/js/connection.js');"

@@ -174,7 +174,7 @@ async def test_a_dropped_socket_resumes_without_duplicates_or_gaps(context, proj
     after the backoff, re-attaches from sync and shows what happened meanwhile (the message completed
     while it was away) with no message, tool card or usage line twice, in order.
 
-    Covers: R6.4.17, R6.4.18, R6.4.20, R6.4.21, R3.4, R3.5
+    Covers: R6.4.17, R6.4.18, R6.4.20, R6.4.21, R3.4, R3.5, R2.2.8
     """
     page = await open_app(context)
     await first_turn(page, project)

@@ -153,9 +153,10 @@ class RawWs:
 
 
 async def stopped_output(daemon: DaemonProcess) -> list[str]:
-    """Everything the daemon printed, once it has stopped, but its startup enrollment link."""
+    """Everything the daemon printed once it listened (its startup notices left out), once it has
+    stopped."""
     await daemon.stop()
-    return [line for line in daemon.output if "no browser is enrolled" not in line]
+    return daemon.output[len(daemon.startup) :]
 
 
 # --- the input cap ---------------------------------------------------------------------------------

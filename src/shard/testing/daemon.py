@@ -29,6 +29,7 @@ class DaemonProcess:
         self.socket = Path(info["socket"])
         self.clients: list[MessageReader] = []
         self.output: list[str] = []  # what the daemon printed (stdout and stderr), for assertions
+        self.startup: list[str] = []  # the notices it printed before it listened (a prefix of output)
         self._drain: asyncio.Future[None] | None = None
         self._browser: Browser | None = None
         self.enrollment_link: str | None = None  # the link printed at startup, if it printed one
@@ -61,6 +62,7 @@ class DaemonProcess:
         links = [line.rsplit(" ", 1)[1] for line in early if "no browser is enrolled" in line]
         daemon.enrollment_link = links[0] if links else None
         daemon.output.extend(early)
+        daemon.startup = list(early)
         daemon._drain = asyncio.ensure_future(daemon._drain_output())
         return daemon
 
