@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shard.testing import DaemonProcess, write_scripted_home
-from shard.testing.wire import checking_wire
+from shard.testing.wire import wire_checked
 
 TEST_TOOLS = [
     "shard.testing.tools:SleepTool",
@@ -60,7 +60,4 @@ def wire_check() -> Iterator[None]:
 
     Covers: R5.0.1, R5.0.2, R5.0.3, R5.1.7
     """
-    with checking_wire() as check:
-        yield
-    problems = check.problems()
-    assert not problems, "the daemon sent messages that do not validate:\n" + "\n".join(problems)
+    yield from wire_checked()

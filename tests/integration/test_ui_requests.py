@@ -123,20 +123,7 @@ async def test_pending_requests_appear_in_sync(tmp_path: Path):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     prepared = prepare(AgentOptions(home=str(home), cwd=str(cwd)))
-    events: list = []
-    arrived = asyncio.Event()
-
-    def sink(event) -> None:
-        events.append(event)
-        arrived.set()
-
-    runtime = Runtime.from_prepared(prepared, sink=sink)
-
-    async def until(kind: str):
-        while not any(e.type == kind for e in events):
-            arrived.clear()
-            await asyncio.wait_for(arrived.wait(), 10)
-        return next(e for e in events if e.type == kind)
+    runtime, _, until = _recording(prepared)
 
     await runtime.handle(b'{"type":"prompt","message":"go"}')
     request = await until("permission_request")
@@ -204,20 +191,7 @@ async def test_a_queued_ui_request_waits_for_a_responder_and_takes_its_answer(tm
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     prepared = prepare(AgentOptions(home=str(home), cwd=str(cwd), headless_policy="queue"))
-    events: list = []
-    arrived = asyncio.Event()
-
-    def sink(event) -> None:
-        events.append(event)
-        arrived.set()
-
-    runtime = Runtime.from_prepared(prepared, sink=sink, has_responder=False)
-
-    async def until(kind: str):
-        while not any(e.type == kind for e in events):
-            arrived.clear()
-            await asyncio.wait_for(arrived.wait(), 10)
-        return next(e for e in events if e.type == kind)
+    runtime, events, until = _recording(prepared, has_responder=False)
 
     await runtime.handle(b'{"type":"prompt","message":"go"}')
     request = await until("ui_request")
@@ -235,3 +209,24 @@ async def test_a_queued_ui_request_waits_for_a_responder_and_takes_its_answer(tm
     result = next(e for e in events if e.type == "tool_result")
     assert result.content.value == {"answer": "Ada"}
     assert not any(e.type == "error" for e in events)
+
+
+def _recording(prepared, **options):
+    """A runtime in process whose events are kept in order, and ``until(kind)``: the first event of
+    that kind, once it has arrived."""
+    events: list = []
+    arrived = asyncio.Event()
+
+    def sink(event) -> None:
+        events.append(event)
+        arrived.set()
+
+    runtime = Runtime.from_prepared(prepared, sink=sink, **options)
+
+    async def until(kind: str):
+        while not any(e.type == kind for e in events):
+            arrived.clear()
+            await asyncio.wait_for(arrived.wait(), 10)
+        return next(e for e in events if e.type == kind)
+
+    return runtime, events, until

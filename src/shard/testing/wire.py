@@ -101,3 +101,13 @@ def checking_wire() -> Iterator[WireCheck]:
         yield check
     finally:
         observers.remove(check)
+
+
+def wire_checked() -> Iterator[None]:
+    """The body of an autouse fixture: run the test, then fail it on any message a test client
+    received that is not a valid event of ``shard schema`` (or whose success data does not fit its
+    command's result)."""
+    with checking_wire() as check:
+        yield
+    problems = check.problems()
+    assert not problems, "the daemon sent messages that do not validate:\n" + "\n".join(problems)
