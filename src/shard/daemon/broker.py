@@ -18,8 +18,7 @@ them with sockets, processes and timers, ``shard.testing.broker`` in memory.
   dropped; observers cannot answer. A child with no interactive client of its own has its requests
   shown to its nearest interactive ancestor's clients. Whether anyone can answer is told to the
   runtime (``runtime.responders``), whose headless policy then decides.
-* **Supervision** is the :class:`Supervisor`'s (``supervisor.py``); orchestrator commands are
-  :class:`Orchestrator`'s (``orchestrator.py``).
+* Supervision: ``supervisor.py``; ``agent.*``: ``orchestrator.py``; ``subagent.*``: ``jobs/``.
 """
 
 from __future__ import annotations
@@ -93,6 +92,11 @@ class Broker:
 
         self.coordinator = Coordinator(self)  # reconciles the jobs a previous daemon left
         self.subscribers.append(self.coordinator)
+
+    def startup(self) -> list[Effect]:
+        """The shell serves now: the work a previous daemon left (its unreported completions)."""
+        self.coordinator.startup()
+        return self.out.take()
 
     # --- clients --------------------------------------------------------------------------------
 
@@ -367,10 +371,7 @@ class Broker:
         return self.out.take()
 
     def timer(self, key: str) -> list[Effect]:
-        if key.startswith("job-"):
-            self.coordinator.timer(key)
-        else:
-            self.supervisor.timer(key)
+        (self.coordinator if key.startswith("job-") else self.supervisor).timer(key)
         return self.out.take()
 
     def shutdown(self, *, force: bool) -> list[Effect]:
@@ -445,6 +446,5 @@ class Broker:
                 self.out.add(effect)
 
 
-def _unanswered(command: str) -> dict[str, Any]:
-    """The response a waiter gets in place of one from a runtime that is gone."""
+def _unanswered(command: str) -> dict[str, Any]:  # for a waiter whose runtime is gone
     return {"type": "response", "command": command, "success": False}

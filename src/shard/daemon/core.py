@@ -17,6 +17,7 @@ from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
+from shard._home import private_dirs, write_private
 from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
 from shard.daemon.broker import Broker
@@ -39,7 +40,7 @@ from shard.daemon.effects import (
     ToRuntime,
 )
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-from shard.daemon.manifests import RegistryManifests
+from shard.daemon.manifests import Definitions, RegistryManifests
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.daemon.runtime_proc import RuntimeProcess
@@ -58,13 +59,14 @@ class Daemon:
         socket_path: Path,
         max_runtimes: int = DEFAULT_MAX_RUNTIMES,
         fallback_model: str | None = None,
+        definitions: Definitions | None = None,
     ) -> None:
         self.home = home
         self.socket_path = socket_path
         self.registry = Registry(home / "state.db")
         self.broker = Broker(
             self.registry.all(),
-            RegistryManifests(home, self.registry),
+            RegistryManifests(home, self.registry, definitions),
             clock=time.monotonic,
             wall=time.time,
             idle_timeout=idle_timeout,
@@ -107,6 +109,10 @@ class Daemon:
             waiter = asyncio.get_running_loop().create_future()
             self._resumes[client] = waiter
             await waiter
+
+    def started(self) -> None:
+        """Both listeners are up: the broker picks up what a previous daemon left."""
+        self._perform(self.broker.startup())
 
     async def shutdown(self, *, force: bool) -> None:
         self._perform(self.broker.shutdown(force=force))
@@ -226,6 +232,11 @@ class Daemon:
                 argv += ["--mode", r.mode]
         if r.tools is not None:
             argv += ["--tools", ",".join(r.tools)]
+        if r.system_prompt:  # a file, not an argument: /proc/<pid>/cmdline is readable by every user
+            path = self.home / "prompts" / f"{r.agent_id}.md"
+            private_dirs(path.parent)
+            write_private(path, r.system_prompt.encode())
+            argv += ["--system-prompt-file", str(path)]
         return argv
 
     def _env(self) -> dict[str, str]:

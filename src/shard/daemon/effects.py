@@ -17,6 +17,7 @@ from shard.daemon.record import AgentRecord
 from shard.protocol.agents import AgentStatus
 
 if TYPE_CHECKING:
+    from shard.daemon.jobs.children import ChildSpec
     from shard.daemon.jobs.model import Job, Run
 
 
@@ -203,3 +204,6 @@ class Manifests(Protocol):
 
     def load_jobs(self) -> list[Job]:
         """Every job with its runs, as last saved."""
+
+    def definition(self, cwd: str, name: str) -> ChildSpec | None:
+        """The agent definition ``name`` (case-insensitive) seen from the project at ``cwd``, if any."""

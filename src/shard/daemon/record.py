@@ -25,5 +25,7 @@ class AgentRecord:
     alias: str | None = None
     definition_name: str | None = None
     display_name: str | None = None
+    system_prompt: str | None = None  # a delegated child's instructions (its definition's body)
+    names: list[str] | None = None  # the friendly-alias pool for this agent's own children
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None

@@ -41,7 +41,9 @@ CREATE TABLE IF NOT EXISTS agents (
     started_at REAL,
     alias TEXT,
     definition_name TEXT,
-    display_name TEXT
+    display_name TEXT,
+    system_prompt TEXT,
+    names TEXT
 )
 """
 # Jobs and runs (PROTOCOL §10.3, §11.2). ``runs.task`` is the only place task text is kept: the
@@ -69,7 +71,10 @@ CREATE TABLE IF NOT EXISTS runs (
     usage_out INTEGER NOT NULL DEFAULT 0,
     deadline REAL,
     started_at REAL,
-    ended_at REAL
+    ended_at REAL,
+    definition_name TEXT,
+    display_name TEXT,
+    reported INTEGER NOT NULL DEFAULT 0
 );
 """
 _RUN_FIELDS = (
@@ -81,8 +86,11 @@ _RUN_FIELDS = (
     "deadline",
     "started_at",
     "ended_at",
+    "reported",
 )
-SCHEMA_VERSION = 2  # 1: agents; 2: + agents.alias/definition_name/display_name, jobs, runs
+# 1: agents; 2: + agents.alias/definition_name/display_name, jobs, runs; 3: + agents.system_prompt/
+# names, runs.definition_name/display_name/reported
+SCHEMA_VERSION = 3
 
 
 class Registry:
@@ -101,10 +109,17 @@ class Registry:
             # ever forgotten by mistake.
             self._db.execute("ALTER TABLE agents ADD COLUMN started_at REAL")
             self._db.execute("UPDATE agents SET started_at = created_at")
-        for column in ("alias", "definition_name", "display_name"):  # version 2
+        for column in ("alias", "definition_name", "display_name", "system_prompt", "names"):
             if column not in columns:
                 self._db.execute(f"ALTER TABLE agents ADD COLUMN {column} TEXT")
         self._db.executescript(_JOBS_SCHEMA)
+        run_columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        for column in ("definition_name", "display_name"):  # version 3
+            if column not in run_columns:
+                self._db.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
+        if "reported" not in run_columns:
+            # Runs that ended under an older daemon count as reported: a parent is not woken for them.
+            self._db.execute("ALTER TABLE runs ADD COLUMN reported INTEGER NOT NULL DEFAULT 1")
         self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -147,8 +162,8 @@ class Registry:
             )
             for run in job.runs:
                 self._db.execute(
-                    "INSERT INTO runs (run_id, job_id, idx, name, task, agent_id, alias, state)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO runs (run_id, job_id, idx, name, task, agent_id, alias, state,"
+                    " definition_name, display_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         run.run_id,
                         job.job_id,
@@ -158,6 +173,8 @@ class Registry:
                         run.agent_id,
                         run.alias,
                         run.state,
+                        run.definition_name,
+                        run.display_name,
                     ),
                 )
                 self._save_run(run)
@@ -181,15 +198,27 @@ class Registry:
                 " ORDER BY created_at"
             )
         }
-        query = "SELECT run_id, job_id, idx, name, task, agent_id, alias, " + ", ".join(_RUN_FIELDS)
-        for row in self._db.execute(query + " FROM runs ORDER BY job_id, idx"):
+        head = (
+            "run_id",
+            "job_id",
+            "idx",
+            "name",
+            "task",
+            "agent_id",
+            "alias",
+            "definition_name",
+            "display_name",
+        )
+        query = f"SELECT {', '.join((*head, *_RUN_FIELDS))} FROM runs ORDER BY job_id, idx"
+        for row in self._db.execute(query):
             fields = dict(
                 zip(
-                    ("run_id", "job_id", "index", "name", "task", "agent_id", "alias", *_RUN_FIELDS),
+                    ("index" if h == "idx" else h for h in (*head, *_RUN_FIELDS)),
                     row,
                     strict=True,
                 )
             )
+            fields["reported"] = bool(fields["reported"])
             jobs[row[1]].runs.append(Run(**fields))
         return list(jobs.values())
 
@@ -197,8 +226,8 @@ class Registry:
         self._db.execute(
             "INSERT INTO agents (agent_id, session_id, cwd, name, model, provider, mode, tools,"
             " headless_policy, parent_agent_id, depth, adopted, created_at, started_at, alias,"
-            " definition_name, display_name)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " definition_name, display_name, system_prompt, names)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.agent_id,
                 record.session_id,
@@ -217,6 +246,8 @@ class Registry:
                 record.alias,
                 record.definition_name,
                 record.display_name,
+                record.system_prompt,
+                orjson.dumps(record.names).decode() if record.names is not None else None,
             ),
         )
 
@@ -243,6 +274,7 @@ class Registry:
 
 def _from_row(data: dict[str, Any]) -> AgentRecord:
     data["tools"] = orjson.loads(data["tools"]) if data["tools"] else None
+    data["names"] = orjson.loads(data["names"]) if data.get("names") else None
     data["adopted"] = bool(data["adopted"])
     data.setdefault("started_at", data["created_at"])  # a registry the daemon has not migrated yet
     return AgentRecord(**data)

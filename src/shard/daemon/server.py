@@ -25,6 +25,7 @@ from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.http import HttpFront, Route
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
+from shard.daemon.manifests import Definitions
 from shard.daemon.unix import serve_unix
 from shard.daemon.web.auth import WebAuth
 from shard.daemon.web.config import LOOPBACK, WebPolicy
@@ -55,6 +56,7 @@ async def run(
     web: WebPolicy = LOOPBACK,
     ticket_ttl: float = TICKET_TTL,
     fallback_model: str | None = None,
+    definitions: Definitions | None = None,
 ) -> int:
     sock = home / "daemon.sock"
     try:
@@ -67,6 +69,7 @@ async def run(
         socket_path=sock,
         max_runtimes=max_runtimes,
         fallback_model=fallback_model,
+        definitions=definitions,
     )
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None
@@ -108,6 +111,7 @@ async def run(
         else:
             print(f"shard daemon: the web client: {web.base_url(bound)}/", flush=True)
         print(f"shard daemon: ws://{where}/ws and {sock}", flush=True)
+        daemon.started()
         await daemon.stopped.wait()
     finally:
         if http_server is not None:

@@ -44,6 +44,7 @@ from shard.daemon.effects import (
     Subscriber,
     ToRuntime,
 )
+from shard.daemon.jobs.children import ChildSpec
 from shard.daemon.jobs.model import Job, Run
 from shard.daemon.record import AgentRecord
 from shard.protocol.errors import ErrorCode, ShardError
@@ -62,6 +63,7 @@ class MemoryManifests:
         self.sessions: dict[str, str] = {}
         self.jobs: dict[str, Job] = {}  # as saved: a new broker on these manifests is a daemon restart
         self.full = False
+        self.definitions: dict[str, ChildSpec] = {}  # by lower-cased name, seen from every cwd
 
     def canonical_cwd(self, cwd: str) -> str:
         if not cwd.startswith("/"):
@@ -99,6 +101,9 @@ class MemoryManifests:
 
     def load_jobs(self) -> list[Job]:
         return [copy.deepcopy(job) for job in self.jobs.values()]
+
+    def definition(self, cwd: str, name: str) -> ChildSpec | None:
+        return self.definitions.get(name.lower())
 
     def _writable(self) -> None:
         if self.full:

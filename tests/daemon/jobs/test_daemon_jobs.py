@@ -3,6 +3,7 @@ its task text on disk and on the wire, and a daemon killed mid-run (PROTOCOL §1
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -79,9 +80,10 @@ async def test_a_parallel_job_plays_out_and_its_task_never_leaves_the_private_re
 
 async def test_a_daemon_killed_mid_run_leaves_the_run_interrupted(daemon_factory, project: Path, home: Path):
     """kill -9 of the daemon while a child sleeps in its run: the next daemon marks the run
-    interrupted (its terminal sibling kept), starts nothing again, and status tells the parent.
+    interrupted, starts nothing of the child again, status tells the parent, and the parent is
+    woken with the report in its own conversation.
 
-    Covers: R10.3.72, R10.3.75, R10.3.76, R11.2.10
+    Covers: R10.3.72, R10.3.75, R10.3.76, R11.2.10, R10.3.65, R10.3.67
     """
     daemon = await daemon_factory([tool_step("sleep", {"seconds": 60}), text_step("late")])
     client = await daemon.unix()
@@ -103,4 +105,20 @@ async def test_a_daemon_killed_mid_run_leaves_the_run_interrupted(daemon_factory
     assert run["run_id"] == data["runs"][0]["run_id"]
     assert run["state"] == "interrupted"
     assert run["error"] == "the daemon restarted"
-    assert set(runtime_pids(home)) == set()  # nothing replayed
+    db = sqlite3.connect(home / "state.db")
+    sessions = dict(db.execute("SELECT agent_id, session_id FROM agents").fetchall())
+    db.close()
+    parent_file = home / "sessions" / sessions[parent_id] / "session.jsonl"
+    for _ in range(200):  # the report reaches the parent's conversation
+        if parent_file.exists() and 'state=\\"interrupted\\"' in parent_file.read_text():
+            break
+        await asyncio.sleep(0.05)
+    assert 'state=\\"interrupted\\"' in parent_file.read_text()
+    started = [session_of(pid) for pid in runtime_pids(home)]
+    assert sessions[data["runs"][0]["agent_id"]] not in started  # nothing replayed
+    assert started == [sessions[parent_id]]  # only the parent, woken to be told
+
+
+def session_of(pid: int) -> str:
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return argv[argv.index("--session") + 1]

@@ -107,6 +107,6 @@ def test_a_disconnect_cancels_only_the_waiter(harness):
     run = batch(client, parent_id, "single", "a")["runs"][0]
     _wait(client, parent_id, [run["run_id"]], timeout=100)
     client.close()
-    assert harness.broker.coordinator.waiters == {}
+    assert harness.broker.coordinator.waits.waiters == {}
     finish(harness, run["agent_id"])
     assert changes(watcher, run["run_id"])[-1] == "completed"

@@ -11,30 +11,32 @@ drives runs through the broker, adding effects to the broker's outbox like the o
   in one transaction (a full disk leaves nothing), answers, and only then starts runs (R10.3.17 to R10.3.19).
 * **A run**: ``queued → starting`` (its child's runtime is started) ``→ active`` (the runtime
   accepted the task as a ``prompt``) ``→ completed`` at the turn's ``turn_end`` (``failed`` when the
-  turn reported an ``error`` or the runtime exited). Every transition is persisted, then told.
+  turn reported an ``error`` or the runtime exited). Every transition is persisted, then told; a
+  terminal one is then reported into the parent's conversation (``delivery.py``).
+* **Children** take a definition when their task's name has one (``children.py``).
+* **Steer** is strict: only into the active run's current turn (``steering.py``).
 * **Stop** cancels at once (the record is ``cancelled`` when the response goes) and then brings a
   live child to rest: ``abort`` now, closing its stdin after :data:`GRACE` seconds if it is still
   busy, ``SIGKILL`` after another :data:`GRACE`.
 * **Lease guard**: a child with a queued or live run refuses a direct ``prompt`` (CONFLICT); a
-  direct ``abort`` stops the run through the same path as ``subagent.stop``; a ``steer`` passes only
-  while the run is active; permission and UI answers are never held.
+  direct ``abort`` stops the run through the same path as ``subagent.stop``; a ``steer`` takes the
+  strict path of ``subagent.steer``; permission and UI answers are never held.
 * **Restart**: a daemon that starts with nonterminal runs marks them ``interrupted`` (the rest of a
-  chain ``cancelled``) and replays nothing.
+  chain ``cancelled``), replays nothing, and reports them to their parents once it serves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from shard.daemon import wire
 from shard.daemon.effects import CancelTimer, Client, Effect, Log, Send, StartTimer
-from shard.daemon.jobs import handles, requests, views
+from shard.daemon.jobs import children, handles, requests, steering, views
+from shard.daemon.jobs.delivery import REPORT, Delivery
 from shard.daemon.jobs.model import Job, Run, reconcile
+from shard.daemon.jobs.waits import WAIT, Waits
 from shard.daemon.lifecycle import ACTIVE_STATUSES
-from shard.daemon.record import AgentRecord
 from shard.daemon.slot import AgentSlot
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AgentStatus
@@ -53,20 +55,7 @@ if TYPE_CHECKING:
     from shard.daemon.broker import Broker
 
 GRACE = 5.0  # seconds between abort, closing stdin and SIGKILL when a live run is stopped
-_WAIT, _DEADLINE, _QUIET, _KILL = "job-wait:", "job-deadline:", "job-quiet:", "job-kill:"
-
-
-@dataclass(slots=True)
-class Waiter:
-    client: Client
-    command: cmd.SubagentWait
-    runs: list[Run]
-    key: str
-
-    @property
-    def done(self) -> bool:
-        ends = [r.terminal for r in self.runs]
-        return any(ends) if self.command.mode == "any" else all(ends)
+_DEADLINE, _QUIET, _KILL = "job-deadline:", "job-quiet:", "job-kill:"
 
 
 class Coordinator:
@@ -77,11 +66,16 @@ class Coordinator:
         self.jobs: dict[str, Job] = {}  # oldest first
         self.leases: dict[str, Run] = {}  # child agent_id -> its queued or live run
         self.job_conns: dict[str, set[Client]] = {}  # parent agent_id -> its job connections
-        self.waiters: dict[str, Waiter] = {}
-        self._keys = count(1)
+        self.waits = Waits(broker)
         for job in sorted(broker.manifests.load_jobs(), key=lambda j: j.created_at):
             self.jobs[job.job_id] = job
             self._reconcile(job)
+        self.delivery = Delivery(broker, self.jobs, self._persist)
+
+    def startup(self) -> None:
+        """The daemon is serving: tell parents of runs that ended unreported (interrupted by the
+        restart, or ended just before a crash)."""
+        self.delivery.undelivered()
 
     # --- commands -------------------------------------------------------------------------------
 
@@ -98,6 +92,11 @@ class Coordinator:
             self._stop_command(client, command, parent)
         elif isinstance(command, cmd.SubagentRelaunch):
             self._relaunch(client, command, parent)
+        elif isinstance(command, cmd.SubagentSteer):
+            run = steering.steerable(
+                handles.resolve(command.target, *self._scope(parent.agent_id)), self.leases
+            )
+            steering.subagent_steer(self.b, client, command, run)
         else:
             raise ShardError(
                 ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet"
@@ -106,42 +105,43 @@ class Coordinator:
     def _create(self, client: Client, c: cmd.SubagentCreate, parent: AgentSlot) -> None:
         b, p = self.b, parent.record
         specs = requests.create_specs(c, p.depth, self.policy)  # everything checked, nothing done
-        names = [name for name, _ in specs]
         strategy = c.strategy or "single"
         model = f"{c.provider}/{c.model}" if c.model and c.provider and "/" not in c.model else c.model
-        taken = [s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id]
-        aliases = handles.allocate(names, [a for a in taken if a])
+        launch = children.Launch(model=model, provider=c.provider, mode=c.mode)
+        siblings = (s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id)
+        taken = [a for a in siblings if a is not None]
         now = b.wall()
         job = Job(new_id("job"), p.agent_id, strategy, now)
-        children = []
-        for i, ((_, task), name, alias) in enumerate(zip(specs, names, aliases, strict=True)):
-            record = AgentRecord(
-                agent_id=new_id("agent"),
-                session_id=new_id("sess"),
-                cwd=p.cwd,
-                name=alias,
-                model=model or p.model,
-                provider=c.provider if c.model else p.provider,
-                mode=c.mode or p.mode,
-                tools=p.tools,
-                headless_policy=p.headless_policy,
-                parent_agent_id=p.agent_id,
-                depth=p.depth + 1,
-                alias=alias,
-                created_at=now,
+        records = []
+        for i, (name, task) in enumerate(specs):
+            spec = b.manifests.definition(p.cwd, name)
+            alias = children.alias_for(name, spec, taken)
+            taken.append(alias)
+            record = children.child_record(p, alias, spec, launch, now)
+            records.append(record)
+            job.runs.append(
+                Run(
+                    new_id("run"),
+                    job.job_id,
+                    i,
+                    name,
+                    task,
+                    record.agent_id,
+                    alias,
+                    definition_name=record.definition_name,
+                    display_name=record.display_name,
+                )
             )
-            children.append(record)
-            job.runs.append(Run(new_id("run"), job.job_id, i, name, str(task), record.agent_id, alias))
-        b.manifests.commit_job(job, children)  # first: a refusal leaves nothing behind
+        b.manifests.commit_job(job, records)  # first: a refusal leaves nothing behind
         self.jobs[job.job_id] = job
-        for record in children:
+        for record in records:
             slot = AgentSlot(record)
             b.agents[record.agent_id] = slot
             b.broadcast(wire.spawned(slot))
         for run in job.runs:
             self.leases[run.agent_id] = run
         runs = [
-            SubagentRunHandle(run_id=r.run_id, index=r.index, name=r.name, agent_id=r.agent_id, alias=r.alias)
+            SubagentRunHandle.model_validate({"index": r.index, "name": r.name, **views.handle(r)})
             for r in job.runs
         ]
         b.send(client, wire.reply(c, SubagentCreateResult(job_id=job.job_id, strategy=strategy, runs=runs)))
@@ -150,8 +150,8 @@ class Coordinator:
     def _relaunch(self, client: Client, c: cmd.SubagentRelaunch, parent: AgentSlot) -> None:
         """A new job of one run on the same durable child — its session, configuration and alias —
         once it has no queued or live run (R10.3.40 to R10.3.47)."""
-        jobs, children = self._scope(parent.agent_id)
-        target = handles.resolve(c.target, jobs, children)
+        jobs, kids = self._scope(parent.agent_id)
+        target = handles.resolve(c.target, jobs, kids)
         if target.agent_id is None:  # a job id names no single child
             raise ShardError(
                 ErrorCode.INVALID_REQUEST, "relaunch takes an agent_id, run_id or alias, not a job"
@@ -159,7 +159,8 @@ class Coordinator:
         if target.agent_id in self.leases:
             raise ShardError(ErrorCode.CONFLICT, f"{target.agent_id} already has a queued or active run")
         requests.check_task(c.task, 0)
-        alias = children[target.agent_id]
+        alias = kids[target.agent_id]
+        record = self.b.agents[target.agent_id].record
         job = Job(new_id("job"), parent.agent_id, "single", self.b.wall())
         run = Run(
             new_id("run"),
@@ -169,14 +170,14 @@ class Coordinator:
             c.task,
             target.agent_id,
             alias,
+            definition_name=record.definition_name,
+            display_name=record.display_name,
         )
         job.runs.append(run)
         self.b.manifests.commit_job(job, [])  # first: a refusal leaves nothing behind
         self.jobs[job.job_id] = job
         self.leases[run.agent_id] = run
-        result = SubagentRelaunchResult(
-            job_id=job.job_id, run_id=run.run_id, agent_id=run.agent_id, alias=alias
-        )
+        result = SubagentRelaunchResult.model_validate({"job_id": job.job_id, **views.handle(run)})
         self.b.send(client, wire.reply(c, result))
         self._pump(parent.agent_id)
 
@@ -185,20 +186,8 @@ class Coordinator:
         self.b.send(client, wire.reply(c, views.status(parent.agent_id, jobs, children, c.targets)))
 
     def _wait(self, client: Client, c: cmd.SubagentWait, parent: AgentSlot) -> None:
-        jobs, children = self._scope(parent.agent_id)
-        runs = views.wait_runs(c.handles, jobs, children)  # snapshots: a later relaunch is not followed
-        waiter = Waiter(client, c, runs, f"{_WAIT}{next(self._keys)}")
-        if waiter.done or c.timeout == 0:
-            self._answer_wait(waiter, timed_out=not waiter.done)
-            return
-        client.waiting = True  # blocks this connection only (R10.3.31)
-        self.waiters[waiter.key] = waiter
-        if c.timeout is not None:
-            self.b.out.add(StartTimer(waiter.key, c.timeout))
-
-    def _answer_wait(self, waiter: Waiter, *, timed_out: bool) -> None:
-        result = views.wait_result(waiter.runs, timed_out=timed_out)
-        self.b.send(waiter.client, wire.reply(waiter.command, result))
+        jobs, kids = self._scope(parent.agent_id)
+        self.waits.start(client, c, views.wait_runs(c.handles, jobs, kids))  # fixed: no later relaunch
 
     def _stop_command(self, client: Client, c: cmd.SubagentStop, parent: AgentSlot) -> None:
         jobs, children = self._scope(parent.agent_id)
@@ -334,6 +323,8 @@ class Coordinator:
         conns = self._parent_conns(job.parent_agent_id)
         if conns:
             self.b.out.add(Send(conns, views.run_changed(job, run, previous)))
+        if run.terminal:
+            self.delivery.ended(run)
 
     def _persist(self, job: Job, runs: list[Run]) -> None:
         try:
@@ -343,12 +334,7 @@ class Coordinator:
 
     def _settled(self, parent_id: str) -> None:
         """Runs ended: answer the waits now complete, and start what may start."""
-        for key, waiter in list(self.waiters.items()):
-            if waiter.done:
-                del self.waiters[key]
-                self.b.out.add(CancelTimer(key))
-                self._answer_wait(waiter, timed_out=False)
-                self.b.resume(waiter.client)
+        self.waits.settled()
         self._pump(parent_id)
 
     # --- stopping a live child: abort, then graceful, then kill (R10.3.58) ----------------------
@@ -360,11 +346,11 @@ class Coordinator:
             self.b.out.add(StartTimer(_QUIET + agent_id, GRACE))
 
     def timer(self, key: str) -> None:
-        if key.startswith(_WAIT):
-            waiter = self.waiters.pop(key, None)
-            if waiter is not None:  # stops the waiting only, never the work (R10.3.26)
-                self._answer_wait(waiter, timed_out=True)
-                self.b.resume(waiter.client)
+        if key.startswith(REPORT):
+            self.delivery.timer(key.removeprefix(REPORT))
+            return
+        if key.startswith(WAIT):
+            self.waits.timer(key)
             return
         if key.startswith(_DEADLINE):
             run = next((r for r in self.leases.values() if r.run_id == key.removeprefix(_DEADLINE)), None)
@@ -396,10 +382,9 @@ class Coordinator:
             raise ShardError(
                 ErrorCode.CONFLICT, f"{slot.agent_id} is running a job's run; it takes no prompt"
             )
-        if isinstance(command, cmd.Steer) and run.state != "active":
-            raise ShardError(
-                ErrorCode.CONFLICT, f"the run of {slot.agent_id} is not active; nothing to steer"
-            )
+        if isinstance(command, cmd.Steer):
+            steering.human_steer(self.b, client, command, run)
+            return True
         if isinstance(command, cmd.Abort):
             job = self.jobs[run.job_id]
             self._cancel(job, self._with_dependents(job, run), "aborted by a client")
@@ -414,10 +399,7 @@ class Coordinator:
         """A closed connection: its waits end (never the runs, R10.3.29)."""
         for conns in self.job_conns.values():
             conns.discard(client)
-        for key, waiter in list(self.waiters.items()):
-            if waiter.client is client:
-                del self.waiters[key]
-                self.b.out.add(CancelTimer(key))
+        self.waits.disconnected(client)
 
     def _parent_conns(self, parent_id: str) -> tuple[Client, ...]:
         parent = self.b.agents.get(parent_id)

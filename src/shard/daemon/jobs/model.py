@@ -53,6 +53,8 @@ class Run:
     task: str  # private: never in a snapshot, an event, a response or a log
     agent_id: str
     alias: str
+    definition_name: str | None = None
+    display_name: str | None = None
     state: RunState = "queued"
     error: str | None = None
     final_text: str | None = None
@@ -61,6 +63,7 @@ class Run:
     deadline: float | None = None
     started_at: float | None = None
     ended_at: float | None = None
+    reported: bool = False  # the completion report reached the parent (R10.3.65)
 
     def move(self, state: RunState, now: float) -> RunState:
         """Move to ``state``; the previous state. Raises :class:`IllegalRunTransition`."""
@@ -168,6 +171,8 @@ def run_snapshot(run: Run, *, owner: bool) -> RunSnapshot:
         alias=run.alias,
         state=run.state,
         **_given(
+            definition_name=run.definition_name,
+            display_name=run.display_name,
             deadline=run.deadline,
             final_text=run.final_text if owner else None,
             usage=usage,

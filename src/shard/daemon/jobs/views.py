@@ -39,6 +39,8 @@ def status(
             "parent_agent_id": parent_id,
         }
         if run is not None:
+            fields["definition_name"] = run.definition_name
+            fields["display_name"] = run.display_name
             fields["run"] = run_snapshot(run, owner=True).to_wire()
         entries.append(SubagentAgentStatus.model_validate({k: v for k, v in fields.items() if v is not None}))
     if targets is not None:
@@ -70,6 +72,18 @@ def wait_result(runs: list[Run], *, timed_out: bool) -> SubagentWaitResult:
     )
 
 
+def handle(run: Run) -> dict[str, Any]:
+    """How a create or relaunch answer names a queued run's child (R10.3.20, R10.3.46)."""
+    fields = {
+        "run_id": run.run_id,
+        "agent_id": run.agent_id,
+        "alias": run.alias,
+        "definition_name": run.definition_name,
+        "display_name": run.display_name,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def run_changed(job: Job, run: Run, previous: RunState) -> bytes:
     fields = {
         "parent_agent_id": job.parent_agent_id,
@@ -77,6 +91,8 @@ def run_changed(job: Job, run: Run, previous: RunState) -> bytes:
         "run_id": run.run_id,
         "agent_id": run.agent_id,
         "alias": run.alias,
+        "definition_name": run.definition_name,
+        "display_name": run.display_name,
         "state": run.state,
         "previous_state": previous,
         "error": run.error,

@@ -1,0 +1,96 @@
+"""A launched child's durable configuration (PROTOCOL §10.1 managed-child manifest, §10.3), pure.
+
+A task's ``name`` selects an agent definition when one of that name exists (the project's
+``.shard/agents/<name>.md``, else ``$SHARD_HOME/agents/<name>.md``; read by ``shard.agent.definitions``
+and handed to the daemon as a :class:`ChildSpec` through the Manifests port). Otherwise the child is
+general-purpose: the parent's configuration, the name its alias.
+
+What a child gets, first match wins: the launch's own ``model`` / ``mode``, then the definition's,
+then the parent's. A definition can narrow what the parent allowed, never widen it: its tools are
+intersected with a parent's allow-list, and the stricter of the two headless policies applies (a
+definition on disk is the project's text, not the person's decision).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from shard.daemon.jobs import handles
+from shard.daemon.record import AgentRecord
+from shard.protocol.ids import new_id
+
+# strictest first: deny never runs an ask; queue waits for a person; allow_if_rule_matches runs grants
+_HEADLESS = ("deny", "queue", "allow_if_rule_matches")
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """What an agent definition prescribes for the children launched under its name."""
+
+    name: str
+    prompt: str
+    model: str | None = None
+    mode: str | None = None
+    tools: tuple[str, ...] | None = None
+    headless_policy: str | None = None
+    names: tuple[str, ...] | None = None  # the friendly-alias pool for its children
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """The request's own overrides, shared by its tasks."""
+
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+
+
+def alias_for(name: str, spec: ChildSpec | None, taken: Iterable[str]) -> str:
+    """The child's alias: the first free name of its definition's pool, else the task's name
+    (``-2``, ``-3``… when taken)."""
+    used = list(taken)
+    keys = {handles.alias_key(t) for t in used}
+    for candidate in spec.names or () if spec else ():
+        if handles.alias_key(candidate) not in keys:
+            return candidate
+    return handles.allocate([name], used)[0]
+
+
+def child_record(
+    parent: AgentRecord, alias: str, spec: ChildSpec | None, launch: Launch, now: float
+) -> AgentRecord:
+    model = launch.model or (spec.model if spec else None)
+    provider = launch.provider if launch.model else None
+    if model is None:
+        model, provider = parent.model, parent.provider
+    return AgentRecord(
+        agent_id=new_id("agent"),
+        session_id=new_id("sess"),
+        cwd=parent.cwd,
+        name=alias,
+        model=model,
+        provider=provider,
+        mode=launch.mode or (spec.mode if spec else None) or parent.mode,
+        tools=_tools(parent.tools, spec.tools if spec else None),
+        headless_policy=_stricter(parent.headless_policy, spec.headless_policy if spec else None),
+        parent_agent_id=parent.agent_id,
+        depth=parent.depth + 1,
+        alias=alias,
+        definition_name=spec.name if spec else None,
+        display_name=f"{spec.name} · {alias}" if spec else None,
+        system_prompt=spec.prompt or None if spec else None,
+        created_at=now,
+    )
+
+
+def _tools(parent: list[str] | None, wanted: tuple[str, ...] | None) -> list[str] | None:
+    if wanted is None:
+        return None if parent is None else list(parent)
+    return [t for t in wanted if parent is None or t in parent]
+
+
+def _stricter(parent: str, wanted: str | None) -> str:
+    if wanted not in _HEADLESS or parent not in _HEADLESS:
+        return parent
+    return min(parent, wanted, key=_HEADLESS.index)
