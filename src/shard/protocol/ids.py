@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-PREFIXES = frozenset({"agent", "sess", "job", "run", "ws", "req", "tc", "msg", "turn", "ent", "fork"})
+PREFIXES = frozenset({"agent", "sess", "job", "run", "ws", "req", "tc", "msg", "turn", "ent", "fork", "steer"})
 
 
 def new_id(prefix: str) -> str:

@@ -83,3 +83,49 @@ def test_a_registry_from_before_jobs_is_migrated(tmp_path):
     assert [(r.agent_id, r.alias) for r in registry.all()] == [("agent-o", None)]
     registry.commit_job(*_job(1))
     assert registry._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_schema_3_keeps_definitions_prompts_and_whether_a_run_was_reported(tmp_path):
+    """A child's definition, display name, system prompt and alias pool round-trip; a run is saved
+    unreported, then reported.
+
+    Covers: R10.3.72, R10.3.65
+    """
+    registry = Registry(tmp_path / "state.db")
+    job, children = _job(1)
+    children[0].definition_name, children[0].display_name = "reviewer", "reviewer · a0"
+    children[0].system_prompt, children[0].names = "You review.", ["ada", "grace"]
+    job.runs[0].definition_name, job.runs[0].display_name = "reviewer", "reviewer · a0"
+    registry.commit_job(job, children)
+    registry.close()
+    again = Registry(tmp_path / "state.db")
+    (loaded,) = again.load_jobs()
+    assert (loaded.runs[0].definition_name, loaded.runs[0].display_name) == ("reviewer", "reviewer · a0")
+    assert loaded.runs[0].reported is False
+    job.runs[0].move("cancelled", 2.0)
+    job.runs[0].reported = True
+    again.save_runs(job, job.runs)
+    assert again.load_jobs()[0].runs[0].reported is True
+    child = [r for r in again.all() if r.agent_id == "agent-c0"][0]
+    assert (child.system_prompt, child.names) == ("You review.", ["ada", "grace"])
+
+
+def test_runs_ended_under_a_schema_2_daemon_count_as_reported(tmp_path):
+    """A parent is not woken for runs that ended before completion reports existed.
+
+    Covers: R10.3.72
+    """
+    path = tmp_path / "state.db"
+    registry = Registry(path)
+    registry.commit_job(*_job(1))
+    registry.close()
+    db = sqlite3.connect(path)  # back to schema 2: the columns schema 3 added are gone
+    db.execute("ALTER TABLE runs DROP COLUMN reported")
+    db.execute("ALTER TABLE runs DROP COLUMN definition_name")
+    db.execute("ALTER TABLE agents DROP COLUMN system_prompt")
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    again = Registry(path)
+    assert again.load_jobs()[0].runs[0].reported is True
+    assert again._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
