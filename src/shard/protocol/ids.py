@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
-PREFIXES = frozenset({"agent", "sess", "job", "run", "ws", "req", "tc", "msg", "turn", "ent", "fork", "steer"})
+PREFIXES = frozenset(
+    {"agent", "sess", "job", "run", "ws", "req", "tc", "msg", "turn", "ent", "fork", "steer"}
+)
 
 
 def new_id(prefix: str) -> str:

@@ -94,7 +94,8 @@ def test_runs_that_end_together_are_told_in_one_report(harness):
     harness.advance(0)
     (report,) = _reports(harness, parent_id)
     assert report["message"].count("<subagent_report ") == 2
-    assert 'state="failed"' in report["message"] and 'state="cancelled"' in report["message"]
+    assert 'state="failed"' in report["message"]
+    assert 'state="cancelled"' in report["message"]
 
 
 def test_a_refused_report_is_tried_again_then_given_up_and_never_marked_reported(harness):
@@ -135,7 +136,8 @@ def test_the_next_daemon_reports_what_was_left_unreported_and_nothing_twice(harn
     again.perform(again.broker.startup())
     again.advance(0)
     (report,) = _reports(again, parent_id)
-    assert live["run_id"] in report["message"] and 'state="interrupted"' in report["message"]
+    assert live["run_id"] in report["message"]
+    assert 'state="interrupted"' in report["message"]
     assert done["run_id"] not in report["message"]
     assert again.wire_problems() == []
 

@@ -138,7 +138,7 @@ def test_a_persons_steer_to_a_leased_child_takes_the_strict_path(harness):
 
     Covers: R10.3.70, R10.3.38
     """
-    client, parent_id, run, child = _active(harness)
+    _, _, run, child = _active(harness)
     person = harness.connect()
     person.attach(run["agent_id"])
     person.send({"type": "steer", "id": "s1", "agent_id": run["agent_id"], "message": "hurry"})

@@ -106,7 +106,7 @@ def test_schema_3_keeps_definitions_prompts_and_whether_a_run_was_reported(tmp_p
     job.runs[0].reported = True
     again.save_runs(job, job.runs)
     assert again.load_jobs()[0].runs[0].reported is True
-    child = [r for r in again.all() if r.agent_id == "agent-c0"][0]
+    child = next(r for r in again.all() if r.agent_id == "agent-c0")
     assert (child.system_prompt, child.names) == ("You review.", ["ada", "grace"])
 
 
