@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shard.agent.catalog import ModelCatalog
-from shard.agent.config import ConfigError, ModelConfig, load_config
+from shard.agent.config import ConfigError, ModelConfig, SubagentConfig, load_config
 
 PROVIDER = '[[providers]]\nname = "local"\nkind = "openai"\n'
 
@@ -35,7 +35,7 @@ def _mistake(home: Path, text: str) -> str:
         (
             'default_model = "x/y"\ntheme = "dark"\n',
             "config.toml line 2: unknown key theme (known: default_model, [[providers]], [retry], "
-            "[permissions], [compaction], [limits], [tools], [daemon])",
+            "[permissions], [compaction], [limits], [tools], [daemon], [subagents])",
         ),
         (
             PROVIDER + 'api_key_evn = "LOCAL_KEY"\n',
@@ -132,8 +132,32 @@ def test_an_unknown_key_or_table_is_named_with_its_line(tmp_path: Path, text: st
             '[[providers]]\nkind = "openai"\n\n' + PROVIDER,
             "config.toml line 1: providers[0].name is required",
         ),
+        (
+            "[subagents]\nmax_tasks = 0\n",
+            "config.toml line 2: subagents.max_tasks must be a positive integer, got 0",
+        ),
+        (
+            "[subagents]\nrun_timeout = 0\n",
+            "config.toml line 2: subagents.run_timeout must be positive (leave it out for no deadline)",
+        ),
+        (
+            '[subagents]\nmax_depth = "2"\n',
+            "config.toml line 2: subagents.max_depth must be an integer, got a string",
+        ),
     ],
-    ids=["integer", "string", "top-level", "list-of-tables", "list-of-models", "boolean", "zero", "required"],
+    ids=[
+        "integer",
+        "string",
+        "top-level",
+        "list-of-tables",
+        "list-of-models",
+        "boolean",
+        "zero",
+        "required",
+        "subagents-tasks",
+        "subagents-timeout",
+        "subagents-depth",
+    ],
 )
 def test_a_wrong_value_says_what_was_expected_and_where(tmp_path: Path, text: str, message: str) -> None:
     """Type errors read as English ("must be an integer, got a string", never "must be a int") and
@@ -166,3 +190,12 @@ def test_an_odd_key_is_quoted_and_the_message_stays_one_line(tmp_path: Path) -> 
     message = _mistake(tmp_path, PROVIDER + '"odd\\nkey" = 2\n')
     assert "\n" not in message
     assert message.startswith('config.toml: unknown key providers[0]."odd\\nkey" (known: name, kind, ')
+
+
+def test_subagents_settings_are_read(tmp_path: Path) -> None:
+    """``[subagents]`` gives the daemon its launch policy and run deadline; absent keys are None
+    (the daemon's defaults)."""
+    (tmp_path / "config.toml").write_text("[subagents]\nmax_tasks = 3\nrun_timeout = 90\n")
+    config = load_config(tmp_path)
+    assert config.subagents == SubagentConfig(max_tasks=3, max_depth=None, run_timeout=90.0)
+    assert load_config(tmp_path / "none").subagents == SubagentConfig()

@@ -79,6 +79,14 @@ class ProviderConfig(NamedTuple):
     builtin: bool = False
 
 
+class SubagentConfig(NamedTuple):
+    """``[subagents]``: the daemon's launch policy and run deadline (None: its defaults)."""
+
+    max_tasks: int | None = None
+    max_depth: int | None = None
+    run_timeout: float | None = None
+
+
 class Config(NamedTuple):
     home: Path
     default_model: str | None = None
@@ -89,6 +97,7 @@ class Config(NamedTuple):
     headless_timeout: float = 300.0  # [permissions]: how long a queued request waits with no client
     compaction: CompactionConfig = CompactionConfig()
     max_runtimes: int | None = None  # [daemon]: live runtimes at once (the daemon's default if unset)
+    subagents: SubagentConfig = SubagentConfig()
     source: Path | None = None
 
     def resolve_path(self, value: str) -> Path:
@@ -132,6 +141,7 @@ _TOP_LEVEL = {
     "limits": "[limits]",
     "tools": "[tools]",
     "daemon": "[daemon]",
+    "subagents": "[subagents]",
 }
 _TABLES = {
     "retry": ("max_attempts", "base_delay", "max_delay"),
@@ -140,6 +150,7 @@ _TABLES = {
     "limits": ("max_input_bytes",),
     "tools": ("extensions",),
     "daemon": ("max_runtimes",),
+    "subagents": ("max_tasks", "max_depth", "run_timeout"),
 }
 _PROVIDER_KEYS = ("name", "kind", "base_url", "api_key_env", "script", "record", "models")
 _MODEL_KEYS = (
@@ -229,6 +240,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
     max_runtimes = _opt(tables["daemon"], "max_runtimes", int, ("daemon",))
     if max_runtimes is not None and max_runtimes < 1:
         raise Mistake(("daemon", "max_runtimes"), f"must be a positive integer, got {max_runtimes}")
+    subagents = _subagents(tables["subagents"])
     return Config(
         home=home,
         default_model=default_model,
@@ -239,8 +251,22 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         headless_timeout=headless_timeout,
         compaction=compaction,
         max_runtimes=max_runtimes,
+        subagents=subagents,
         source=path,
     )
+
+
+def _subagents(table: dict[str, Any]) -> SubagentConfig:
+    counts = {}
+    for key in ("max_tasks", "max_depth"):
+        value = _opt(table, key, int, ("subagents",))
+        if value is not None and value < 1:
+            raise Mistake(("subagents", key), f"must be a positive integer, got {value}")
+        counts[key] = value
+    timeout = _number(table, "run_timeout", ("subagents",), None)
+    if timeout == 0:
+        raise Mistake(("subagents", "run_timeout"), "must be positive (leave it out for no deadline)")
+    return SubagentConfig(**counts, run_timeout=timeout)
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:

@@ -10,11 +10,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shard import _secrets
 from shard._home import HomeError, prepare_home
 from shard.agent.catalog import BUILTIN_KEY_VARIABLES, DEMO_MODEL, ModelCatalog, key_variables
-from shard.agent.config import ConfigError, load_config, shard_home
+from shard.agent.config import Config, ConfigError, load_config, shard_home
+
+if TYPE_CHECKING:
+    from shard.daemon.jobs.settings import JobSettings
 
 
 def main_daemon(args: argparse.Namespace) -> int:
@@ -76,8 +81,21 @@ def main_daemon(args: argparse.Namespace) -> int:
                 web=web,
                 ticket_ttl=args.ws_ticket_ttl,
                 fallback_model=fallback_model,
+                jobs=job_settings(home, config, args.run_timeout),
             )
         )
     except StartError as exc:
         print(f"shard daemon: {exc}", file=sys.stderr)
         return 1
+
+
+def job_settings(home: Path, config: Config, run_timeout: float | None) -> JobSettings:
+    """``[subagents]`` and ``--run-timeout`` as the daemon takes them."""
+    from shard.daemon.jobs.settings import DEFAULT_POLICY, JobSettings
+    from shard.protocol.jobs import LaunchPolicy
+
+    sub = config.subagents
+    policy = LaunchPolicy(
+        maxTasks=sub.max_tasks or DEFAULT_POLICY.maxTasks, maxDepth=sub.max_depth or DEFAULT_POLICY.maxDepth
+    )
+    return JobSettings(policy=policy, run_timeout=run_timeout or sub.run_timeout)

@@ -52,6 +52,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="shard", description="Host LLM coding agents and drive them from many clients.")
     parser.add_argument("--version", action="version", version=f"shard {__version__}")
@@ -114,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         help="runtime processes alive at once; at the limit the one idle longest is stopped to make "
         f"room (default: [daemon] max_runtimes in config.toml, else {DEFAULT_MAX_RUNTIMES})",
+    )
+    daemon.add_argument(
+        "--run-timeout",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="seconds a subagent run may take before it is timed_out (default: [subagents] run_timeout"
+        " in config.toml, else no limit)",
     )
     daemon.add_argument(
         "--max-input-bytes",

@@ -39,8 +39,9 @@ from shard.daemon.effects import (
     StopRuntime,
     ToRuntime,
 )
+from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-from shard.daemon.manifests import Definitions, RegistryManifests
+from shard.daemon.manifests import RegistryManifests
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.daemon.runtime_proc import RuntimeProcess
@@ -59,14 +60,14 @@ class Daemon:
         socket_path: Path,
         max_runtimes: int = DEFAULT_MAX_RUNTIMES,
         fallback_model: str | None = None,
-        definitions: Definitions | None = None,
+        jobs: JobSettings | None = None,
     ) -> None:
         self.home = home
         self.socket_path = socket_path
         self.registry = Registry(home / "state.db")
         self.broker = Broker(
             self.registry.all(),
-            RegistryManifests(home, self.registry, definitions),
+            RegistryManifests(home, self.registry, (jobs or JobSettings()).definitions),
             clock=time.monotonic,
             wall=time.time,
             idle_timeout=idle_timeout,
@@ -74,6 +75,7 @@ class Daemon:
             subscribers=[ActivityTracker(time.time)],
             fallback_model=fallback_model,
         )
+        self.broker.coordinator.configure(jobs or JobSettings())
         self.stopped = asyncio.Event()
         self._clients: dict[Connection, Client] = {}
         self._conns: dict[Client, Connection] = {}

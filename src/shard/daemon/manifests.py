@@ -4,24 +4,21 @@ registry, and the session files an adoption names."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from shard.daemon import sessions
 from shard.daemon.jobs.children import ChildSpec
 from shard.daemon.jobs.model import Job, Run
+from shard.daemon.jobs.settings import Definitions
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.protocol.errors import ErrorCode, ShardError, shown
-
-Definitions = Callable[[str, str], ChildSpec | None]  # (cwd, name) -> the agent definition, if any
 
 
 class RegistryManifests:
     def __init__(self, home: Path, registry: Registry, definitions: Definitions | None = None) -> None:
         self.home = home
         self.registry = registry
-        # read by shard.agent.definitions, which the daemon's layer may not import: handed in by the CLI
         self._definitions = definitions
 
     def canonical_cwd(self, cwd: str) -> str:

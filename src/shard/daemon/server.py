@@ -24,8 +24,8 @@ from shard._home import write_private
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.http import HttpFront, Route
+from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-from shard.daemon.manifests import Definitions
 from shard.daemon.unix import serve_unix
 from shard.daemon.web.auth import WebAuth
 from shard.daemon.web.config import LOOPBACK, WebPolicy
@@ -56,7 +56,7 @@ async def run(
     web: WebPolicy = LOOPBACK,
     ticket_ttl: float = TICKET_TTL,
     fallback_model: str | None = None,
-    definitions: Definitions | None = None,
+    jobs: JobSettings | None = None,
 ) -> int:
     sock = home / "daemon.sock"
     try:
@@ -69,7 +69,7 @@ async def run(
         socket_path=sock,
         max_runtimes=max_runtimes,
         fallback_model=fallback_model,
-        definitions=definitions,
+        jobs=jobs,
     )
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None

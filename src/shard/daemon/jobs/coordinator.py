@@ -35,6 +35,7 @@ from shard.daemon.effects import CancelTimer, Client, Effect, Log, Send, StartTi
 from shard.daemon.jobs import children, handles, requests, steering, views
 from shard.daemon.jobs.delivery import REPORT, Delivery
 from shard.daemon.jobs.model import Job, Run, reconcile
+from shard.daemon.jobs.settings import DEFAULT_POLICY, JobSettings
 from shard.daemon.jobs.waits import WAIT, Waits
 from shard.daemon.lifecycle import ACTIVE_STATUSES
 from shard.daemon.slot import AgentSlot
@@ -61,7 +62,7 @@ _DEADLINE, _QUIET, _KILL = "job-deadline:", "job-quiet:", "job-kill:"
 class Coordinator:
     def __init__(self, broker: Broker) -> None:
         self.b = broker
-        self.policy = requests.DEFAULT_POLICY
+        self.policy = DEFAULT_POLICY
         self.run_timeout: float | None = None  # seconds a run may take; None: no deadline
         self.jobs: dict[str, Job] = {}  # oldest first
         self.leases: dict[str, Run] = {}  # child agent_id -> its queued or live run
@@ -71,6 +72,9 @@ class Coordinator:
             self.jobs[job.job_id] = job
             self._reconcile(job)
         self.delivery = Delivery(broker, self.jobs, self._persist)
+
+    def configure(self, settings: JobSettings) -> None:
+        self.policy, self.run_timeout = settings.policy, settings.run_timeout
 
     def startup(self) -> None:
         """The daemon is serving: tell parents of runs that ended unreported (interrupted by the

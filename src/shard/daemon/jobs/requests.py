@@ -9,9 +9,6 @@ from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.jobs import LaunchPolicy
 
-# The daemon's launch policy until agent definitions carry their own: at most 8 tasks per request
-# (and live per parent at once), children and grandchildren but no deeper.
-DEFAULT_POLICY = LaunchPolicy(maxTasks=8, maxDepth=2)
 MAX_TASK_BYTES = 256 * 1024
 
 
