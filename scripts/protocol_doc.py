@@ -89,6 +89,7 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("agent.detach, agent.kill, daemon.shutdown", []),
     ("workspace.create, workspace.attach", [results.WorkspaceResult]),
     ("workspace.list", [results.WorkspaceListResult]),
+    ("workspace.status, workspace.retire", [results.WorkspaceDetailResult]),
     ("subagent.create", [results.SubagentCreateResult]),
     ("subagent.wait", [results.SubagentWaitResult]),
     ("subagent.steer", [results.SubagentSteerResult]),

@@ -45,10 +45,11 @@ from shard.daemon.effects import (
     Subscriber,
     ToRuntime,
 )
-from shard.daemon.lifecycle import ACTIVE_STATUSES, Responders
+from shard.daemon.lifecycle import Responders
 from shard.daemon.record import AgentRecord
 from shard.daemon.slot import AgentSlot, Forwarded, OpenRequest
 from shard.daemon.supervisor import Supervisor
+from shard.daemon.tracking import track
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AGENT_STATUSES
 from shard.protocol.codec import parse_command
@@ -92,6 +93,9 @@ class Broker:
 
         self.coordinator = Coordinator(self)  # reconciles the jobs a previous daemon left
         self.subscribers.append(self.coordinator)
+        from shard.daemon.workspaces.service import Workspaces
+
+        self.workspaces = Workspaces(self)
 
     def startup(self) -> list[Effect]:
         """The shell serves now: the work a previous daemon left (its unreported completions)."""
@@ -374,6 +378,11 @@ class Broker:
         (self.coordinator if key.startswith("job-") else self.supervisor).timer(key)
         return self.out.take()
 
+    def offloaded(self, then: Callable[[Any], None], outcome: Any) -> list[Effect]:
+        """Blocking work (:class:`Offload`) finished: its continuation runs like any other input."""
+        then(outcome)
+        return self.out.take()
+
     def shutdown(self, *, force: bool) -> list[Effect]:
         self.supervisor.shutdown(force=force)
         return self.out.take()
@@ -395,7 +404,8 @@ class Broker:
                 self.out.add(Send(tuple(closed.delegated_to - set(slot.attachments)), tagged))
         if slot.fanout:
             self.out.add(Send(slot.fanout, tagged))
-        self._track(slot, event)
+        track(slot, event, self.out, self.supervisor)
+        self._notify(slot, event)
 
     def _on_response(self, slot: AgentSlot, response: dict[str, Any]) -> None:
         fwd = slot.forwarded.pop(response.get("id", ""), None)
@@ -410,35 +420,6 @@ class Broker:
                 response["id"] = fwd.original_id
             self.send(fwd.client, orjson.dumps({"agent_id": slot.agent_id, **response}))
         self.supervisor.settle(slot)
-
-    def _track(self, slot: AgentSlot, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "status":
-            status = event.get("status")
-            if status in AGENT_STATUSES:
-                slot.status = status
-            detail = event.get("detail")
-            self.broadcast(wire.status_changed(slot, detail if isinstance(detail, str) else None))
-            if slot.status in ACTIVE_STATUSES:
-                self.supervisor.cancel_reap(slot)
-            else:
-                self.supervisor.settle(slot)
-        elif kind == "model_changed":
-            active = event.get("active") or {}
-            slot.record.model, slot.record.provider = active.get("id"), active.get("provider")
-            self.out.add(
-                Remember(slot.agent_id, {"model": slot.record.model, "provider": slot.record.provider})
-            )
-            if isinstance(event.get("capabilities"), list):
-                slot.capabilities = event["capabilities"]
-        elif kind == "mode_changed":
-            slot.record.mode = event.get("mode")
-            self.out.add(Remember(slot.agent_id, {"mode": slot.record.mode}))
-        elif kind == "turn_end" and isinstance(event.get("usage"), dict):
-            for k, v in event["usage"].items():
-                if isinstance(v, int | float) and not isinstance(v, bool) and k != "context_tokens":
-                    slot.usage[k] = slot.usage.get(k, 0) + v
-        self._notify(slot, event)
 
     def _notify(self, slot: AgentSlot, event: dict[str, Any]) -> None:
         for subscriber in (*self.subscribers, *slot.subscribers):

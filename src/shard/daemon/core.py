@@ -30,6 +30,7 @@ from shard.daemon.effects import (
     Generation,
     KillRuntime,
     Log,
+    Offload,
     Remember,
     Resume,
     Send,
@@ -76,6 +77,7 @@ class Daemon:
             fallback_model=fallback_model,
         )
         self.broker.coordinator.configure(jobs or JobSettings())
+        self.broker.workspaces.root = home / "worktrees"
         self.stopped = asyncio.Event()
         self._clients: dict[Connection, Client] = {}
         self._conns: dict[Client, Connection] = {}
@@ -168,12 +170,22 @@ class Daemon:
                 sys.stderr.write(f"shard daemon: {exc.message}\n")
         elif isinstance(effect, Log):
             sys.stderr.write(effect.text + "\n")
+        elif isinstance(effect, Offload):
+            self._background(self._offload(effect))
         elif isinstance(effect, Stopped):
             for conn in list(self._clients):
                 conn.close("the daemon is shutting down")
             with contextlib.suppress(sqlite3.Error):
                 self.registry.close()
             self.stopped.set()
+
+    async def _offload(self, effect: Offload) -> None:
+        try:
+            outcome: Any = await asyncio.to_thread(effect.call)
+        except Exception as exc:  # the continuation decides what a failure means
+            outcome = exc
+        if not self.stopped.is_set():  # after a shutdown nobody is left to tell, and state.db is closed
+            self._perform(self.broker.offloaded(effect.then, outcome))
 
     def _background(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run work in the background, keeping a reference until it ends."""

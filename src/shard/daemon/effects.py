@@ -8,7 +8,7 @@ effects in the order they must happen; the shell (``core.py``) performs them, an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,6 +19,7 @@ from shard.protocol.agents import AgentStatus
 if TYPE_CHECKING:
     from shard.daemon.jobs.children import ChildSpec
     from shard.daemon.jobs.model import Job, Run
+    from shard.daemon.workspaces.model import Workspace
 
 
 @dataclass(eq=False, slots=True)
@@ -133,6 +134,15 @@ class Log:
 
 
 @dataclass(frozen=True, slots=True)
+class Offload:
+    """Blocking work (git) for a worker thread, so the daemon keeps serving meanwhile. Its outcome —
+    the result, or the exception it raised — comes back as ``Broker.offloaded(then, outcome)``."""
+
+    call: Callable[[], Any]
+    then: Callable[[Any], None]
+
+
+@dataclass(frozen=True, slots=True)
 class Stopped:
     """The shutdown is complete (every runtime has exited): close the connections and exit."""
 
@@ -149,6 +159,7 @@ Effect = (
     | Remember
     | Resume
     | Log
+    | Offload
     | Stopped
 )
 
@@ -204,6 +215,15 @@ class Manifests(Protocol):
 
     def load_jobs(self) -> list[Job]:
         """Every job with its runs, as last saved."""
+
+    def add_workspace(self, ws: Workspace, record: AgentRecord) -> None:
+        """Write a new workspace and its first agent's row in one transaction."""
+
+    def save_workspace(self, ws: Workspace) -> None:
+        """Update the workspace's row (INTERNAL_ERROR when the disk refuses)."""
+
+    def load_workspaces(self) -> list[Workspace]:
+        """Every workspace, retired ones included, oldest first."""
 
     def definition(self, cwd: str, name: str) -> ChildSpec | None:
         """The agent definition ``name`` (case-insensitive) seen from the project at ``cwd``, if any."""

@@ -12,6 +12,7 @@ from shard.daemon.jobs.model import Job, Run
 from shard.daemon.jobs.settings import Definitions
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
+from shard.daemon.workspaces.model import Workspace
 from shard.protocol.errors import ErrorCode, ShardError, shown
 
 
@@ -56,3 +57,12 @@ class RegistryManifests:
 
     def definition(self, cwd: str, name: str) -> ChildSpec | None:
         return self._definitions(cwd, name) if self._definitions is not None else None
+
+    def add_workspace(self, ws: Workspace, record: AgentRecord) -> None:
+        self.registry.add_workspace(ws, record)
+
+    def save_workspace(self, ws: Workspace) -> None:
+        self.registry.save_workspace(ws)
+
+    def load_workspaces(self) -> list[Workspace]:
+        return self.registry.load_workspaces()

@@ -60,6 +60,8 @@ class Orchestrator:
             )
         elif isinstance(command, cmd.SubagentCommand):
             b.coordinator.handle(client, command)
+        elif isinstance(command, cmd.WorkspaceCommand):
+            b.workspaces.handle(client, command)
         elif isinstance(command, cmd.DaemonShutdown):
             b.send(client, wire.reply(command))
             self.supervisor.shutdown(force=bool(command.force))

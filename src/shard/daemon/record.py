@@ -27,5 +27,6 @@ class AgentRecord:
     display_name: str | None = None
     system_prompt: str | None = None  # a delegated child's instructions (its definition's body)
     names: list[str] | None = None  # the friendly-alias pool for this agent's own children
+    workspace_id: str | None = None  # the workspace (git worktree) it was made in
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None

@@ -21,6 +21,7 @@ import orjson
 from shard._home import open_private, private_dirs
 from shard.daemon.jobs.model import Job, Run
 from shard.daemon.record import AgentRecord
+from shard.daemon.workspaces.model import Workspace
 from shard.protocol.errors import ErrorCode, ShardError
 
 _SCHEMA = """
@@ -43,7 +44,8 @@ CREATE TABLE IF NOT EXISTS agents (
     definition_name TEXT,
     display_name TEXT,
     system_prompt TEXT,
-    names TEXT
+    names TEXT,
+    workspace_id TEXT
 )
 """
 # Jobs and runs (PROTOCOL §10.3, §11.2). ``runs.task`` is the only place task text is kept: the
@@ -77,6 +79,46 @@ CREATE TABLE IF NOT EXISTS runs (
     reported INTEGER NOT NULL DEFAULT 0
 );
 """
+# Workspaces (PROTOCOL §10.1a): ``path``, ``repository_cwd`` and ``common_dir`` are for git; only the
+# first two ever reach a projection.
+_WORKSPACES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS workspaces (
+    workspace_id TEXT PRIMARY KEY,
+    label TEXT NOT NULL,
+    path TEXT NOT NULL,
+    repository_cwd TEXT NOT NULL,
+    common_dir TEXT NOT NULL,
+    branch TEXT NOT NULL,
+    base_ref TEXT NOT NULL,
+    base_sha TEXT NOT NULL,
+    integration_target TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    ownership TEXT NOT NULL,
+    retired_at REAL,
+    branch_deleted INTEGER NOT NULL DEFAULT 0,
+    disposition TEXT,
+    conflict TEXT
+);
+"""
+_WORKSPACE_FIELDS = (
+    "workspace_id",
+    "label",
+    "path",
+    "repository_cwd",
+    "common_dir",
+    "branch",
+    "base_ref",
+    "base_sha",
+    "integration_target",
+    "created_at",
+    "updated_at",
+    "ownership",
+    "retired_at",
+    "branch_deleted",
+    "disposition",
+    "conflict",
+)
 _RUN_FIELDS = (
     "state",
     "error",
@@ -89,7 +131,7 @@ _RUN_FIELDS = (
     "reported",
 )
 # 1: agents; 2: + agents.alias/definition_name/display_name, jobs, runs; 3: + agents.system_prompt/
-# names, runs.definition_name/display_name/reported
+# names/workspace_id, runs.definition_name/display_name/reported, workspaces
 SCHEMA_VERSION = 3
 
 
@@ -109,10 +151,10 @@ class Registry:
             # ever forgotten by mistake.
             self._db.execute("ALTER TABLE agents ADD COLUMN started_at REAL")
             self._db.execute("UPDATE agents SET started_at = created_at")
-        for column in ("alias", "definition_name", "display_name", "system_prompt", "names"):
+        for column in ("alias", "definition_name", "display_name", "system_prompt", "names", "workspace_id"):
             if column not in columns:
                 self._db.execute(f"ALTER TABLE agents ADD COLUMN {column} TEXT")
-        self._db.executescript(_JOBS_SCHEMA)
+        self._db.executescript(_JOBS_SCHEMA + _WORKSPACES_SCHEMA)
         run_columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
         for column in ("definition_name", "display_name"):  # version 3
             if column not in run_columns:
@@ -226,8 +268,8 @@ class Registry:
         self._db.execute(
             "INSERT INTO agents (agent_id, session_id, cwd, name, model, provider, mode, tools,"
             " headless_policy, parent_agent_id, depth, adopted, created_at, started_at, alias,"
-            " definition_name, display_name, system_prompt, names)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " definition_name, display_name, system_prompt, names, workspace_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.agent_id,
                 record.session_id,
@@ -248,8 +290,37 @@ class Registry:
                 record.display_name,
                 record.system_prompt,
                 orjson.dumps(record.names).decode() if record.names is not None else None,
+                record.workspace_id,
             ),
         )
+
+    def add_workspace(self, ws: Workspace, record: AgentRecord) -> None:
+        """The workspace and its first agent, in one transaction."""
+        with self._transaction():
+            self._db.execute(
+                f"INSERT INTO workspaces ({', '.join(_WORKSPACE_FIELDS)})"
+                f" VALUES ({', '.join('?' for _ in _WORKSPACE_FIELDS)})",
+                _workspace_row(ws),
+            )
+            self._add(record)
+
+    def save_workspace(self, ws: Workspace) -> None:
+        columns = ", ".join(f"{name} = ?" for name in _WORKSPACE_FIELDS[1:])
+        with self._writing():
+            self._db.execute(
+                f"UPDATE workspaces SET {columns} WHERE workspace_id = ?",
+                (*_workspace_row(ws)[1:], ws.workspace_id),
+            )
+
+    def load_workspaces(self) -> list[Workspace]:
+        rows = self._db.execute(f"SELECT {', '.join(_WORKSPACE_FIELDS)} FROM workspaces ORDER BY created_at")
+        out = []
+        for row in rows:
+            fields = dict(zip(_WORKSPACE_FIELDS, row, strict=True))
+            fields["branch_deleted"] = bool(fields["branch_deleted"])
+            fields["conflict"] = orjson.loads(fields["conflict"]) if fields["conflict"] else None
+            out.append(Workspace(**fields))
+        return out
 
     def remove(self, agent_id: str) -> None:
         with self._writing():
@@ -295,3 +366,10 @@ def bound_agent(path: Path, session_id: str) -> AgentRecord | None:
         return _from_row(dict(row)) if row is not None else None
     finally:
         db.close()
+
+
+def _workspace_row(ws: Workspace) -> tuple[Any, ...]:
+    values = {name: getattr(ws, name) for name in _WORKSPACE_FIELDS}
+    values["branch_deleted"] = int(ws.branch_deleted)
+    values["conflict"] = orjson.dumps(ws.conflict).decode() if ws.conflict is not None else None
+    return tuple(values[name] for name in _WORKSPACE_FIELDS)

@@ -234,7 +234,21 @@ class WorkspaceCommand(CommandBase):
         return value
 
 
-class WorkspaceCreate(WorkspaceCommand):
+class _FreshIdentity(WorkspaceCommand):
+    """The agent and session of a workspace are always the daemon's to make (R10.1a.16): a client
+    that names either is told so, rather than having the field silently ignored."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_identity(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in ("agent_id", "session_id"):
+                if name in data:
+                    raise ValueError(f"{name} is made by the daemon for a workspace's agent; do not send it")
+        return data
+
+
+class WorkspaceCreate(_FreshIdentity):
     type: Literal["workspace.create"] = "workspace.create"
     cwd: str
     label: str | None = None
@@ -248,7 +262,7 @@ class WorkspaceCreate(WorkspaceCommand):
     mode: str | None = None
 
 
-class WorkspaceAttach(WorkspaceCommand):
+class WorkspaceAttach(_FreshIdentity):
     type: Literal["workspace.attach"] = "workspace.attach"
     workspace_id: str
     title: str | None = None

@@ -192,6 +192,13 @@ class WorkspaceListResult(WireModel):
     workspaces: list[WorkspaceSummary]
 
 
+class WorkspaceDetailResult(WireModel):
+    """``workspace.status`` and ``workspace.retire``: the protocol names no data for them; Shard
+    answers with the workspace's detail (for retire: as retired)."""
+
+    workspace: WorkspaceDetail
+
+
 # The data models a successful response may carry, by the command it answers (``session_op``'s depend
 # on its op, so any of them fits). Commands absent here answer without data.
 RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
@@ -210,6 +217,8 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "workspace.create": (WorkspaceResult,),
     "workspace.attach": (WorkspaceResult,),
     "workspace.list": (WorkspaceListResult,),
+    "workspace.status": (WorkspaceDetailResult,),
+    "workspace.retire": (WorkspaceDetailResult,),
     "subagent.create": (SubagentCreateResult,),
     "subagent.wait": (SubagentWaitResult,),
     "subagent.steer": (SubagentSteerResult,),

@@ -34,6 +34,7 @@ from shard.daemon.effects import (
     Generation,
     KillRuntime,
     Log,
+    Offload,
     Remember,
     Resume,
     Send,
@@ -47,6 +48,7 @@ from shard.daemon.effects import (
 from shard.daemon.jobs.children import ChildSpec
 from shard.daemon.jobs.model import Job, Run
 from shard.daemon.record import AgentRecord
+from shard.daemon.workspaces.model import Workspace
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.testing.clock import FakeClock
 from shard.testing.wire import problem_with
@@ -64,6 +66,7 @@ class MemoryManifests:
         self.jobs: dict[str, Job] = {}  # as saved: a new broker on these manifests is a daemon restart
         self.full = False
         self.definitions: dict[str, ChildSpec] = {}  # by lower-cased name, seen from every cwd
+        self.workspaces: dict[str, Workspace] = {}
 
     def canonical_cwd(self, cwd: str) -> str:
         if not cwd.startswith("/"):
@@ -101,6 +104,18 @@ class MemoryManifests:
 
     def load_jobs(self) -> list[Job]:
         return [copy.deepcopy(job) for job in self.jobs.values()]
+
+    def add_workspace(self, ws: Workspace, record: AgentRecord) -> None:
+        self._writable()
+        self.workspaces[ws.workspace_id] = copy.deepcopy(ws)
+        self.rows[record.agent_id] = dataclasses.replace(record)
+
+    def save_workspace(self, ws: Workspace) -> None:
+        self._writable()
+        self.workspaces[ws.workspace_id] = copy.deepcopy(ws)
+
+    def load_workspaces(self) -> list[Workspace]:
+        return [copy.deepcopy(ws) for ws in self.workspaces.values()]
 
     def definition(self, cwd: str, name: str) -> ChildSpec | None:
         return self.definitions.get(name.lower())
@@ -409,6 +424,8 @@ class BrokerHarness:
             self.soon(lambda: self._read(memory))
         elif isinstance(effect, Log):
             self.logs.append(effect.text)
+        elif isinstance(effect, Offload):  # the worker thread, inline: git and files are real in tests
+            self.soon(lambda: self.perform(self.broker.offloaded(effect.then, _outcome(effect.call))))
         elif isinstance(effect, Stopped):
             self.stopped = True
             for memory in self.clients:
@@ -422,3 +439,10 @@ class BrokerHarness:
         """Feed the client's unread lines to the broker, one command at a time, as the shell does."""
         while memory._unread and not memory.client.waiting and not memory.client.closed:
             self.perform(self.broker.receive(memory.client, memory._unread.popleft()))
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except Exception as exc:
+        return exc

@@ -1,0 +1,375 @@
+"""The ``workspace.*`` commands (PROTOCOL §10.1a, §10.2), sans-I/O: decisions here, git in a worker
+thread (``effects.Offload`` → ``git.py``), records through the Manifests port.
+
+* **Create** finds the repository of ``cwd``, adds a worktree on a new branch under the daemon's
+  ``worktrees/`` folder, then commits the workspace and a fresh agent (daemon-made agent and session
+  ids: a client cannot name either, R10.1a.15, R10.1a.16) in one transaction, and answers once the
+  agent's runtime is up. **Attach** adds another fresh agent to an active workspace.
+* **List / status** observe each workspace through git at the time of asking: a worktree deleted
+  behind the daemon's back is ``missing`` — told once as ``workspace_conflict``, never an error.
+* **Retire** is refused with typed data while any agent of it is busy or running (a live runtime
+  whose cwd is inside the worktree counts, bound or not), while it has changes (tracked or
+  untracked), when git cannot vouch for it (the repository gone: ``missing_authority``) or no longer
+  lists it (``unsafe``). ``keep`` (the default) never deletes the branch; ``delete_if_merged`` deletes
+  it only when git proves it reachable from the integration target, and otherwise answers
+  ``confirmation_required``; ``delete_confirmed`` deletes it. git itself refuses to remove a worktree
+  with changes, so a race cannot lose work.
+* One git operation per workspace at a time; a command holds its connection until answered.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shard.daemon import wire
+from shard.daemon.effects import Broadcast, Client, Log, Offload
+from shard.daemon.lifecycle import ACTIVE_STATUSES
+from shard.daemon.record import AgentRecord
+from shard.daemon.slot import AgentSlot
+from shard.daemon.workspaces import git
+from shard.daemon.workspaces.model import (
+    MAX_LABEL,
+    Binding,
+    Observed,
+    View,
+    Workspace,
+    detail,
+    refusal,
+    slug,
+    summary,
+)
+from shard.protocol import commands as cmd
+from shard.protocol.errors import ErrorCode, ShardError, shown
+from shard.protocol.events import WorkspaceAttached, WorkspaceConflict, WorkspaceCreated, WorkspaceRetired
+from shard.protocol.ids import new_id
+from shard.protocol.results import WorkspaceDetailResult, WorkspaceListResult, WorkspaceResult
+
+if TYPE_CHECKING:
+    from shard.daemon.broker import Broker
+
+
+class Workspaces:
+    def __init__(self, broker: Broker) -> None:
+        self.b = broker
+        self.root: Path | None = None  # where worktrees go ($SHARD_HOME/worktrees; set by the shell)
+        self.items: dict[str, Workspace] = {w.workspace_id: w for w in broker.manifests.load_workspaces()}
+        self.in_git: set[str] = set()  # workspaces with a git operation under way
+
+    def handle(self, client: Client, command: cmd.WorkspaceCommand) -> None:
+        if isinstance(command, cmd.WorkspaceCreate):
+            self._create(client, command)
+        elif isinstance(command, cmd.WorkspaceAttach):
+            self._attach(client, command)
+        elif isinstance(command, cmd.WorkspaceList):
+            self._list(client, command)
+        elif isinstance(command, cmd.WorkspaceStatus):
+            self._status(client, command)
+        elif isinstance(command, cmd.WorkspaceRetire):
+            self._retire(client, command)
+        else:
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"'{command.type}' is not a workspace command")
+
+    # --- create / attach ------------------------------------------------------------------------
+
+    def _create(self, client: Client, c: cmd.WorkspaceCreate) -> None:
+        if self.root is None:
+            raise ShardError(ErrorCode.INTERNAL_ERROR, "this daemon has no folder for worktrees")
+        cwd = self.b.manifests.canonical_cwd(c.cwd)
+        label = _label(c.label or c.branch or c.name or "workspace")
+        ws_id, root = new_id("ws"), self.root
+
+        def work() -> tuple[git.Repository, str, str, str, str, str]:
+            repo = git.discover(cwd)
+            path = git.worktree_path(root, repo, label, ws_id)
+            branch = c.branch or f"shard/{slug(label)}-{ws_id[-6:]}"
+            base_ref = c.base_ref or repo.branch or "HEAD"
+            target = c.integration_target or repo.branch or base_ref
+            git.resolve(repo, target)  # a target that names nothing is refused before anything is made
+            return repo, path, branch, base_ref, git.create(repo, path, branch, base_ref), target
+
+        def made(result: tuple[git.Repository, str, str, str, str, str]) -> None:
+            repo, path, branch, base_ref, base_sha, target = result
+            now = self.b.wall()
+            ws = Workspace(
+                ws_id,
+                label,
+                path,
+                repo.main_root,
+                repo.common_dir,
+                branch,
+                base_ref,
+                base_sha,
+                target,
+                now,
+                now,
+            )
+            record = self._record(ws, c)
+            try:
+                self.b.manifests.add_workspace(ws, record)
+            except ShardError:  # nothing recorded: the fresh, empty worktree and branch go again
+                self.b.out.add(Offload(lambda: git.retire(ws, delete_branch=True), lambda _: None))
+                raise
+            self.items[ws.workspace_id] = ws
+            self._start(client, c, ws, record, created=True)
+
+        self._offload(client, c, work, made)
+
+    def _attach(self, client: Client, c: cmd.WorkspaceAttach) -> None:
+        ws = self._get(c.workspace_id)
+        if ws.retired:
+            raise ShardError(
+                ErrorCode.CONFLICT,
+                f"workspace {ws.workspace_id} is retired",
+                _data("retired", ws, "it is retired"),
+            )
+        self._busy(ws)
+
+        def seen(observed: Observed | None) -> None:
+            if observed is None or not observed.exists:
+                why = "the worktree is missing" if observed else "git cannot vouch for the workspace"
+                if observed is not None:
+                    self._told_missing(ws)
+                raise ShardError(ErrorCode.CONFLICT, why, _data("missing_authority", ws, why))
+            record = self._record(ws, c)
+            self.b.manifests.add(record)
+            self._start(client, c, ws, record, created=False)
+
+        self._offload(client, c, lambda: _observe(ws), seen, ws)
+
+    def _record(self, ws: Workspace, c: cmd.WorkspaceCreate | cmd.WorkspaceAttach) -> AgentRecord:
+        model = c.model
+        if model and c.provider and "/" not in model:
+            model = f"{c.provider}/{model}"
+        return AgentRecord(
+            agent_id=new_id("agent"),
+            session_id=new_id("sess"),
+            cwd=ws.path,
+            name=c.name or c.title,
+            model=model or self.b.fallback_model,
+            provider=c.provider,
+            mode=c.mode,
+            workspace_id=ws.workspace_id,
+            created_at=self.b.wall(),
+        )
+
+    def _start(
+        self, client: Client, c: cmd.WorkspaceCommand, ws: Workspace, record: AgentRecord, *, created: bool
+    ) -> None:
+        b = self.b
+        slot = AgentSlot(record)
+        b.agents[record.agent_id] = slot
+        b.broadcast(wire.spawned(slot))
+        shown_ws = detail(self._view(ws))
+        if created:
+            b.broadcast(WorkspaceCreated(workspace=shown_ws).to_json())
+        else:
+            b.broadcast(
+                WorkspaceAttached(
+                    workspace=shown_ws, agent_id=record.agent_id, session_id=record.session_id
+                ).to_json()
+            )
+        result = WorkspaceResult(agent_id=record.agent_id, session_id=record.session_id, workspace=shown_ws)
+
+        def started(error: ShardError | None) -> None:
+            if error is None:
+                b.send(client, wire.reply(c, result))
+            else:
+                error.data = {
+                    **(error.data or {}),
+                    "agent_id": record.agent_id,
+                    "workspace_id": ws.workspace_id,
+                }
+                b.send(client, wire.failure(error, id=c.id, command=c.type))
+            b.resume(client)
+
+        b.supervisor.ensure_running(slot, started)
+
+    # --- list / status --------------------------------------------------------------------------
+
+    def _list(self, client: Client, c: cmd.WorkspaceList) -> None:
+        cwd = self.b.manifests.canonical_cwd(c.cwd) if c.cwd is not None else None
+        chosen = [w for w in self.items.values() if c.include_retired or not w.retired]
+
+        def work() -> tuple[str | None, dict[str, Observed | None]]:
+            root = git.discover(cwd).main_root if cwd is not None else None
+            return root, {w.workspace_id: None if w.retired else _observe(w) for w in chosen}
+
+        def seen(result: tuple[str | None, dict[str, Observed | None]]) -> None:
+            root, observed = result
+            views = [
+                self._view(w, observed[w.workspace_id]) for w in chosen if root in (None, w.repository_cwd)
+            ]
+            for view in views:
+                if view.lifecycle == "missing":
+                    self._told_missing(view.ws)
+            views.sort(key=lambda v: (v.ws.repository_cwd, v.ws.created_at))  # grouped by repository
+            self._answer(client, c, WorkspaceListResult(workspaces=[summary(v) for v in views]))
+
+        self._offload(client, c, work, seen)
+
+    def _status(self, client: Client, c: cmd.WorkspaceStatus) -> None:
+        ws = self._get(c.workspace_id)
+
+        def seen(observed: Observed | None) -> None:
+            view = self._view(ws, observed)
+            if view.lifecycle == "missing":
+                self._told_missing(ws)
+            self._answer(client, c, WorkspaceDetailResult(workspace=detail(view)))
+
+        self._offload(client, c, lambda: None if ws.retired else _observe(ws), seen)
+
+    # --- retire ---------------------------------------------------------------------------------
+
+    def _retire(self, client: Client, c: cmd.WorkspaceRetire) -> None:
+        ws = self._get(c.workspace_id)
+        disposition = c.branch_disposition or "keep"
+        self._busy(ws)
+
+        def work() -> tuple[Observed | None, bool | None]:
+            observed = _observe(ws)
+            proven = git.merged(ws) if observed is not None and disposition == "delete_if_merged" else None
+            return observed, proven
+
+        def checked(result: tuple[Observed | None, bool | None]) -> None:
+            observed, merged = result
+            view = self._view(ws, observed)
+            why = refusal(ws, view, self._others_live(ws))
+            if why is not None:
+                self._refuse(ws, *why)
+            if disposition == "delete_if_merged" and not merged:
+                reason = f"git cannot show branch {ws.branch} reachable from {ws.integration_target}"
+                self._refuse(ws, "confirmation_required", reason, confirmation_disposition="delete_confirmed")
+            delete = disposition != "keep"
+            self._offload(client, c, lambda: git.retire(ws, delete_branch=delete), lambda _: done(delete), ws)
+
+        def done(deleted: bool) -> None:
+            now = self.b.wall()
+            ws.retired_at, ws.updated_at, ws.branch_deleted = now, now, deleted
+            ws.disposition, ws.conflict = disposition, None
+            self.b.manifests.save_workspace(ws)
+            shown_ws = detail(self._view(ws))
+            self.b.broadcast(WorkspaceRetired(workspace=shown_ws).to_json())
+            self._answer(client, c, WorkspaceDetailResult(workspace=shown_ws))
+
+        self._offload(client, c, work, checked, ws)
+
+    def _refuse(self, ws: Workspace, kind: str, reason: str, **extra: str) -> None:
+        """CONFLICT with typed data; told to everyone as ``workspace_conflict`` (the reason is the
+        daemon's own words: no path, no git output)."""
+        ws.conflict = {"kind": kind, "reason": reason, "at": self.b.wall()}
+        try:
+            self.b.manifests.save_workspace(ws)
+        except ShardError as exc:
+            self.b.out.add(Log(f"shard daemon: workspace {ws.workspace_id}: {exc.message}"))
+        self.b.broadcast(WorkspaceConflict(workspace=detail(self._view(ws)), reason=reason).to_json())
+        raise ShardError(
+            ErrorCode.CONFLICT,
+            f"workspace {ws.workspace_id} was not retired: {reason}",
+            _data(kind, ws, reason, **extra),
+        )
+
+    def _told_missing(self, ws: Workspace) -> None:
+        if ws.conflict is not None and ws.conflict.get("kind") == "missing":
+            return  # said once, not at every look
+        ws.conflict = {"kind": "missing", "reason": "the worktree's directory is gone", "at": self.b.wall()}
+        try:
+            self.b.manifests.save_workspace(ws)
+        except ShardError as exc:
+            self.b.out.add(Log(f"shard daemon: workspace {ws.workspace_id}: {exc.message}"))
+        self.b.out.add(
+            Broadcast(
+                WorkspaceConflict(workspace=detail(self._view(ws)), reason=ws.conflict["reason"]).to_json()
+            )
+        )
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _offload(
+        self,
+        client: Client,
+        c: cmd.WorkspaceCommand,
+        work: Callable[[], Any],
+        then: Callable[[Any], None],
+        ws: Workspace | None = None,
+    ) -> None:
+        """``work`` in a worker thread, then ``then`` with its result as part of ``c``: a git failure
+        is the command's error, and the connection's next command waits until this one is answered."""
+        client.waiting = True
+        if ws is not None:
+            self.in_git.add(ws.workspace_id)
+
+        def back(outcome: Any) -> None:
+            if ws is not None:
+                self.in_git.discard(ws.workspace_id)
+
+            def go() -> None:
+                if isinstance(outcome, git.GitError):
+                    code = ErrorCode.CONFLICT if outcome.conflict else ErrorCode.INVALID_REQUEST
+                    raise ShardError(code, outcome.message)
+                if isinstance(outcome, BaseException):
+                    raise ShardError(ErrorCode.INTERNAL_ERROR, f"{c.type} failed: {type(outcome).__name__}")
+                then(outcome)
+
+            self.b.step(client, c, go)
+
+        self.b.out.add(Offload(work, back))
+
+    def _answer(self, client: Client, c: cmd.WorkspaceCommand, result: Any) -> None:
+        self.b.send(client, wire.reply(c, result))
+        self.b.resume(client)
+
+    def _get(self, workspace_id: str) -> Workspace:
+        ws = self.items.get(workspace_id)
+        if ws is None:
+            raise ShardError(ErrorCode.NOT_FOUND, f"no workspace {shown(workspace_id)}")
+        return ws
+
+    def _busy(self, ws: Workspace) -> None:
+        if ws.workspace_id in self.in_git:
+            raise ShardError(
+                ErrorCode.CONFLICT, f"workspace {ws.workspace_id} is busy with another command; retry"
+            )
+
+    def _view(self, ws: Workspace, seen: Observed | None = None) -> View:
+        bindings = [
+            Binding(
+                s.agent_id, s.record.session_id, s.live, s.live and (s.busy or s.status in ACTIVE_STATUSES)
+            )
+            for s in self.b.agents.values()
+            if s.record.workspace_id == ws.workspace_id
+        ]
+        return View(ws, bindings, seen)
+
+    def _others_live(self, ws: Workspace) -> int:
+        inside = ws.path + os.sep
+        return sum(
+            1
+            for s in self.b.agents.values()
+            if s.live
+            and s.record.workspace_id != ws.workspace_id
+            and (s.record.cwd + os.sep).startswith(inside)
+        )
+
+
+def _observe(ws: Workspace) -> Observed | None:
+    try:
+        return git.observe(ws)
+    except git.GitError:
+        return None  # the repository is gone: nobody can vouch for the worktree
+
+
+def _label(text: str) -> str:
+    clean = unicodedata.normalize("NFKC", text).strip()
+    if not clean or len(clean) > MAX_LABEL or any(unicodedata.category(ch).startswith("C") for ch in clean):
+        raise ShardError(
+            ErrorCode.INVALID_REQUEST, f"a workspace label must be 1 to {MAX_LABEL} printable characters"
+        )
+    return clean
+
+
+def _data(kind: str, ws: Workspace, reason: str, **extra: str) -> dict[str, Any]:
+    return {"kind": kind, "workspace_id": ws.workspace_id, "reason": reason, **extra}
