@@ -62,7 +62,7 @@ def run_changes(client: MessageReader, run_id: str) -> list[tuple[str | None, st
     ]
 
 
-def activity(client: MessageReader, agent_id: str, phase: str) -> Any:
+def activity(agent_id: str, phase: str) -> Any:
     """A predicate: the ``agent_activity`` of ``agent_id`` entering ``phase``."""
     return lambda m: m.get("type") == "agent_activity" and m["agent_id"] == agent_id and m["phase"] == phase
 
