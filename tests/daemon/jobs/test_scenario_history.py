@@ -44,9 +44,10 @@ async def test_relaunching_a_finished_child_keeps_its_history(scene: Scene) -> N
 async def test_a_daemon_killed_mid_chain_interrupts_and_replays_nothing(scene: Scene) -> None:
     """kill -9 of the daemon while a chain's first step sleeps in a tool: the next daemon reports the
     step interrupted and the next one cancelled — in status and in wait — and starts nothing again:
-    no child is running and the model was asked nothing more.
+    no child is running and the model was asked nothing more. The parent may then relaunch the
+    interrupted child, which goes on from its durable session.
 
-    Covers: R10.3.72, R10.3.75, R10.3.76, R11.2.10, R11.2.11
+    Covers: R10.3.72, R10.3.75, R10.3.76, R10.3.77, R11.2.10, R11.2.11
     """
     await scene.start([tool_step("sleep", {"seconds": 120}), text_step("woke up")])
     parent = await scene.parent("unix")
@@ -74,4 +75,12 @@ async def test_a_daemon_killed_mid_chain_interrupts_and_replays_nothing(scene: S
     assert stop["cancelled"] == []
     assert len(requests_of(scene.home, "test")) == 1  # nothing replayed
     assert runtime_pids(scene.home) == []
+    again_run = await again.ok("relaunch", target="digger", task=task("digger, again"))  # explicitly
+    result = await again.ok("wait", handles=[again_run["run_id"]])
+    assert result["runs"][0]["state"] == "completed"
+    assert result["runs"][0]["final_text"] == "woke up"
+    requests = requests_of(scene.home, "test")
+    assert len(requests) == 2
+    assert task("digger") in str(requests[1]["messages"])  # on its durable session
+    assert requests_of(scene.home, "test", task("filler")) == []
     await scene.audit()
