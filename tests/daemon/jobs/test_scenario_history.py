@@ -84,3 +84,30 @@ async def test_a_daemon_killed_mid_chain_interrupts_and_replays_nothing(scene: S
     assert task("digger") in str(requests[1]["messages"])  # on its durable session
     assert requests_of(scene.home, "test", task("filler")) == []
     await scene.audit()
+
+
+async def test_a_daemon_stopped_gracefully_mid_chain_interrupts_and_starts_nothing(scene: Scene) -> None:
+    """SIGTERM (a graceful stop) of the daemon while a chain's first step sleeps in a tool: its
+    runtime is stopped with it, which cuts the turn short — the step did not complete and the next
+    one must not start while the daemon goes down. The next daemon reports the step interrupted and
+    the next one cancelled, never started.
+
+    Covers: R10.3.75, R10.3.76, R11.2.10
+    """
+    await scene.start([tool_step("sleep", {"seconds": 120}), text_step("woke up")])
+    parent = await scene.parent("unix")
+    data = await parent.create("chain", "digger", "filler")
+    digger, filler = data["runs"]
+    await parent.client.until(activity(digger["agent_id"], "tool"))
+    await scene.daemons[-1].stop()
+    await scene.start()
+    again = await scene.parent("unix", agent_id=parent.agent_id)
+    waited = await again.ok("wait", handles=[data["job_id"]])
+    assert [(r["state"], r.get("error")) for r in waited["runs"]] == [
+        ("interrupted", "the daemon restarted"),
+        ("cancelled", "a later step of an interrupted chain"),
+    ]
+    assert "started_at" not in waited["runs"][1]
+    assert run_changes(parent.client, filler["run_id"]) == []
+    assert requests_of(scene.home, "test", task("filler")) == []
+    await scene.audit()
