@@ -8,7 +8,7 @@ record), in a child's own session (where it is the child's prompt) and in what t
 was sent (the child's model input: what a real LLM API would receive); :meth:`Scene.audit` finds it
 nowhere else — no other file of SHARD_HOME, nothing the daemon printed, no message any test client
 received, no ``AgentInfo`` — and checks that only the owning parent's connections ever received a
-``final_text``.
+``final_text`` (of its own children's runs).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ class Scene:
         self.home = home
         self.project = project
         self.daemons: list[DaemonProcess] = []
-        self.owners: set[int] = set()  # id() of the clients that speak for a parent
+        self.owners: dict[int, str] = {}  # id() of a client that speaks for a parent -> that parent
         self.parents: list[str] = []
         self.records = {home / "requests.jsonl"}  # what the scripted providers were sent
 
@@ -159,7 +159,7 @@ class Scene:
             self.parents.append(agent_id)
         if interactive:
             await attach(client, agent_id)
-        self.owners.add(id(client))
+        self.owners[id(client)] = agent_id
         return Parent(client, agent_id)
 
     async def kill9(self) -> None:
@@ -189,12 +189,18 @@ class Scene:
         await daemon.stop()
         printed = "\n".join(line for d in self.daemons for line in d.output)
         assert MARKER not in printed
-        for d in self.daemons:
-            for client in d.clients:
-                received = orjson.dumps(client.seen).decode()
-                assert MARKER not in received, [m for m in client.seen if MARKER in orjson.dumps(m).decode()]
-                if id(client) not in self.owners:
-                    assert '"final_text"' not in received
+        clients = [client for d in self.daemons for client in d.clients]
+        owner_of = {  # job -> its parent, as the run events told
+            m["job_id"]: m["parent_agent_id"]
+            for client in clients
+            for m in client.seen
+            if m.get("type") == "subagent_run_changed"
+        }
+        for client in clients:
+            received = orjson.dumps(client.seen).decode()
+            assert MARKER not in received, [m for m in client.seen if MARKER in orjson.dumps(m).decode()]
+            for run in _with_final_text(client.seen):  # only on the owning parent's connections
+                assert self.owners.get(id(client)) == owner_of[run["job_id"]], run
         db = sqlite3.connect(self.home / "state.db")
         rows = db.execute("SELECT session_id FROM agents WHERE parent_agent_id IS NOT NULL").fetchall()
         db.close()
@@ -209,3 +215,13 @@ class Scene:
             and MARKER.encode() in path.read_bytes()
         ]
         assert leaks == []
+
+
+def _with_final_text(found: Any) -> list[dict[str, Any]]:
+    """Every object with a ``final_text`` (a run snapshot) anywhere in ``found``."""
+    if isinstance(found, list):
+        return [run for item in found for run in _with_final_text(item)]
+    if isinstance(found, dict):
+        mine = [found] if "final_text" in found else []
+        return mine + [run for value in found.values() for run in _with_final_text(value)]
+    return []
