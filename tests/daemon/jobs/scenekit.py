@@ -4,11 +4,11 @@ background subagents (PROTOCOL §10.3, §12.5): several scripted providers (one 
 never left the private record.
 
 Every task of a scenario carries :data:`MARKER`. The task may live in ``state.db`` (the private job
-record), in a child's own session (where it is the child's prompt) and in what the scripted provider
-was sent (the child's model input: what a real LLM API would receive); :meth:`Scene.audit` finds it
-nowhere else — no other file of SHARD_HOME, nothing the daemon printed, no message any test client
-received, no ``AgentInfo`` — and checks that only the owning parent's connections ever received a
-``final_text`` (of its own children's runs).
+record), in a child's own session (where it is the child's prompt; a dashboard attached to the child
+shows it) and in what the scripted provider was sent (the child's model input: what a real LLM API
+would receive); :meth:`Scene.audit` finds it nowhere else — no other file of SHARD_HOME, nothing the
+daemon printed, no message any other test client received, no ``AgentInfo`` — and checks that a
+``final_text`` reached only connections of the parent that owns its run.
 """
 
 from __future__ import annotations
@@ -91,17 +91,20 @@ class Parent:
         tasks = [{"name": n, "task": task(n)} for n in names]
         return await self.ok("create", tasks=tasks, strategy=strategy, **fields)
 
-    async def until_run(self, run_id: str, state: str) -> dict[str, Any]:
-        """Read until the run's ``subagent_run_changed`` to ``state`` (or find it already read)."""
+    async def heard(self, predicate: Any) -> dict[str, Any]:
+        """The first message this client got that satisfies ``predicate``, reading on until one comes."""
         for m in self.client.seen:
-            if m.get("type") == "subagent_run_changed" and m["run_id"] == run_id and m["state"] == state:
+            if predicate(m):
                 return m
-        found = await self.client.until(
+        return (await self.client.until(predicate))[-1]
+
+    async def until_run(self, run_id: str, state: str) -> dict[str, Any]:
+        """The run's ``subagent_run_changed`` to ``state`` (read already, or reading on until it comes)."""
+        return await self.heard(
             lambda m: (
                 m.get("type") == "subagent_run_changed" and m["run_id"] == run_id and m["state"] == state
             )
         )
-        return found[-1]
 
     async def permission_requests(self, count: int) -> list[dict[str, Any]]:
         """The first ``count`` permission requests shown to this client (waiting for the missing)."""
@@ -129,6 +132,7 @@ class Scene:
         self.daemons: list[DaemonProcess] = []
         self.owners: dict[int, str] = {}  # id() of a client that speaks for a parent -> that parent
         self.parents: list[str] = []
+        self.dashboards: set[int] = set()  # id() of the clients attached to a child (its own session)
         self.records = {home / "requests.jsonl"}  # what the scripted providers were sent
 
     async def start(
@@ -161,6 +165,13 @@ class Scene:
             await attach(client, agent_id)
         self.owners[id(client)] = agent_id
         return Parent(client, agent_id)
+
+    async def dashboard(self, child_id: str, transport: str = "websocket") -> MessageReader:
+        """A client attached to a child: its own session (the task is its prompt) streams to it."""
+        client = await connect(self.daemons[-1], transport)
+        await attach(client, child_id)
+        self.dashboards.add(id(client))
+        return client
 
     async def kill9(self) -> None:
         """SIGKILL the daemon, then the runtimes it orphaned (a later daemon does not adopt them)."""
@@ -198,7 +209,8 @@ class Scene:
         }
         for client in clients:
             received = orjson.dumps(client.seen).decode()
-            assert MARKER not in received, [m for m in client.seen if MARKER in orjson.dumps(m).decode()]
+            if id(client) not in self.dashboards:
+                assert MARKER not in received, [m for m in client.seen if MARKER in orjson.dumps(m).decode()]
             for run in _with_final_text(client.seen):  # only on the owning parent's connections
                 assert self.owners.get(id(client)) == owner_of[run["job_id"]], run
         db = sqlite3.connect(self.home / "state.db")

@@ -54,7 +54,7 @@ async def test_a_daemon_killed_mid_chain_interrupts_and_replays_nothing(scene: S
     data = await parent.create("chain", "digger", "filler")
     digger, filler = data["runs"]
     await parent.until_run(digger["run_id"], "active")
-    await parent.client.until(activity(digger["agent_id"], "tool"))
+    await parent.heard(activity(digger["agent_id"], "tool"))
     assert len(requests_of(scene.home, "test")) == 1
     await scene.kill9()
     await scene.start()
@@ -98,7 +98,7 @@ async def test_a_daemon_stopped_gracefully_mid_chain_interrupts_and_starts_nothi
     parent = await scene.parent("unix")
     data = await parent.create("chain", "digger", "filler")
     digger, filler = data["runs"]
-    await parent.client.until(activity(digger["agent_id"], "tool"))
+    await parent.heard(activity(digger["agent_id"], "tool"))
     await scene.daemons[-1].stop()
     await scene.start()
     again = await scene.parent("unix", agent_id=parent.agent_id)

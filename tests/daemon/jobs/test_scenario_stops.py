@@ -19,7 +19,7 @@ async def test_stopping_a_job_cancels_its_queued_and_active_runs(scene: Scene) -
     data = await parent.create("chain", "sleeper", "after")
     sleeper, after = data["runs"]
     await parent.until_run(sleeper["run_id"], "active")
-    await parent.client.until(activity(sleeper["agent_id"], "tool"))
+    await parent.heard(activity(sleeper["agent_id"], "tool"))
     stopped = await parent.ok("stop", handle=data["job_id"])
     assert stopped["job_id"] == data["job_id"]
     assert stopped["cancelled"] == [
