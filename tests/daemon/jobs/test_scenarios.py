@@ -16,10 +16,12 @@ async def test_three_children_in_parallel_and_a_wait_for_all(scene: Scene) -> No
     """A parent launches three children in parallel; each asks its permission at the parent's
     client, answered last child first, so they complete in reverse order; a wait for ``all`` on the
     job returns three completed runs with their final texts in the job's order. Another parent's
-    client can neither see nor wait on the job.
+    client can neither see nor wait on the job. The audit then finds the tasks in no file, log line,
+    message or AgentInfo but the private ones, and final texts only on this parent's connections.
 
-    Covers: R10.3.2, R10.3.19, R10.3.20, R10.3.23, R10.3.30, R10.3.61, R10.3.62, R10.3.63, R11.2.6,
-    R11.2.7, R12.5.1, R12.5.3, R12.5.4, R12.5.5, R12.5.8
+    Covers: R10.3.2, R10.3.7, R10.3.8, R10.3.9, R10.3.10, R10.3.11, R10.3.19, R10.3.20, R10.3.23,
+    R10.3.30, R10.3.61, R10.3.62, R10.3.63, R11.2.6, R11.2.7, R11.2.9, R12.5.1, R12.5.3, R12.5.4,
+    R12.5.5
     """
     await scene.start(GATED)
     parent = await scene.parent("websocket", interactive=True)
