@@ -7,8 +7,8 @@ and what 20 live children cost in memory.
   child (a new ``shard agent --stdio`` runtime); median of N.
 * **RSS with 20 live children**: 20 children in parallel (three parents: the launch policy allows 8
   live runs per parent) each sleeping in a tool, so all 20 runtimes are live; then the daemon's RSS
-  and the total of the daemon and every process under it (the children's runtimes and the three
-  parents' own), read from /proc.
+  with its children's runtimes (told apart from the parents' own by their ``--session``), and of
+  the daemon with every process under it, read from /proc.
 
     python bench/subagents.py [--runs 10] [--children 20]
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -51,6 +52,15 @@ def descendants(pid: int) -> list[int]:
         found += kids
         todo += kids
     return found
+
+
+def session_of(pid: int) -> str | None:
+    """The ``--session`` of a ``shard agent --stdio`` process."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    return argv[argv.index(b"--session") + 1].decode() if b"--session" in argv else None
 
 
 def recorded(record: Path) -> list[str]:
@@ -148,18 +158,27 @@ async def memory(tmp: Path, children: int) -> dict[str, float]:
             sleeping.add(found[-1]["agent_id"])
         pid = daemon.proc.pid
         under = descendants(pid)
+        db = sqlite3.connect(home / "state.db")
+        sessions = {
+            s for (s,) in db.execute("SELECT session_id FROM agents WHERE parent_agent_id IS NOT NULL")
+        }
+        db.close()
+        kids = [p for p in under if session_of(p) in sessions]  # the children's runtimes
         daemon_mb = rss_mb(pid)
+        children_mb = sum(rss_mb(p) for p in kids)
         total_mb = daemon_mb + sum(rss_mb(p) for p in under)
         lines = [orjson.loads(line) for line in recorded(home / "requests.jsonl")]
     finally:
         await daemon.stop()
     return {
         "children": n,
+        "children_runtimes": len(kids),
         "provider_requests": len(lines),
         "processes_under_daemon": len(under),
         "daemon_rss_mb": round(daemon_mb, 1),
-        "total_rss_mb": round(total_mb, 1),
-        "per_runtime_mb": round((total_mb - daemon_mb) / max(1, len(under)), 1),
+        "daemon_and_children_rss_mb": round(daemon_mb + children_mb, 1),
+        "per_child_mb": round(children_mb / max(1, len(kids)), 1),
+        "daemon_and_everything_under_it_rss_mb": round(total_mb, 1),
     }
 
 
@@ -177,8 +196,12 @@ async def main() -> int:
     print(f"{rss['children']} live children (each sleeping in a tool)")
     print(f"  daemon RSS {rss['daemon_rss_mb']:7.1f} MB")
     print(
-        f"  daemon + {rss['processes_under_daemon']} runtimes under it {rss['total_rss_mb']:7.1f} MB"
-        f" ({rss['per_runtime_mb']} MB a runtime; the parents' runtimes, one a parent, are among them)"
+        f"  daemon + its {rss['children_runtimes']} children's runtimes"
+        f" {rss['daemon_and_children_rss_mb']:7.1f} MB ({rss['per_child_mb']} MB a child)"
+    )
+    print(
+        f"  daemon + all {rss['processes_under_daemon']} processes under it (the parents' runtimes too)"
+        f" {rss['daemon_and_everything_under_it_rss_mb']:7.1f} MB"
     )
     out = save_results(
         "subagents", {"runs": args.runs, "create_to_first_request": first, "live_children_rss": rss}
