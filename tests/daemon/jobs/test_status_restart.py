@@ -72,3 +72,25 @@ def test_a_daemon_restart_interrupts_live_runs_and_replays_nothing(harness):
         chain[0]["run_id"] and single["run_id"] and next(iter(harness.manifests.jobs))
     ]
     assert changes(again) == []
+
+
+def test_a_shutting_down_daemon_ends_no_run_and_starts_none(harness):
+    """While the daemon shuts down, its stopped runtimes cut their turns short: a chain's live step
+    ending its turn (or its runtime exiting) is no completion, and the next step does not start;
+    the next daemon finds the step interrupted and the rest cancelled.
+
+    Covers: R10.3.75, R10.3.76
+    """
+    client, parent_id = parent(harness)
+    c1, c2 = batch(client, parent_id, "chain", "c1", "c2")["runs"]
+    single = create(client, parent_id, name="single")["data"]["runs"][0]
+    harness.auto_exit = False  # the runtimes wind down as the shutdown stops them
+    harness.shutdown()
+    finish(harness, c1["agent_id"], "cut short")
+    harness.runtime(single["agent_id"]).exit(1)
+    assert c2["agent_id"] not in [r.gen.agent_id for r in harness.runtimes]
+    after = BrokerHarness(manifests=harness.manifests)
+    state = {
+        a["alias"]: a["run"]["state"] for a in command(after.connect(), "status", parent_id)["data"]["agents"]
+    }
+    assert state == {"c1": "interrupted", "c2": "cancelled", "single": "interrupted"}

@@ -22,7 +22,9 @@ drives runs through the broker, adding effects to the broker's outbox like the o
   direct ``abort`` stops the run through the same path as ``subagent.stop``; a ``steer`` takes the
   strict path of ``subagent.steer``; permission and UI answers are never held.
 * **Restart**: a daemon that starts with nonterminal runs marks them ``interrupted`` (the rest of a
-  chain ``cancelled``), replays nothing, and reports them to their parents once it serves.
+  chain ``cancelled``), replays nothing, and reports them to their parents once it serves. A
+  daemon shutting down ends no run, starts none and reports nothing: the turns its runtimes' stop
+  cuts short are not completions, so it leaves them to the next daemon.
 """
 
 from __future__ import annotations
@@ -218,6 +220,8 @@ class Coordinator:
     def _pump(self, parent_id: str) -> None:
         """Start every queued run that may start: a chain's next step once the one before it has
         completed; other runs while the parent has fewer than ``maxTasks`` runs live."""
+        if self.b.supervisor.shutting_down:
+            return  # nothing starts while the daemon goes down; the next one settles what is left
         for job in [j for j in self.jobs.values() if j.parent_agent_id == parent_id]:
             for run in job.runs:
                 live = sum(
@@ -293,6 +297,8 @@ class Coordinator:
 
     def _end(self, job: Job, run: Run, state: RunState, error: str | None = None) -> None:
         """A run reached a terminal state; a chain's remaining steps are cancelled unless it completed."""
+        if self.b.supervisor.shutting_down:
+            return  # its runtime is being stopped with the daemon: the next daemon marks it interrupted
         if error:
             run.error = error
         if job.strategy == "chain" and state != "completed":

@@ -57,6 +57,8 @@ class Delivery:
                     self.ended(run)
 
     def timer(self, parent_id: str) -> None:
+        if self.b.supervisor.shutting_down:
+            return  # no parent is woken on the way down: the next daemon delivers what is unreported
         runs = [r for r in self.pending.pop(parent_id, []) if not r.reported]
         if not runs:
             return
