@@ -24,10 +24,32 @@ from typing import Any
 import orjson
 from daemon_helpers import attach, connect, create_agent, runtime_pids
 
-from shard.testing import DaemonProcess
+from shard.testing import DaemonProcess, text_step
 from shard.testing.reader import MessageReader
 
 MARKER = f"PRIVATE-{uuid.uuid4().hex[:12]}"  # in every task, and nowhere it must not be
+# Parents run on their own model, so the completion reports that wake them (R10.3.67) are answered
+# by its script and recorded apart from what the children's model was sent.
+PARENT_PROVIDER = "boss"
+PARENT_MODEL = f"{PARENT_PROVIDER}/m"
+
+
+def child_runtime_pids(home: Path) -> list[int]:
+    """Live runtimes of agents that are not parents (children), read from /proc and state.db."""
+    db = sqlite3.connect(home / "state.db")
+    try:
+        children = {
+            s for (s,) in db.execute("SELECT session_id FROM agents WHERE parent_agent_id IS NOT NULL")
+        }
+    finally:
+        db.close()
+    found = []
+    for pid in runtime_pids(home):
+        with contextlib.suppress(OSError, ValueError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            if argv[argv.index("--session") + 1] in children:
+                found.append(pid)
+    return found
 
 
 def task(name: str) -> str:
@@ -78,6 +100,8 @@ class Parent:
     async def ask(self, kind: str, **fields: Any) -> dict[str, Any]:
         """The response to ``subagent.<kind>`` for this parent."""
         self._ids += 1
+        if kind == "create":  # children on the scene's model, not on the parent's (PARENT_MODEL)
+            fields.setdefault("model", "test/m")
         message = {"type": f"subagent.{kind}", "id": f"{kind}-{self._ids}", "parent_agent_id": self.agent_id}
         response, _ = await self.client.request({**message, **fields})
         return response
@@ -144,8 +168,10 @@ class Scene:
             daemon = await self.factory()
         else:
             self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            scripts = {PARENT_PROVIDER: [text_step("noted")], **scripts}
             for name, script in scripts.items():
-                (self.home / f"{name}.json").write_bytes(orjson.dumps({"steps": script}))
+                body = {"steps": script, "loop": name == PARENT_PROVIDER}
+                (self.home / f"{name}.json").write_bytes(orjson.dumps(body))
             extra = "".join(provider_toml(name) for name in scripts)
             self.records |= {self.home / f"{name}.jsonl" for name in scripts}
             daemon = await self.factory(steps, extra_toml=extra)
@@ -159,7 +185,9 @@ class Scene:
         to it, the only responder of its hierarchy."""
         client = await connect(self.daemons[-1], transport)
         if agent_id is None:
-            agent_id = await create_agent(client, self.project, name=f"parent{len(self.parents)}")
+            agent_id = await create_agent(
+                client, self.project, name=f"parent{len(self.parents)}", model=PARENT_MODEL
+            )
             self.parents.append(agent_id)
         if interactive:
             await attach(client, agent_id)

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from daemon_helpers import runtime_pids
-
-from jobs.scenekit import Scene, activity, requests_of, run_changes, task
+from jobs.scenekit import Scene, activity, child_runtime_pids, requests_of, run_changes, task
 from shard.testing import text_step, tool_step
 
 
@@ -74,7 +72,7 @@ async def test_a_daemon_killed_mid_chain_interrupts_and_replays_nothing(scene: S
     stop = await again.ok("stop", handle=data["job_id"])  # terminal: nothing to cancel
     assert stop["cancelled"] == []
     assert len(requests_of(scene.home, "test")) == 1  # nothing replayed
-    assert runtime_pids(scene.home) == []
+    assert child_runtime_pids(scene.home) == []  # the parent alone was woken, to hear of it
     again_run = await again.ok("relaunch", target="digger", task=task("digger, again"))  # explicitly
     result = await again.ok("wait", handles=[again_run["run_id"]])
     assert result["runs"][0]["state"] == "completed"
