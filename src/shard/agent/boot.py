@@ -28,6 +28,7 @@ from shard.agent.catalog import (
 )
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 from shard.agent.modes import BUILTIN_MODES
+from shard.agent.sandbox import for_config
 from shard.agent.session.store import SessionStore, find_session
 from shard.agent.session.window import WindowError, replay
 from shard.protocol.errors import ErrorCode, ShardError, shown
@@ -52,6 +53,7 @@ class AgentOptions(NamedTuple):
     headless_policy: str = "deny"
     create: bool = False  # with session: create it (with that id) when it does not exist yet
     tools: tuple[str, ...] | None = None  # an allow-list of tool names; None: all
+    sandbox: str | None = None  # off | ask | auto: this agent's, over [sandbox] mode
 
 
 class Prepared:
@@ -106,6 +108,11 @@ def prepare(opts: AgentOptions) -> Prepared:
     except ConfigError as exc:
         raise StartupError(exc.message) from None
     _secrets.capture(key_variables(config))  # before anything can run a command that would see them
+    if opts.sandbox is not None:
+        config = config._replace(sandbox=config.sandbox._replace(mode=opts.sandbox))
+    sandbox = for_config(config)
+    if sandbox.mode != "off" and not sandbox.active:  # said once; commands ask as before
+        print(f"shard: no sandbox: {sandbox.why}; every command asks instead", file=sys.stderr)
     catalog = ModelCatalog(config)
     mode_names = [m.name for m in BUILTIN_MODES]
     if opts.mode is not None and opts.mode not in mode_names:
@@ -208,13 +215,14 @@ def _check_cwd(raw: str) -> Path:
     return path
 
 
-def hello_line(model: ModelEntry | None) -> bytes:
+def hello_line(model: ModelEntry | None, config: Config | None = None) -> bytes:
     """The ``hello`` event as a JSONL line, without pydantic (tests check it against the model)."""
+    extra = for_config(config).capabilities() if config is not None else []
     hello = {
         "type": "hello",
         "protocol_version": PROTOCOL_VERSION,
         "server_version": __version__,
-        "capabilities": capabilities_for(model),
+        "capabilities": capabilities_for(model, extra),
     }
     return _line(hello)
 
@@ -229,7 +237,7 @@ def sync_line(prepared: Prepared) -> bytes:
         "type": "sync",
         "status": "idle",
         "mode": prepared.mode,
-        "capabilities": capabilities_for(prepared.model),
+        "capabilities": capabilities_for(prepared.model, for_config(prepared.config).capabilities()),
         "live_window": live,
         "pending_requests": [],
         "session_id": prepared.store.session_id,

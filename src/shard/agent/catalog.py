@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -236,9 +236,11 @@ def cost(
     return round(total / 1_000_000, 8)
 
 
-def capabilities_for(entry: ModelEntry | None) -> list[str]:
-    """The runtime's capability strings (PROTOCOL §7), which depend on the active model."""
+def capabilities_for(entry: ModelEntry | None, extra: Sequence[str] = ()) -> list[str]:
+    """The runtime's capability strings (PROTOCOL §7), which depend on the active model; ``extra``:
+    the sandbox's (``Sandbox.capabilities``)."""
     caps = list(BASE_CAPABILITIES)
     if entry is not None and entry.has_reasoning:
         caps.extend(REASONING_CAPABILITIES)
+    caps.extend(extra)
     return caps

@@ -87,6 +87,14 @@ class SubagentConfig(NamedTuple):
     run_timeout: float | None = None
 
 
+class SandboxConfig(NamedTuple):
+    """``[sandbox]``: how bash is confined (``shard.agent.sandbox``)."""
+
+    mode: str = "off"  # off | ask | auto
+    network: bool = False
+    writable: tuple[str, ...] = ()
+
+
 class Config(NamedTuple):
     home: Path
     default_model: str | None = None
@@ -98,6 +106,7 @@ class Config(NamedTuple):
     compaction: CompactionConfig = CompactionConfig()
     max_runtimes: int | None = None  # [daemon]: live runtimes at once (the daemon's default if unset)
     subagents: SubagentConfig = SubagentConfig()
+    sandbox: SandboxConfig = SandboxConfig()
     source: Path | None = None
 
     def resolve_path(self, value: str) -> Path:
@@ -142,6 +151,7 @@ _TOP_LEVEL = {
     "tools": "[tools]",
     "daemon": "[daemon]",
     "subagents": "[subagents]",
+    "sandbox": "[sandbox]",
 }
 _TABLES = {
     "retry": ("max_attempts", "base_delay", "max_delay"),
@@ -151,6 +161,7 @@ _TABLES = {
     "tools": ("extensions",),
     "daemon": ("max_runtimes",),
     "subagents": ("max_tasks", "max_depth", "run_timeout"),
+    "sandbox": ("mode", "network", "writable"),
 }
 _PROVIDER_KEYS = ("name", "kind", "base_url", "api_key_env", "script", "record", "models")
 _MODEL_KEYS = (
@@ -241,6 +252,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
     if max_runtimes is not None and max_runtimes < 1:
         raise Mistake(("daemon", "max_runtimes"), f"must be a positive integer, got {max_runtimes}")
     subagents = _subagents(tables["subagents"])
+    sandbox = _sandbox(tables["sandbox"])
     return Config(
         home=home,
         default_model=default_model,
@@ -252,6 +264,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         compaction=compaction,
         max_runtimes=max_runtimes,
         subagents=subagents,
+        sandbox=sandbox,
         source=path,
     )
 
@@ -267,6 +280,20 @@ def _subagents(table: dict[str, Any]) -> SubagentConfig:
     if timeout == 0:
         raise Mistake(("subagents", "run_timeout"), "must be positive (leave it out for no deadline)")
     return SubagentConfig(**counts, run_timeout=timeout)
+
+
+def _sandbox(table: dict[str, Any]) -> SandboxConfig:
+    mode = _opt(table, "mode", str, ("sandbox",)) or "off"
+    if mode not in ("off", "ask", "auto"):
+        raise Mistake(("sandbox", "mode"), f"must be one of off, ask, auto, got {mode!r}")
+    network = _opt(table, "network", str, ("sandbox",)) or "off"
+    if network not in ("off", "on"):
+        raise Mistake(("sandbox", "network"), f"must be off or on, got {network!r}")
+    writable = _opt(table, "writable", list, ("sandbox",), "a list of paths") or []
+    if not all(isinstance(p, str) and os.path.isabs(os.path.expanduser(p)) for p in writable):
+        raise Mistake(("sandbox", "writable"), "must be a list of absolute paths")
+    paths = tuple(os.path.expanduser(p) for p in writable)
+    return SandboxConfig(mode=mode, network=network == "on", writable=paths)
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:

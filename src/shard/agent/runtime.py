@@ -26,6 +26,7 @@ from shard.agent.modes import ModeController
 from shard.agent.permissions.board import RequestBoard, Responders
 from shard.agent.permissions.gate import Gate
 from shard.agent.permissions.headless import HeadlessPolicy
+from shard.agent.sandbox import for_config
 from shard.agent.selection import ModelSelection
 from shard.agent.session.fork import fork
 from shard.agent.session.listing import list_sessions
@@ -166,7 +167,7 @@ class Runtime:
         return self.events.fatal
 
     def hello(self) -> Hello:
-        return hello_event(self.models.model)
+        return hello_event(self.models.model, self.models.capabilities())
 
     def sync(self) -> Sync:
         sync = Sync(
@@ -372,7 +373,12 @@ class Runtime:
             return await ui.ask(self.board, kind, **fields)
 
         return ToolContext(
-            cwd=self.cwd, spill_dir=self.spill_dir, env=self.tool_env, tool_call_id=tool_call_id, ui=ask_user
+            cwd=self.cwd,
+            spill_dir=self.spill_dir,
+            env=self.tool_env,
+            tool_call_id=tool_call_id,
+            ui=ask_user,
+            sandbox=for_config(self.config),
         )
 
     # --- session_op: list / compact / fork (PROTOCOL §9.2) ----------------------------------------
@@ -421,9 +427,9 @@ class Runtime:
         return DEFERRED
 
 
-def hello_event(model: ModelEntry | None) -> Hello:
+def hello_event(model: ModelEntry | None, capabilities: list[str] | None = None) -> Hello:
     return Hello(
         protocol_version=PROTOCOL_VERSION,
         server_version=__version__,
-        capabilities=capabilities_for(model),
+        capabilities=capabilities if capabilities is not None else capabilities_for(model),
     )

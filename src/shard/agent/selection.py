@@ -16,6 +16,7 @@ from shard.agent.config import Config
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
 from shard.agent.providers.sdk import preload
+from shard.agent.sandbox import for_config
 from shard.protocol.agents import ModelDescriptor, ReasoningLevel
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.events import EventBase, ModelChanged, ReasoningLevelChanged
@@ -70,7 +71,7 @@ class ModelSelection:
                 self._problem = exc
 
     def capabilities(self) -> list[str]:
-        return capabilities_for(self.model)
+        return capabilities_for(self.model, for_config(self._config).capabilities())
 
     @property
     def context_window(self) -> int | None:

@@ -370,6 +370,8 @@ class _Turn:
             if isinstance(verdict, Deny):
                 return refused(verdict.reason)
             event = ToolCall(tool_call_id=call.id, name=call.name, args=call.args, read_only=tool.read_only)
+            if tool_ctx.sandbox is not None and tool_ctx.sandbox.active:
+                event.sandboxed = tool.confined(args, tool_ctx)
             render = tool.start_render(args, tool_ctx)
         except ToolFailure as exc:  # e.g. an edit that cannot apply: nobody is asked to approve it
             return refused(str(exc))

@@ -21,6 +21,7 @@ def options(args: argparse.Namespace) -> AgentOptions:
         headless_policy=args.headless_policy,
         create=args.create,
         tools=tuple(t for t in args.tools.split(",") if t) if args.tools is not None else None,
+        sandbox=args.sandbox,
     )
 
 
@@ -36,7 +37,7 @@ def main_agent(args: argparse.Namespace) -> int:
         write_all(1, hello_line(None) + error_line(exc, fatal=True))
         print(f"shard: {exc.message}", file=sys.stderr)
         return EXIT_SESSION
-    write_all(1, hello_line(prepared.model) + sync_line(prepared))
+    write_all(1, hello_line(prepared.model, prepared.config) + sync_line(prepared))
 
     from shard.agent.stdio import run
 

@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--stdio", action="store_true", required=True, help="speak the protocol on stdin/stdout"
     )
     _agent_flags(agent)
+    agent.add_argument(
+        "--sandbox",
+        choices=("off", "ask", "auto"),
+        help="run bash in a bubblewrap sandbox: auto runs confined commands without asking; ask "
+        "confines them and still asks; off: no sandbox (default: [sandbox] mode in config.toml, else off)",
+    )
 
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
     run.add_argument("prompt", help="the prompt")
@@ -82,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOOL|bash:COMMAND",
         help="let this run use TOOL inside the working directory without asking, or run shell "
         "commands like COMMAND (the gate's own signature rule); repeatable",
+    )
+    run.add_argument(
+        "--sandbox",
+        action="store_const",
+        const="auto",
+        help="run bash confined (bubblewrap: writes only in the project, no network, no Shard process "
+        "visible) and without asking; where no sandbox can be made, commands are refused as usual",
     )
     run.add_argument(
         "--yes-to-all",

@@ -171,6 +171,8 @@ class ToolCall(AgentEvent):
     args: dict[str, Any]
     render: RenderDescriptor | None = None
     read_only: bool | None = None
+    # Additive (issue 19): true when the call runs inside Shard's sandbox; absent when no sandbox is in use.
+    sandboxed: bool | None = None
 
 
 class ToolResult(AgentEvent):

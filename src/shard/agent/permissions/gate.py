@@ -5,7 +5,8 @@
 ``permission_request`` to put to a person). It looks at the filesystem only as far as the call's own
 paths do: where they lead, and what a request shows (a diff inside the working directory). Order:
 
-1. the mode's policy (``plan`` refuses a mutating tool before anything is asked);
+1. the mode's policy (``plan`` refuses a mutating tool before anything is asked); then, with the
+   sandbox in ``auto`` mode, a call the sandbox confines runs (``shard.agent.sandbox``);
 2. a read-only tool whose paths all lie inside the working directory runs;
 3. what this run was given on the command line (``shard run --allow``, ``--yes-to-all``) runs;
 4. a stored grant allows the call — unless nobody could approve it and the headless policy is
@@ -100,6 +101,8 @@ def decide(
     refusal = standing.mode.policy.refuse(tool.name, tool.read_only)
     if refusal is not None:
         return Deny(refusal)
+    if ctx.sandbox is not None and ctx.sandbox.auto and tool.confined(args, ctx):
+        return Allow()  # confined: it can write only the project, see no Shard process, reach no network
     outside = outside_paths(tool, args, ctx)
     if tool.read_only and not outside:
         return Allow()

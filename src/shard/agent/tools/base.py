@@ -18,6 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict
 
 from shard.agent.providers.base import ToolSpec
+from shard.agent.sandbox import Sandbox
 from shard.agent.tools.paths import display
 from shard.protocol.content import ErrorContent, Image, JsonContent, TextContent
 from shard.protocol.permissions import PermissionDetail
@@ -52,6 +53,7 @@ class ToolContext:
     env: dict[str, str] | None = None  # environment for subprocesses (secrets removed); None: inherit
     tool_call_id: str = ""
     ui: UiAsker | None = None  # how a tool asks the user something
+    sandbox: Sandbox | None = None  # where commands run (shard.agent.sandbox); None: no sandbox
 
 
 @dataclass(slots=True)
@@ -76,6 +78,10 @@ class Tool(ABC, Generic[P]):
 
     def parse(self, args: dict[str, Any]) -> P:
         return self.params.model_validate(args)  # type: ignore[return-value]
+
+    def confined(self, args: P, ctx: ToolContext) -> bool:
+        """True when this call runs inside the sandbox (what ``auto`` lets run without asking)."""
+        return False
 
     def touched_paths(self, args: P, ctx: ToolContext) -> list[Path]:
         """Paths the call reads or writes, for the permission gate's containment check."""

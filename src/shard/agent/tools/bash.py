@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import Field
 
 from shard._home import open_private, private_dirs
+from shard.agent.sandbox import environment
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.protocol.content import TextContent
 from shard.protocol.permissions import PermissionDetail
@@ -45,6 +46,14 @@ class BashParams(ToolParams):
         le=MAX_TIMEOUT,
         description=f"Seconds before the command is killed (default {int(DEFAULT_TIMEOUT)}).",
     )
+    sandbox: bool = Field(
+        default=True,
+        description="When a sandbox is in use: false runs the command outside it (it needs the network, "
+        "or writes outside the project), which asks the user first; say why in reason.",
+    )
+    reason: str | None = Field(
+        default=None, max_length=500, description="Why it must run outside the sandbox."
+    )
 
 
 class BashTool(Tool[BashParams]):
@@ -61,6 +70,9 @@ class BashTool(Tool[BashParams]):
     def start_render(self, args: BashParams, ctx: ToolContext) -> RenderDescriptor | None:
         return None  # the command shows once, in the call line; results carry exit_code/duration_ms
 
+    def confined(self, args: BashParams, ctx: ToolContext) -> bool:
+        return ctx.sandbox is not None and ctx.sandbox.active and args.sandbox
+
     def describe(self, args: BashParams, ctx: ToolContext) -> tuple[str, list[PermissionDetail]]:
         details = [
             PermissionDetail(label="command", value=args.command, format="command"),
@@ -68,17 +80,34 @@ class BashTool(Tool[BashParams]):
         ]
         if args.timeout:
             details.append(PermissionDetail(label="timeout", value=f"{args.timeout:g} s", format="text"))
+        sandbox = ctx.sandbox
+        if self.confined(args, ctx) and sandbox is not None:
+            network = "network on" if sandbox.network else "no network"
+            where = "inside the sandbox: writes only in the working directory, " + network
+            details.append(PermissionDetail(label="sandbox", value=where, format="text"))
+        elif sandbox is not None and sandbox.active:
+            why = args.reason or "no reason given"
+            details.append(
+                PermissionDetail(
+                    label="outside the sandbox",
+                    value=f"the model asks to run it unconfined: {why}",
+                    format="text",
+                )
+            )
         return "Run this command?", details
 
     async def execute(self, args: BashParams, ctx: ToolContext) -> ToolOutput:
         shell = shutil.which("bash") or "/bin/sh"
+        argv, env = [shell, "-c", args.command], ctx.env
+        if self.confined(args, ctx) and ctx.sandbox is not None:
+            argv, env = ctx.sandbox.wrap(argv, ctx.cwd), environment(ctx.env)
         # Popen, not asyncio's subprocess: asyncio's Process.wait() also waits for the pipes to
         # close, which a backgrounded child holding stdout would postpone forever.
         try:
             proc = subprocess.Popen(  # noqa: ASYNC220 — fork+exec is quick; see the comment above
-                [shell, "-c", args.command],
+                argv,
                 cwd=ctx.cwd,
-                env=ctx.env,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
