@@ -21,13 +21,18 @@ class App {
       onMessage: (m) => this.dispatch(m),
       onState: (state, text) => this.connectionState(state, text),
     });
-    this.list = new AgentList($("agents"), { onSelect: (id) => this.select(id), onWatch: (id, on) => this.watch(id, on) });
+    this.list = new AgentList($("agents"), {
+      onSelect: (id) => this.select(id),
+      onWatch: (id, on) => this.watch(id, on),
+      onTerminate: (id) => this.lifecycle("agent.terminate", id),
+    });
     this.controls = new Controls($("controls"), this.conn, (t, k) => this.toast(t, k));
     this.composer = new Composer(this);
     this.sessions = new Sessions(this);
     $("create").addEventListener("submit", (e) => this.create(e));
     $("terminate").addEventListener("click", () => this.lifecycle("agent.terminate"));
     $("kill").addEventListener("click", () => this.lifecycle("agent.kill"));
+    $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
   }
 
@@ -145,6 +150,9 @@ class App {
     const status = $("agent-status");
     status.textContent = agent.status;
     status.className = `badge status-${agent.status}`;
+    // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
+    $("compact").hidden = !agent.synced;
+    $("compact").disabled = agent.busy;
     this.composer.update(agent);
   }
 
@@ -158,7 +166,7 @@ class App {
       case "agent_status_changed":
         return this.patch(m.agent_id, (a) => (a.info.status = m.status, a.info.runtime_state = m.runtime_state));
       case "agent_activity":
-        return this.patch(m.agent_id, (a) => (a.activity = m));
+        return this.patch(m.agent_id, (a) => (a.activity = m, a.info.status = m.status));
       case "agent_exited":
         return this.patch(m.agent_id, (a) => (a.info.runtime_state = m.runtime_state, a.conversation.note(`The runtime exited: ${m.reason}`, "error")));
       case "mode_changed":
@@ -287,8 +295,21 @@ class App {
     }
   }
 
-  async lifecycle(type) {
+  async compact() {
     const agent = this.agents.get(this.selected);
+    if (!agent) return;
+    try {
+      const reply = await this.conn.request({ type: "session_op", agent_id: agent.id, op: "compact" });
+      if (!reply.success) this.toast(`compact: ${reply.error.message}`, "error");
+      else if (!reply.data.compacted) this.toast(`Nothing to compact (${reply.data.reason})`, "info");
+      else this.toast(`Compacted ${agent.label}: ${reply.data.tokens_before} → ${reply.data.tokens_after} tokens`, "info");
+    } catch (err) {
+      this.toast(`compact: ${err.message}`, "error");
+    }
+  }
+
+  async lifecycle(type, id = this.selected) {
+    const agent = this.agents.get(id);
     if (!agent) return;
     try {
       const reply = await this.conn.request({ type, agent_id: agent.id });
