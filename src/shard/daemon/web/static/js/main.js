@@ -34,6 +34,10 @@ class App {
     $("kill").addEventListener("click", () => this.lifecycle("agent.kill"));
     $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
+    $("skip").addEventListener("click", (e) => {
+      e.preventDefault(); // to the prompt when an agent is open, else to the new-agent form
+      (this.selected ? $("prompt-text") : $("create").elements.cwd).focus();
+    });
   }
 
   start() {
@@ -259,7 +263,7 @@ class App {
     for (const req of agent.requests.values()) {
       if (shown.has(req.request_id)) continue;
       const answer = (body) => this.answer(agent, req, body, dialog);
-      const dialog = req.type === "ui_request" ? uiDialog(req, (value) => answer({ value })) : permissionDialog(req, answer);
+      const dialog = req.type === "ui_request" ? uiDialog(req, (value) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
       panel.append(dialog);
       dialog.querySelector("button, input, textarea")?.focus();
     }
@@ -290,6 +294,7 @@ class App {
       const id = reply.data.agent_id;
       if (!this.agents.has(id)) this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode });
       await this.select(id);
+      $("prompt-text").focus();
     } catch (err) {
       $("create-error").textContent = err.message;
     }
