@@ -255,3 +255,31 @@ async def test_tool_cards_and_render_previews_survive_a_resync(context, project)
     await expect(card.locator(".result-text")).to_contain_text("a.txt")
     await expect(card).to_have_attribute("data-state", "done")
     await page.close()
+
+
+async def test_a_watched_agent_not_on_screen_keeps_each_card_in_its_message(context, project):
+    """A turn runs in an agent this tab watches but does not show (answered in a second tab); when
+    the tab shows it, the tool card is inside its assistant message, in order, with nothing extra.
+
+    Covers: R4.1.2.29, R12.4.2, R9.4.9
+    """
+    one = await open_app(context)
+    watched = await create_agent(one, project)
+    await send(one, "make a.txt")
+    await expect(permission(one)).to_have_count(1)
+    await create_agent(one, project)
+    two = await open_app(context)
+    await select_agent(two, watched)
+    await allow(two).click()
+    await expect(assistant_text(two, "done one")).to_have_count(1)
+    await expect(row(one, watched)).to_have_attribute("data-status", "idle")
+    await select_agent(one, watched)
+    await expect(assistant_text(one, "done one")).to_have_count(1)
+    order = await one.locator("#conversation > li:not([hidden])").evaluate_all(
+        "els => els.map(e => !e.classList.contains('message') ? e.className"
+        " : (e.querySelector('.text')?.textContent ?? '') + (e.querySelector('.tool') ? ' +tool' : ''))"
+    )
+    assert order == ["make a.txt", "I will write a.txt +tool", "note note-resolved", "done one", "turn-usage"]
+    await expect(one.locator("#conversation .tool .tool-render .render-diff")).to_have_count(1)
+    await one.close()
+    await two.close()
