@@ -88,7 +88,8 @@ async def test_a_long_session_opens_windowed_loads_earlier_and_streams_without_r
     await expect(messages.first.locator(".text")).to_have_text(f"message {MESSAGES - 2 * WINDOW}")
     assert await messages.evaluate_all(MARKED) == WINDOW  # the shown ones stayed, none re-created
     assert await conversation.evaluate("el => el.scrollTop") > 0  # the reader's place is kept
-    await conversation.get_by_role("button", name="Show earlier messages").click()
+    # a real click would first scroll the row into view, and reaching the top loads a page by itself
+    await conversation.get_by_role("button", name="Show earlier messages").dispatch_event("click")
     await expect(messages).to_have_count(3 * WINDOW)
     await screenshot(page, "13-long-session")
 
