@@ -1,7 +1,8 @@
 """A 3000-message session in real Chromium against a real daemon: written through the project's
 own session writer, opened from the session list as a new agent, it renders a bounded window;
 scrolling up and "Show earlier messages" render earlier pages; a streaming answer re-creates no
-other message element. The scripted model loops, so the 1501st answer exists."""
+other message element. The scripted model loops, so the 1501st answer exists. And while an agent
+streams, the keyboard focus stays on the agent list where the reader put it."""
 
 from __future__ import annotations
 
@@ -102,3 +103,25 @@ async def test_a_long_session_opens_windowed_loads_earlier_and_streams_without_r
     await expect(messages).to_have_count(3 * WINDOW + 2)  # the prompt and the answer
     assert await messages.evaluate_all(MARKED) == 3 * WINDOW
     await page.close()
+
+
+async def test_the_focus_stays_on_the_agent_list_while_an_agent_streams(context, tmp_path):
+    """A keyboard user on the streaming agent's row keeps the focus there while the answer
+    streams and completes: the row's controls are updated in place, not re-created per event.
+
+    Covers: R9.4.7
+    """
+    project = tmp_path / "project"
+    project.mkdir()
+    page = await open_app(context)
+    agent = await create_agent(page, project)
+    await send(page, "go on")
+    await expect(page.locator("#conversation .message.streaming .text")).to_have_text("streaming now")
+    row = page.locator(f'.agent-row[data-agent-id="{agent}"]')
+    await row.locator(".agent-open").focus()
+    await page.evaluate("() => { document.activeElement.marked = true; }")
+    await expect(assistant_text(page, "streaming now, and done")).to_have_count(1)
+    await expect(row).to_have_attribute("data-status", "idle")
+    await expect(row.locator(".usage")).to_contain_text(" out")
+    assert await page.evaluate("() => document.activeElement.marked === true")
+    await expect(row.locator(".agent-open")).to_be_focused()

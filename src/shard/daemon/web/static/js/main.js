@@ -180,7 +180,7 @@ class App {
     if (!agent) return;
     if (agent.id === this.selected) this.followBottom(agent.conversation.el);
     this.agentEvent(agent, m);
-    this.refresh(agent);
+    if (m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
   }
 
   // Keep the newest content in view while the reader is at the bottom: one layout read and one

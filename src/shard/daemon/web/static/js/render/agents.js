@@ -16,46 +16,49 @@ export class AgentList {
     this.onTerminate = onTerminate;
   }
 
+  // The row's focusable parts (open, watch, Terminate) are made once and kept, so an agent that
+  // streams never takes the keyboard focus away from its row; only what they show is redrawn.
   update(agent, selected) {
     let row = this.rows.get(agent.id);
     if (!row) {
-      row = h("li", { class: "agent-row", dataset: { agentId: agent.id } });
+      row = {
+        li: h("li", { class: "agent-row", dataset: { agentId: agent.id } }),
+        open: h("button", { type: "button", class: "agent-open", onclick: () => this.onSelect(agent.id) }),
+        meta: h("div", { class: "agent-meta" }),
+        watch: h("input", { type: "checkbox", onchange: (e) => this.onWatch(agent.id, e.target.checked) }),
+        terminate: h("button", { type: "button", class: "agent-terminate", onclick: () => this.onTerminate(agent.id) }, "Terminate"),
+      };
+      row.li.append(row.open, row.meta, h("label", { class: "watch" }, row.watch, " watch"), row.terminate);
       this.rows.set(agent.id, row);
-      this.el.append(row);
+      this.el.append(row.li);
     }
     const u = agent.usage;
     const usage = u.input || u.output ? `${formatTokens(u.input)} in · ${formatTokens(u.output)} out ${formatCost(u.cost)}` : "";
-    row.classList.toggle("selected", selected);
-    row.dataset.status = agent.status;
     const runtime = agent.info.runtime_state || "running";
-    row.dataset.runtime = runtime;
     const asks = agent.requests.size > 0 || WAITING.has(agent.status);
-    const waiting = asks && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null;
     const ended = runtime === "stopped" || runtime === "failed" || runtime === "stopping";
-    row.replaceChildren(
-      h(
-        "button",
-        { type: "button", class: "agent-open", "aria-current": selected ? "true" : undefined, onclick: () => this.onSelect(agent.id) },
-        h("span", { class: "agent-name" }, agent.label),
-        h("span", { class: `badge status-${agent.status}` }, agent.status),
-        agent.activity && agent.activity.phase !== "idle" ? h("span", { class: "activity" }, agent.activity.phase + (agent.activity.tool_name ? ` ${agent.activity.tool_name}` : "")) : null,
-        runtime !== "running" ? h("span", { class: `badge runtime runtime-${runtime}` }, runtime) : null,
-        waiting,
-      ),
-      h("div", { class: "agent-meta" }, h("code", {}, agent.info.cwd), " ", [agent.model, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null),
-      h(
-        "label",
-        { class: "watch" },
-        h("input", { type: "checkbox", checked: agent.role !== null, disabled: selected, onchange: (e) => this.onWatch(agent.id, e.target.checked) }),
-        " watch",
-      ),
-      h("button", { type: "button", class: "agent-terminate", disabled: ended, "aria-label": `Terminate ${agent.label}`, onclick: () => this.onTerminate(agent.id) }, "Terminate"),
+    row.li.classList.toggle("selected", selected);
+    row.li.dataset.status = agent.status;
+    row.li.dataset.runtime = runtime;
+    if (selected) row.open.setAttribute("aria-current", "true");
+    else row.open.removeAttribute("aria-current");
+    row.open.replaceChildren(
+      h("span", { class: "agent-name" }, agent.label),
+      h("span", { class: `badge status-${agent.status}` }, agent.status),
+      agent.activity && agent.activity.phase !== "idle" ? h("span", { class: "activity" }, agent.activity.phase + (agent.activity.tool_name ? ` ${agent.activity.tool_name}` : "")) : null,
+      runtime !== "running" ? h("span", { class: `badge runtime runtime-${runtime}` }, runtime) : null,
+      asks && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null,
     );
+    row.meta.replaceChildren(h("code", {}, agent.info.cwd), " ", [agent.model, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null);
+    row.watch.checked = agent.role !== null;
+    row.watch.disabled = selected;
+    row.terminate.disabled = ended;
+    row.terminate.setAttribute("aria-label", `Terminate ${agent.label}`);
   }
 
   remove(id) {
     const row = this.rows.get(id);
-    if (row) row.remove();
+    if (row) row.li.remove();
     this.rows.delete(id);
   }
 }
