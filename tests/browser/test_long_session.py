@@ -18,6 +18,7 @@ from browser_steps import (
     open_app,
     open_session,
     screenshot,
+    select_agent,
     send,
     start_daemon,
     write_session,
@@ -125,3 +126,25 @@ async def test_the_focus_stays_on_the_agent_list_while_an_agent_streams(context,
     await expect(row.locator(".usage")).to_contain_text(" out")
     assert await page.evaluate("() => document.activeElement.marked === true")
     await expect(row.locator(".agent-open")).to_be_focused()
+
+
+async def test_switching_agents_returns_to_where_the_reader_was(context, daemon, tmp_path):
+    """Back to a long conversation after looking at another agent: the reader is at its end again
+    (where they left it), and nothing more was rendered on the way.
+
+    Covers: R9.4.7
+    """
+    project = tmp_path / "project"
+    project.mkdir()
+    session = write_session(daemon.home, project, [f"line {i}" for i in range(2 * WINDOW)])
+    page = await open_app(context)
+    source = await create_agent(page, project)
+    long = await open_session(page, session)
+    messages = page.locator("#conversation > .message")
+    await expect(messages).to_have_count(WINDOW)
+    await expect(messages.last).to_be_in_viewport()
+    await select_agent(page, source)
+    await select_agent(page, long)
+    await expect(messages.last.locator(".text")).to_have_text(f"line {2 * WINDOW - 1}")
+    await expect(messages.last).to_be_in_viewport()
+    await expect(messages).to_have_count(WINDOW)

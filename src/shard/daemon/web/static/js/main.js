@@ -135,12 +135,20 @@ class App {
   }
 
   show(agent) {
+    // where the reader was in the conversation being left: at the bottom (null), or a scrollTop
+    const leaving = this.selected ? this.agents.get(this.selected) : null;
+    if (leaving && leaving !== agent) {
+      const el = leaving.conversation.el;
+      leaving.scroll = el.scrollHeight - el.scrollTop - el.clientHeight <= 80 ? null : el.scrollTop;
+    }
     this.selected = agent ? agent.id : null;
     $("agent").hidden = !agent;
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
     if (!agent) return;
-    $("conversation").replaceWith(Object.assign(agent.conversation.el, { id: "conversation" }));
+    const conversation = agent.conversation.el;
+    $("conversation").replaceWith(Object.assign(conversation, { id: "conversation" }));
+    conversation.scrollTop = agent.scroll ?? conversation.scrollHeight; // a re-inserted list starts at its top
     this.renderHead(agent);
     this.renderRequests(agent);
     this.composer.update(agent);
