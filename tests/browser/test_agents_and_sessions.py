@@ -74,6 +74,8 @@ async def test_terminate_from_the_list_and_a_dead_runtime_show_in_every_tab(cont
     first = await create_agent(one, project)
     second = await create_agent(one, project)
     two = await open_app(context)
+    await expect(two.locator("#agent")).to_be_hidden()  # nothing selected in this tab yet
+    await expect(two.locator("#empty")).to_be_visible()
     for page in (one, two):
         await expect(row(page, first)).to_have_attribute("data-runtime", "running")
         await expect(row(page, first).locator(".badge.runtime")).to_have_count(0)
@@ -88,6 +90,8 @@ async def test_terminate_from_the_list_and_a_dead_runtime_show_in_every_tab(cont
     for page in (one, two):
         await expect(row(page, second)).to_have_attribute("data-runtime", "failed")
         await expect(row(page, second).locator(".badge.runtime")).to_have_text("failed")
+        for agent in (first, second):  # a part a row leaves out is not written as "null"
+            await expect(row(page, agent)).not_to_contain_text("null")
     await expect(one.locator("#conversation .note-error")).to_contain_text("The runtime exited")
     await screenshot(two, "11-stopped-and-failed")
     await one.close()

@@ -3,7 +3,7 @@
 // updated in place. "needs an answer" marks an agent, other than the selected one, that waits on a
 // permission or UI request: known from its status (agent_status_changed / agent_activity reach
 // every page, attached or not) or from a request this page holds.
-import { formatCost, formatTokens, h } from "../dom.js";
+import { append, formatCost, formatTokens, h } from "../dom.js";
 
 const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
 
@@ -42,14 +42,15 @@ export class AgentList {
     row.li.dataset.runtime = runtime;
     if (selected) row.open.setAttribute("aria-current", "true");
     else row.open.removeAttribute("aria-current");
-    row.open.replaceChildren(
+    redraw(
+      row.open,
       h("span", { class: "agent-name" }, agent.label),
       h("span", { class: `badge status-${agent.status}` }, agent.status),
       agent.activity && agent.activity.phase !== "idle" ? h("span", { class: "activity" }, agent.activity.phase + (agent.activity.tool_name ? ` ${agent.activity.tool_name}` : "")) : null,
       runtime !== "running" ? h("span", { class: `badge runtime runtime-${runtime}` }, runtime) : null,
       asks && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null,
     );
-    row.meta.replaceChildren(h("code", {}, agent.info.cwd), " ", [agent.model, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null);
+    redraw(row.meta, h("code", {}, agent.info.cwd), " ", [agent.model, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null);
     row.watch.checked = agent.role !== null;
     row.watch.disabled = selected;
     row.terminate.disabled = ended;
@@ -61,4 +62,10 @@ export class AgentList {
     if (row) row.li.remove();
     this.rows.delete(id);
   }
+}
+
+// replaceChildren() would write a skipped (null) part as the text "null"; append() leaves it out
+function redraw(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
 }
