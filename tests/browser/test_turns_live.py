@@ -228,10 +228,19 @@ async def test_compact_shows_a_marker_and_the_window_after_a_resync(context, pro
     await page.close()
 
 
+async def expect_diffs(card: Any) -> None:
+    await expect(card.locator(".tool-render .render-diff .add")).to_have_text("+hello")
+    await expect(card.locator(".tool-render")).to_be_hidden()
+    await expect(card.locator(".tool-result .render-diff .add")).to_have_text("+hello")
+    await expect(card.locator(".render-diff:visible")).to_have_count(1)
+    await expect(card.locator(".result-text")).to_contain_text("a.txt")
+
+
 async def test_tool_cards_and_render_previews_survive_a_resync(context, project):
     """The socket drops while the permission is pending and again after the tool ran: after each
-    reconnect there is one tool card, with its diff preview (the tool_call's RenderDescriptor,
-    which sync does not carry) and its result.
+    reconnect there is one tool card, with its diff (the RenderDescriptors of tool_call and
+    tool_result, which sync does not carry: the result's supersedes the start-time preview, which
+    stays in the card, hidden) and its result.
 
     Covers: R6.4.21, R9.4.10, R11.0.6
     """
@@ -244,15 +253,13 @@ async def test_tool_cards_and_render_previews_survive_a_resync(context, project)
     await expect(assistant_text(page, "done one")).to_have_count(1)
     card = page.locator("#conversation .tool")
     await expect(card).to_have_count(1)
-    await expect(card.locator(".tool-render .render-diff .add")).to_have_text("+hello")
-    await expect(card.locator(".result-text")).to_contain_text("a.txt")
+    await expect_diffs(card)
     await drop_and_resume(page)
     await expect(page.locator("#agent-status")).to_have_text("idle")
     await send(page, "again")
     await expect(assistant_text(page, "done two")).to_have_count(1)
     await expect(card).to_have_count(1)
-    await expect(card.locator(".tool-render .render-diff .add")).to_have_text("+hello")
-    await expect(card.locator(".result-text")).to_contain_text("a.txt")
+    await expect_diffs(card)
     await expect(card).to_have_attribute("data-state", "done")
     await page.close()
 

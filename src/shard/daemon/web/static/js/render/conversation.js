@@ -163,6 +163,8 @@ export class Conversation {
     if (ev.exit_code !== undefined || ev.duration_ms !== undefined) card.footer = [ev.exit_code, ev.duration_ms];
     const parts = [];
     if (card.resultRender) parts.push(renderDescriptor(card.resultRender));
+    // the start-time preview is for before the result lands (§9.4): a result render supersedes it
+    card.querySelector(".tool-render").hidden = !!card.resultRender;
     parts.push(resultContent(ev.content));
     if (card.footer) parts.push(footer(...card.footer));
     card.querySelector(".tool-result").replaceChildren(...parts);
