@@ -76,3 +76,56 @@ async def enrolled_context(chromium: Any, daemon: DaemonProcess) -> Any:
     await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
     await page.close()
     return context
+
+
+def write_session(home: Path, cwd: Path, texts: list[str]) -> str:
+    """A session of ``cwd`` written through the project's own session writer (SessionStore and
+    Transcript, as a runtime records one), alternating user and assistant text messages; its id."""
+    from shard.agent.session.store import SessionStore
+    from shard.agent.transcript import Transcript
+    from shard.protocol.content import Message, TextBlock
+    from shard.protocol.ids import new_id
+
+    store = SessionStore.new(home, cwd=str(cwd.resolve()), model="test/m", mode="build")
+    transcript = Transcript(store, home)
+    try:
+        for i, text in enumerate(texts):
+            role = "user" if i % 2 == 0 else "assistant"
+            transcript.record_message(Message(id=new_id("msg"), role=role, content=[TextBlock(text=text)]))
+        transcript.checkpoint()
+    finally:
+        store.close()
+    return store.session_id
+
+
+async def open_session(page: Any, session_id: str) -> str:
+    """Open a session from the selected agent's session list as a new agent; its id, once synced."""
+    before = set(await page.locator(".agent-row").evaluate_all("rows => rows.map(r => r.dataset.agentId)"))
+    await page.get_by_role("button", name="Sessions").click()
+    await (
+        page.locator(f'#sessions li[data-session-id="{session_id}"]')
+        .get_by_role("button", name="Open")
+        .click()
+    )
+    new = "".join(f':not([data-agent-id="{known}"])' for known in before)
+    selected = page.locator(f".agent-row.selected{new}")
+    await expect(selected).to_have_count(1)
+    agent_id: str = await selected.get_attribute("data-agent-id")
+    await expect(page.locator("#agent-status")).to_have_text("idle")
+    return agent_id
+
+
+def runtime_pid(home: Path, session_id: str) -> int:
+    """The live ``shard agent --stdio`` process of this daemon home running ``session_id``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--stdio" in argv and str(home).encode() in argv and session_id.encode() in argv:
+            found.append(int(entry.name))
+    assert len(found) == 1, found
+    return found[0]

@@ -21,14 +21,23 @@ class App {
       onMessage: (m) => this.dispatch(m),
       onState: (state, text) => this.connectionState(state, text),
     });
-    this.list = new AgentList($("agents"), { onSelect: (id) => this.select(id), onWatch: (id, on) => this.watch(id, on) });
+    this.list = new AgentList($("agents"), {
+      onSelect: (id) => this.select(id),
+      onWatch: (id, on) => this.watch(id, on),
+      onTerminate: (id) => this.lifecycle("agent.terminate", id),
+    });
     this.controls = new Controls($("controls"), this.conn, (t, k) => this.toast(t, k));
     this.composer = new Composer(this);
     this.sessions = new Sessions(this);
     $("create").addEventListener("submit", (e) => this.create(e));
     $("terminate").addEventListener("click", () => this.lifecycle("agent.terminate"));
     $("kill").addEventListener("click", () => this.lifecycle("agent.kill"));
+    $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
+    $("skip").addEventListener("click", (e) => {
+      e.preventDefault(); // to the prompt when an agent is open, else to the new-agent form
+      (this.selected ? $("prompt-text") : $("create").elements.cwd).focus();
+    });
   }
 
   start() {
@@ -126,12 +135,20 @@ class App {
   }
 
   show(agent) {
+    // where the reader was in the conversation being left: at the bottom (null), or a scrollTop
+    const leaving = this.selected ? this.agents.get(this.selected) : null;
+    if (leaving && leaving !== agent) {
+      const el = leaving.conversation.el;
+      leaving.scroll = el.scrollHeight - el.scrollTop - el.clientHeight <= 80 ? null : el.scrollTop;
+    }
     this.selected = agent ? agent.id : null;
     $("agent").hidden = !agent;
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
     if (!agent) return;
-    $("conversation").replaceWith(Object.assign(agent.conversation.el, { id: "conversation" }));
+    const conversation = agent.conversation.el;
+    $("conversation").replaceWith(Object.assign(conversation, { id: "conversation" }));
+    conversation.scrollTop = agent.scroll ?? conversation.scrollHeight; // a re-inserted list starts at its top
     this.renderHead(agent);
     this.renderRequests(agent);
     this.composer.update(agent);
@@ -145,6 +162,9 @@ class App {
     const status = $("agent-status");
     status.textContent = agent.status;
     status.className = `badge status-${agent.status}`;
+    // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
+    $("compact").hidden = !agent.synced;
+    $("compact").disabled = agent.busy;
     this.composer.update(agent);
   }
 
@@ -158,7 +178,7 @@ class App {
       case "agent_status_changed":
         return this.patch(m.agent_id, (a) => (a.info.status = m.status, a.info.runtime_state = m.runtime_state));
       case "agent_activity":
-        return this.patch(m.agent_id, (a) => (a.activity = m));
+        return this.patch(m.agent_id, (a) => (a.activity = m, a.info.status = m.status));
       case "agent_exited":
         return this.patch(m.agent_id, (a) => (a.info.runtime_state = m.runtime_state, a.conversation.note(`The runtime exited: ${m.reason}`, "error")));
       case "mode_changed":
@@ -168,7 +188,7 @@ class App {
     if (!agent) return;
     if (agent.id === this.selected) this.followBottom(agent.conversation.el);
     this.agentEvent(agent, m);
-    this.refresh(agent);
+    if (m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
   }
 
   // Keep the newest content in view while the reader is at the bottom: one layout read and one
@@ -251,7 +271,7 @@ class App {
     for (const req of agent.requests.values()) {
       if (shown.has(req.request_id)) continue;
       const answer = (body) => this.answer(agent, req, body, dialog);
-      const dialog = req.type === "ui_request" ? uiDialog(req, (value) => answer({ value })) : permissionDialog(req, answer);
+      const dialog = req.type === "ui_request" ? uiDialog(req, (value) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
       panel.append(dialog);
       dialog.querySelector("button, input, textarea")?.focus();
     }
@@ -282,13 +302,27 @@ class App {
       const id = reply.data.agent_id;
       if (!this.agents.has(id)) this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode });
       await this.select(id);
+      $("prompt-text").focus();
     } catch (err) {
       $("create-error").textContent = err.message;
     }
   }
 
-  async lifecycle(type) {
+  async compact() {
     const agent = this.agents.get(this.selected);
+    if (!agent) return;
+    try {
+      const reply = await this.conn.request({ type: "session_op", agent_id: agent.id, op: "compact" });
+      if (!reply.success) this.toast(`compact: ${reply.error.message}`, "error");
+      else if (!reply.data.compacted) this.toast(`Nothing to compact (${reply.data.reason})`, "info");
+      else this.toast(`Compacted ${agent.label}: ${reply.data.tokens_before} → ${reply.data.tokens_after} tokens`, "info");
+    } catch (err) {
+      this.toast(`compact: ${err.message}`, "error");
+    }
+  }
+
+  async lifecycle(type, id = this.selected) {
+    const agent = this.agents.get(id);
     if (!agent) return;
     try {
       const reply = await this.conn.request({ type, agent_id: agent.id });

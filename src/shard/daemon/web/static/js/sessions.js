@@ -23,7 +23,11 @@ export class Sessions {
     const reply = await this.op(agent, "list");
     if (!reply) return;
     const rows = [];
-    for (const session of reply.data.sessions || []) {
+    const sessions = reply.data.sessions || [];
+    // a fork is listed on its own and under its source: show it once, under its source
+    const forks = new Set(sessions.flatMap((s) => (s.forks || []).map((f) => f.session_id)));
+    for (const session of sessions) {
+      if (forks.has(session.session_id)) continue;
       rows.push({ id: session.session_id, label: session.title || "" });
       for (const fork of session.forks || []) rows.push({ id: fork.session_id, label: `fork of ${session.session_id}`, fork: true });
     }

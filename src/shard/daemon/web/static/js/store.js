@@ -17,6 +17,8 @@ export class AgentState {
     this.mode = info.mode || null;
     this.model = info.model || null;
     this.sessionId = null;
+    this.scroll = null; // scrollTop to return to when shown again; null: the bottom
+    this.synced = false; // a sync arrived: the agent's state is known, its controls can show
     this.usage = { input: 0, output: 0, cost: 0, ...(info.usage || {}) };
   }
 
@@ -33,6 +35,7 @@ export class AgentState {
   }
 
   applySync(sync) {
+    this.synced = true;
     this.info.status = sync.status;
     this.mode = sync.mode;
     this.capabilities = sync.capabilities || [];

@@ -1,49 +1,71 @@
-// The orchestrator view (PROTOCOL §10, §12.4): one row per agent with status, live activity, cwd,
-// model, mode, usage and cost. Rows are keyed by agent id and updated in place.
-import { formatCost, formatTokens, h } from "../dom.js";
+// The orchestrator view (PROTOCOL §10, §12.4): one row per agent with status, runtime state, live
+// activity, cwd, model, mode, usage and cost, and a Terminate button. Rows are keyed by agent id and
+// updated in place. "needs an answer" marks an agent, other than the selected one, that waits on a
+// permission or UI request: known from its status (agent_status_changed / agent_activity reach
+// every page, attached or not) or from a request this page holds.
+import { append, formatCost, formatTokens, h } from "../dom.js";
+
+const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
 
 export class AgentList {
-  constructor(el, { onSelect, onWatch }) {
+  constructor(el, { onSelect, onWatch, onTerminate }) {
     this.el = el;
     this.rows = new Map();
     this.onSelect = onSelect;
     this.onWatch = onWatch;
+    this.onTerminate = onTerminate;
   }
 
+  // The row's focusable parts (open, watch, Terminate) are made once and kept, so an agent that
+  // streams never takes the keyboard focus away from its row; only what they show is redrawn.
   update(agent, selected) {
     let row = this.rows.get(agent.id);
     if (!row) {
-      row = h("li", { class: "agent-row", dataset: { agentId: agent.id } });
+      row = {
+        li: h("li", { class: "agent-row", dataset: { agentId: agent.id } }),
+        open: h("button", { type: "button", class: "agent-open", onclick: () => this.onSelect(agent.id) }),
+        meta: h("div", { class: "agent-meta" }),
+        watch: h("input", { type: "checkbox", onchange: (e) => this.onWatch(agent.id, e.target.checked) }),
+        terminate: h("button", { type: "button", class: "agent-terminate", onclick: () => this.onTerminate(agent.id) }, "Terminate"),
+      };
+      row.li.append(row.open, row.meta, h("label", { class: "watch" }, row.watch, " watch"), row.terminate);
       this.rows.set(agent.id, row);
-      this.el.append(row);
+      this.el.append(row.li);
     }
     const u = agent.usage;
     const usage = u.input || u.output ? `${formatTokens(u.input)} in · ${formatTokens(u.output)} out ${formatCost(u.cost)}` : "";
-    row.classList.toggle("selected", selected);
-    row.dataset.status = agent.status;
-    const waiting = agent.requests.size > 0 && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null;
-    row.replaceChildren(
-      h(
-        "button",
-        { type: "button", class: "agent-open", "aria-current": selected ? "true" : undefined, onclick: () => this.onSelect(agent.id) },
-        h("span", { class: "agent-name" }, agent.label),
-        h("span", { class: `badge status-${agent.status}` }, agent.status),
-        agent.activity && agent.activity.phase !== "idle" ? h("span", { class: "activity" }, agent.activity.phase + (agent.activity.tool_name ? ` ${agent.activity.tool_name}` : "")) : null,
-        waiting,
-      ),
-      h("div", { class: "agent-meta" }, h("code", {}, agent.info.cwd), " ", [agent.model, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null),
-      h(
-        "label",
-        { class: "watch" },
-        h("input", { type: "checkbox", checked: agent.role !== null, disabled: selected, onchange: (e) => this.onWatch(agent.id, e.target.checked) }),
-        " watch",
-      ),
+    const runtime = agent.info.runtime_state || "running";
+    const asks = agent.requests.size > 0 || WAITING.has(agent.status);
+    const ended = runtime === "stopped" || runtime === "failed" || runtime === "stopping";
+    row.li.classList.toggle("selected", selected);
+    row.li.dataset.status = agent.status;
+    row.li.dataset.runtime = runtime;
+    if (selected) row.open.setAttribute("aria-current", "true");
+    else row.open.removeAttribute("aria-current");
+    redraw(
+      row.open,
+      h("span", { class: "agent-name" }, agent.label),
+      h("span", { class: `badge status-${agent.status}` }, agent.status),
+      agent.activity && agent.activity.phase !== "idle" ? h("span", { class: "activity" }, agent.activity.phase + (agent.activity.tool_name ? ` ${agent.activity.tool_name}` : "")) : null,
+      runtime !== "running" ? h("span", { class: `badge runtime runtime-${runtime}` }, runtime) : null,
+      asks && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null,
     );
+    redraw(row.meta, h("code", {}, agent.info.cwd), " ", [agent.model, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null);
+    row.watch.checked = agent.role !== null;
+    row.watch.disabled = selected;
+    row.terminate.disabled = ended;
+    row.terminate.setAttribute("aria-label", `Terminate ${agent.label}`);
   }
 
   remove(id) {
     const row = this.rows.get(id);
-    if (row) row.remove();
+    if (row) row.li.remove();
     this.rows.delete(id);
   }
+}
+
+// replaceChildren() would write a skipped (null) part as the text "null"; append() leaves it out
+function redraw(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
 }

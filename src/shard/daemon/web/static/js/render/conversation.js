@@ -2,41 +2,66 @@
 // text node, message_complete re-renders that one message from the final snapshot, sync reconciles
 // the whole window by message id. Every message and tool card is keyed by its id, so a replayed
 // event or a resync after reconnect can update an element but never add a second one.
+//
+// Windowed: a long window is not rendered whole. A sync renders the last FIRST_WINDOW messages (or
+// from the earliest message already on screen); the earlier ones wait, as data, in `earlier` until
+// the reader scrolls to the top or presses "Show earlier messages", which renders PAGE more above.
+// Live events only ever touch the end, so they never meet the unrendered part.
 import { h } from "../dom.js";
 import { footer, renderDescriptor } from "./descriptors.js";
+
+export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
+export const PAGE = 100; // messages rendered per "show earlier"
+const SMALL = 10; // fewer unrendered messages than this are rendered at once: no button for a handful
 
 export class Conversation {
   constructor(onFork) {
     this.el = h("ol", { class: "conversation" });
-    this.messages = new Map(); // message id -> <li>
+    this.messages = new Map(); // message id -> <li> (rendered messages only)
     this.partials = new Map(); // message id -> {li, blocks: Map(index -> {kind, node, args})}
     this.tools = new Map(); // tool_call_id -> card element
     this.turns = new Set(); // turn ids with a usage line
+    this.earlier = []; // window messages above the first rendered one, oldest first, not in the DOM
+    this.compactionIndex = null;
+    this.more = h("li", { class: "show-earlier" }, h("button", { type: "button", onclick: () => this.showEarlier() }, "Show earlier messages"));
+    this.el.addEventListener("scroll", () => {
+      if (this.earlier.length && this.el.scrollTop < 120) this.showEarlier();
+    }, { passive: true });
     this.onFork = onFork;
   }
 
   // --- whole-window reconcile (sync) ------------------------------------------------------------
 
   sync(window) {
-    const keep = new Set(window.messages.map((m) => m.id));
+    const list = window.messages;
+    const keep = new Set(list.map((m) => m.id));
     for (const [id, li] of this.messages) {
       if (!keep.has(id)) {
         li.remove();
         this.messages.delete(id);
       }
     }
+    // Rendering starts at the earliest message already shown (so a reconnect leaves no gap), or,
+    // on a first sync, FIRST_WINDOW messages from the end; everything above waits in `earlier`.
+    let cut = list.findIndex((m) => this.messages.has(m.id));
+    if (cut < 0) cut = Math.max(0, list.length - FIRST_WINDOW);
+    if (cut < SMALL) cut = 0;
+    this.earlier = list.slice(0, cut);
+    if (this.earlier.length) this.el.prepend(this.more);
+    else this.more.remove();
     // Messages already shown stay where they are (with the usage lines and notes between them);
     // a new one goes right after its predecessor in the window. In-flight messages stay last.
     let previous = null;
-    for (const message of window.messages) {
+    for (const message of list.slice(cut)) {
       const partial = this.partials.get(message.id); // completed while this page was away
       if (partial) {
         partial.li.remove();
         this.partials.delete(message.id);
       }
       const li = this.upsert(message);
-      if (!li.isConnected) {
+      if (li.parentNode !== this.el) {
         if (previous) previous.after(li);
+        else if (this.earlier.length) this.more.after(li);
         else this.el.prepend(li);
       }
       previous = li;
@@ -44,10 +69,32 @@ export class Conversation {
     // compaction_index is the ordinal of the compaction that shaped the window, whose first
     // message is then that compaction's summary: one marker above it stands for every earlier one
     for (const marker of this.el.querySelectorAll(":scope > .compaction-marker")) marker.remove();
-    const first = window.messages.length ? this.messages.get(window.messages[0].id) : null;
-    if (first && window.compaction_index !== undefined && window.compaction_index !== null) {
-      first.before(h("li", { class: "compaction-marker from-sync" }, `Compacted (${window.compaction_index}): the summary below stands for the earlier messages`));
+    this.compactionIndex = window.compaction_index ?? null;
+    this.firstId = list.length ? list[0].id : null;
+    this.placeMarker();
+  }
+
+  placeMarker() {
+    const first = this.messages.get(this.firstId);
+    if (this.compactionIndex === null || this.earlier.length || !first) return;
+    first.before(h("li", { class: "compaction-marker from-sync" }, `Compacted (${this.compactionIndex}): the summary below stands for the earlier messages`));
+  }
+
+  // Render up to `count` more of the earlier messages above the rendered ones, keeping what the
+  // reader looks at where it is.
+  showEarlier(count = PAGE) {
+    if (!this.earlier.length) return;
+    const batch = this.earlier.splice(Math.max(0, this.earlier.length - count));
+    const height = this.el.scrollHeight;
+    const top = this.el.scrollTop;
+    const rows = document.createDocumentFragment();
+    for (const message of batch) rows.append(this.upsert(message));
+    this.more.after(rows);
+    if (!this.earlier.length) {
+      this.more.remove();
+      this.placeMarker();
     }
+    this.el.scrollTop = top + (this.el.scrollHeight - height);
   }
 
   // --- live events ------------------------------------------------------------------------------
@@ -57,7 +104,7 @@ export class Conversation {
     this.partials.delete(message.id);
     const li = this.upsert(message);
     if (partial && partial.li !== li) partial.li.replaceWith(li);
-    else if (!li.isConnected) this.el.append(li);
+    else if (li.parentNode !== this.el) this.el.append(li);
   }
 
   delta(ev) {
@@ -97,16 +144,18 @@ export class Conversation {
 
   toolCall(ev) {
     const card = this.card(ev.tool_call_id, ev.name);
-    if (!card.isConnected) this.el.append(h("li", { class: "message assistant" }, card));
+    if (!this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
     card.querySelector(".tool-args").textContent = argsText(ev.args);
     card.classList.toggle("read-only", ev.read_only === true);
     if (card.dataset.state !== "done") card.dataset.state = "running";
     if (ev.render) card.querySelector(".tool-render").replaceChildren(renderDescriptor(ev.render));
   }
 
-  toolResult(ev) {
+  // live: a tool_result event (its card goes at the end if its call is not shown); not live: a
+  // tool_result block of a synced message, whose call may be among the earlier, unrendered ones
+  toolResult(ev, live = true) {
     const card = this.card(ev.tool_call_id, "");
-    if (!card.isConnected) this.el.append(h("li", { class: "message assistant" }, card));
+    if (live && !this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
     card.dataset.state = "done";
     card.classList.toggle("error", !!ev.is_error);
     // a synced tool_result block has no render, exit code or duration: keep what the live event gave
@@ -114,6 +163,8 @@ export class Conversation {
     if (ev.exit_code !== undefined || ev.duration_ms !== undefined) card.footer = [ev.exit_code, ev.duration_ms];
     const parts = [];
     if (card.resultRender) parts.push(renderDescriptor(card.resultRender));
+    // the start-time preview is for before the result lands (§9.4): a result render supersedes it
+    card.querySelector(".tool-render").hidden = !!card.resultRender;
     parts.push(resultContent(ev.content));
     if (card.footer) parts.push(footer(...card.footer));
     card.querySelector(".tool-result").replaceChildren(...parts);
@@ -147,7 +198,7 @@ export class Conversation {
     const onlyResults = message.role === "user" && results.length === message.content.length && results.length > 0;
     li.className = `message ${message.role}`;
     li.hidden = onlyResults; // tool results show inside their tool call's card
-    for (const r of results) this.toolResult({ tool_call_id: r.tool_call_id, content: r.content, is_error: r.is_error });
+    for (const r of results) this.toolResult({ tool_call_id: r.tool_call_id, content: r.content, is_error: r.is_error }, false);
     if (onlyResults) return li;
     const blocks = message.content.filter((b) => b.type !== "tool_result").map((b) => this.block(b));
     const fork = h("button", { type: "button", class: "fork", title: "Fork a new session from this message", onclick: () => this.onFork(message.id) }, "Fork");

@@ -1,9 +1,12 @@
 // Permission and UI requests (PROTOCOL §9.5) as dialogs in the page. The server authors the
 // choices; this only shows them and sends back the chosen choice_id (or, for a legacy request
 // without choices, one of its options). A dialog goes away when *_resolved arrives, whoever answered.
+// Keys: a choice's accelerator answers with it (focus inside the dialog); Escape in a permission
+// dialog returns to the prompt and leaves it open (Escape is no answer); Escape in a UI dialog is
+// its Dismiss button.
 import { h } from "../dom.js";
 
-export function permissionDialog(req, answer) {
+export function permissionDialog(req, answer, onEscape) {
   const title = `permission-${req.request_id}`;
   const choices = req.choices && req.choices.length
     ? req.choices.map((c) => ({ label: c.label, description: c.description, intent: c.intent, key: c.accelerator, body: { choice_id: c.id } }))
@@ -24,6 +27,12 @@ export function permissionDialog(req, answer) {
     h("div", { class: "choices" }, buttons),
   );
   dialog.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      // not an answer (the client authors no policy): leave the dialog open, go back to the prompt
+      event.preventDefault();
+      if (onEscape) onEscape();
+      return;
+    }
     const hit = choices.findIndex((c) => c.key && c.key === event.key);
     if (hit >= 0 && !event.ctrlKey && !event.metaKey && !event.altKey) buttons[hit].click();
   });
@@ -62,6 +71,11 @@ export function uiDialog(req, answer) {
   dialog.addEventListener("submit", (event) => {
     event.preventDefault();
     if (submit) submit();
+  });
+  dialog.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    event.preventDefault(); // Escape is the Dismiss button: the tool is told there was no answer
+    answer(null);
   });
   return dialog;
 }
