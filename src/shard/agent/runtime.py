@@ -31,6 +31,7 @@ from shard.agent.session.fork import fork
 from shard.agent.session.listing import list_sessions
 from shard.agent.session.store import SessionStore
 from shard.agent.sink import EventSink, Sink
+from shard.agent.steering import StrictSteers
 from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.tools.environment import tool_environment
 from shard.agent.tools.recall import RecallTool
@@ -47,6 +48,7 @@ from shard.protocol.framing import Oversized
 from shard.protocol.results import (
     ForkResult,
     ListModesResult,
+    RuntimeSteerResult,
     SessionListResult,
     SessionSummary,
     SetModeResult,
@@ -99,6 +101,7 @@ class Runtime:
             emit=self.emit,
         )
         self.steers: deque[UserInput] = deque()
+        self.strict = StrictSteers()
         self.follow_ups: deque[UserInput] = deque()
         self.work: _Work | None = None
         self.idle = asyncio.Event()
@@ -122,6 +125,7 @@ class Runtime:
             approve=self.gate.check,
             tool_context=self.tool_context,
             steers=self.steers,
+            strict=self.strict,
             follow_ups=self.follow_ups,
             cwd=cwd,
             modes=self.modes,
@@ -240,6 +244,9 @@ class Runtime:
             return self._session_op(command)
         if isinstance(command, cmd.RuntimeSync):
             return self.sync()
+        if isinstance(command, cmd.RuntimeSteer):
+            held = self.strict.accept(command.message, lambda result: self.respond(command, result))
+            return DEFERRED if held else RuntimeSteerResult(status="conflict")
         if isinstance(command, cmd.RuntimeResponders):
             if command.present:
                 self.board.responders.arrive()
@@ -337,6 +344,7 @@ class Runtime:
         if self.work is not work:
             return
         self.work = None
+        self.strict.end()
         if self.fatal is None:
             self.events.set_status("idle")
         self.idle.set()
@@ -346,6 +354,7 @@ class Runtime:
     async def abort(self) -> None:
         """Cancel the current work and wait until it has wound down; idle → nothing to do."""
         self.steers.clear()
+        self.strict.end()
         self.follow_ups.clear()
         if self.work is None:
             return

@@ -354,6 +354,13 @@ class RuntimeResponders(AgentCommand):
     present: bool
 
 
+class RuntimeSteer(AgentCommand):
+    """A strict steer for the running turn: answered ``injected`` once it drains, else ``conflict``."""
+
+    type: Literal["runtime.steer"] = "runtime.steer"
+    message: str
+
+
 PerAgentCommand = Annotated[
     Prompt
     | Steer
@@ -413,7 +420,7 @@ PER_AGENT_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     UiResponse,
 )
 
-RUNTIME_COMMANDS: dict[str, type[CommandBase]] = _by_type(RuntimeSync, RuntimeResponders)
+RUNTIME_COMMANDS: dict[str, type[CommandBase]] = _by_type(RuntimeSync, RuntimeResponders, RuntimeSteer)
 
 ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     AgentList,
