@@ -84,6 +84,7 @@ class Runtime:
         headless_policy: str = "deny",
         headless_timeout: float = 300.0,
         has_responder: bool = True,
+        instructions: str | None = None,
     ) -> None:
         self.config = config
         self.cwd = cwd
@@ -131,6 +132,7 @@ class Runtime:
             modes=self.modes,
             retry=config.retry,
             compaction=config.compaction,
+            instructions=instructions,
         )
 
     @classmethod
@@ -161,6 +163,7 @@ class Runtime:
             headless_policy=prepared.options.headless_policy,
             headless_timeout=prepared.config.headless_timeout,
             has_responder=has_responder,
+            instructions=prepared.instructions,
         )
 
     # --- outbound -----------------------------------------------------------------------------

@@ -85,6 +85,7 @@ class TurnContext:
     modes: ModeController
     retry: RetryConfig
     compaction: CompactionConfig
+    instructions: str | None = None  # appended to the system prompt (a delegated child's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +273,7 @@ class _Turn:
             raise _CallFailed from None
         request = ProviderRequest(
             model=entry.model.id,
-            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools)),
+            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools), ctx.instructions),
             messages=list(ctx.transcript.model_view),
             tools=[t.spec() for t in ctx.tools.values()],
             reasoning=ctx.models.reasoning if entry.has_reasoning else None,

@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--stdio", action="store_true", required=True, help="speak the protocol on stdin/stdout"
     )
     _agent_flags(agent)
+    # Set by the daemon for the runtimes it hosts (DESIGN §2): the durable agent id, and a file with a
+    # delegated child's instructions. Not for people, so not in --help.
+    agent.add_argument("--agent-id", help=argparse.SUPPRESS)
+    agent.add_argument("--system-prompt-file", help=argparse.SUPPRESS)
 
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
     run.add_argument("prompt", help="the prompt")
