@@ -36,6 +36,7 @@ from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.tools.environment import tool_environment
 from shard.agent.tools.recall import RecallTool
 from shard.agent.tools.registry import build_tools
+from shard.agent.tools.subagents import hosted_tools
 from shard.agent.transcript import Transcript
 from shard.agent.turn import Failed, Fatal, TurnContext, UserInput, drive
 from shard.protocol import commands as cmd
@@ -158,6 +159,7 @@ class Runtime:
             else build_tools(
                 prepared.config.tool_extensions,
                 allow=list(prepared.options.tools) if prepared.options.tools is not None else None,
+                hosted=hosted_tools(prepared.options.agent_id, prepared.cwd, prepared.config.home),
             ),
             sink=sink,
             headless_policy=prepared.options.headless_policy,
