@@ -40,9 +40,9 @@ models = [{ id = "k", context_window = 100000 }]
 """
 
 
-def _home(home: Path, parent: list[dict[str, Any]], kid: list[dict[str, Any]]) -> Path:
+def _home(home: Path, parent: list[dict[str, Any]], kid: list[dict[str, Any]], loop: bool = False) -> Path:
     write_scripted_home(home, parent, extra_toml=KID)
-    (home / "kid.json").write_bytes(orjson.dumps({"steps": kid}))
+    (home / "kid.json").write_bytes(orjson.dumps({"steps": kid, "loop": loop}))
     return home
 
 
@@ -80,9 +80,9 @@ async def test_a_hosted_parent_launches_and_waits_on_children_through_a_real_dae
     """The parent's script calls subagent_launch (two children in parallel, on the children's own
     scripted model), then subagent_wait on their aliases: the results name the job, each alias, run
     and state, and the children's final texts; a wait on an unknown handle is one error line with the
-    daemon's code; status lists the job.
+    daemon's code; status lists the job; a steer to nobody is refused in one line; relaunch queues.
 
-    Covers: R10.3.12, R10.3.20, R10.3.21, R10.3.23, R10.3.30, R10.3.50, R12.5.1, R12.5.5
+    Covers: R10.3.12, R10.3.20, R10.3.21, R10.3.23, R10.3.30, R10.3.40, R10.3.46, R10.3.50, R12.5.1, R12.5.5
     """
     launch = {
         "tasks": [{"name": "scout", "task": "look around"}, {"name": "critic", "task": "find faults"}],
@@ -94,9 +94,11 @@ async def test_a_hosted_parent_launches_and_waits_on_children_through_a_real_dae
         tool_step("subagent_wait", {"handles": ["scout", "critic"]}),
         tool_step("subagent_wait", {"handles": ["nobody"], "timeout": 0}),
         tool_step("subagent_status", {}),
+        tool_step("subagent_steer", {"target": "nobody", "message": "hurry"}),
+        tool_step("subagent_relaunch", {"target": "scout", "task": "look again"}),
         text_step("all done"),
     ]
-    home = _home(tmp_path / "home", parent_steps, [text_step("child finished:\nno problems")])
+    home = _home(tmp_path / "home", parent_steps, [text_step("child finished:\nno problems")], loop=True)
     cwd = tmp_path / "project"
     cwd.mkdir()
     daemons.append(daemon := await DaemonProcess.start(home))
@@ -104,9 +106,17 @@ async def test_a_hosted_parent_launches_and_waits_on_children_through_a_real_dae
     await client.send({"type": "prompt", "agent_id": parent, "message": "delegate"})
     read = await client.idle(agent_id=parent)
     results = _results(read, parent)
-    assert len(results) == 4, results
-    (err0, launched), (err1, waited), (err2, unknown), (err3, status) = results
-    assert (err0, err1, err2, err3) == (False, False, True, False)
+    assert len(results) == 6, results
+    (err0, launched), (err1, waited), (err2, unknown), (err3, status), (err4, steer), (err5, again) = results
+    assert (err0, err1, err2, err3, err4, err5) == (False, False, True, False, True, False)
+    # until the daemon's strict steer lands it refuses the command; then the target is unknown
+    assert steer.split(": ")[0:2] in (
+        ["subagent_steer failed", "INVALID_REQUEST"],
+        ["subagent_steer failed", "NOT_FOUND"],
+    )
+    assert again.startswith("Relaunched scout (run-")
+    assert " as job job-" in again
+    assert again.endswith("queued. It keeps its conversation; its completion report reaches you by itself.")
     assert launched.startswith("Launched job job-")
     assert "(parallel, 2 runs):" in launched
     assert "\n- scout (run-" in launched
