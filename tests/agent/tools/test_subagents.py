@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from shard.agent.daemon_link import SOCKET_VARIABLE
+from shard.agent.tools.base import ToolContext, ToolFailure
 from shard.agent.tools.subagents import LaunchTool, hosted_tools
 from shard.testing import (
     AgentProcess,
@@ -208,3 +209,25 @@ def test_the_launch_tool_lists_the_agent_definitions(tmp_path: Path):
     )
     bare = next(t for t in hosted_tools("agent-1", tmp_path / "home", tmp_path, {SOCKET_VARIABLE: "/x"}))
     assert "No agent definitions exist here" in bare.spec().description
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"name": "a"}, "subagent_launch: "),
+        ({"name": "a", "task": "t", "strategy": "chain"}, "subagent_launch: strategy goes with tasks"),
+        ({"tasks": [{"name": "a", "task": "t"}], "name": "b", "task": "u"}, "subagent_launch: "),
+    ],
+)
+async def test_a_launch_the_daemon_would_refuse_is_refused_before_it_is_sent(
+    tmp_path: Path, args: dict[str, Any], problem: str
+):
+    """Checked against the command's own model first: one line, and no connection is tried (the
+    socket here does not exist, so a try would fail differently)."""
+    tools = hosted_tools("agent-1", tmp_path, tmp_path, {SOCKET_VARIABLE: str(tmp_path / "none.sock")})
+    launch = next(t for t in tools if isinstance(t, LaunchTool))
+    with pytest.raises(ToolFailure) as refused:
+        await launch.execute(launch.parse(args), ToolContext(cwd=tmp_path))
+    assert str(refused.value).startswith(problem)
+    assert "not reachable" not in str(refused.value)
+    assert "\n" not in str(refused.value)
