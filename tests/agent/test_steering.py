@@ -190,3 +190,24 @@ async def test_a_strict_steer_through_a_real_runtime_process(tmp_path: Path):
         assert recorded_requests(home)[1]["messages"][-1]["content"][0]["text"] == NOTE
     finally:
         await agent.kill()
+
+
+async def test_a_strict_steer_during_a_final_answer_keeps_the_turn_going(tmp_path: Path):
+    """Accepted while the model streams an answer without tool calls: like an ordinary steer it keeps
+    that turn going — delivered before one more model call, in the same turn — and is injected.
+
+    Covers: R10.3.36
+    """
+    answer = {"blocks": [{"type": "text", "text": "almost"}, {"type": "pause", "ms": 50}]}
+    runtime, seen, home = _runtime(tmp_path, [answer, text_step("with your note")])
+    _steer_mid_stream(runtime, seen, "s1")
+    await runtime.handle(b'{"type":"prompt","message":"start"}')
+    await runtime.wait_idle()
+    assert seen.response("s1")["data"] == {
+        "status": "injected",
+        "turn_id": seen.of("turn_start")[0]["turn_id"],
+    }
+    assert len(seen.of("turn_start")) == 1
+    requests = recorded_requests(home)
+    assert len(requests) == 2
+    assert requests[1]["messages"][-1]["content"][0]["text"] == NOTE
