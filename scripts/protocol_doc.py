@@ -96,6 +96,7 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("subagent.relaunch", [results.SubagentRelaunchResult]),
     ("subagent.status", [results.SubagentStatusResult]),
     ("subagent.stop", [results.SubagentStopResult]),
+    ("runtime.steer (daemon → runtime only)", [results.RuntimeSteerResult]),
 ]
 
 _BEGIN = re.compile(r"<!-- BEGIN GENERATED (?P<name>[a-z-]+)[^>]*-->\n")

@@ -78,3 +78,13 @@ def test_a_mode_name_registers_once() -> None:
         modes.register(Mode("plan", "another plan", BuildPolicy()))
     assert modes.get("plan") is PLAN
     assert [m.name for m in modes.catalog()] == ["build", "plan"]
+
+
+def test_plan_refuses_the_subagent_tools_that_start_work() -> None:
+    """The subagent tools are read-only for the gate; plan mode still refuses launching and
+    relaunching children (new work), and lets the others run."""
+    assert "plan mode" in (PlanPolicy().refuse("subagent_launch", True) or "")
+    assert "plan mode" in (PlanPolicy().refuse("subagent_relaunch", True) or "")
+    for name in ("subagent_wait", "subagent_status", "subagent_steer", "subagent_stop"):
+        assert PlanPolicy().refuse(name, True) is None
+    assert BuildPolicy().refuse("subagent_launch", True) is None

@@ -27,6 +27,7 @@ from shard.agent.catalog import (
     key_variables,
 )
 from shard.agent.config import Config, ConfigError, load_config, shard_home
+from shard.agent.definitions import MAX_PROMPT_BYTES
 from shard.agent.modes import BUILTIN_MODES
 from shard.agent.sandbox import for_config
 from shard.agent.session.store import SessionStore, find_session
@@ -54,6 +55,8 @@ class AgentOptions(NamedTuple):
     create: bool = False  # with session: create it (with that id) when it does not exist yet
     tools: tuple[str, ...] | None = None  # an allow-list of tool names; None: all
     sandbox: str | None = None  # off | ask | auto: this agent's, over [sandbox] mode
+    agent_id: str | None = None  # the durable agent a daemon hosts here (--agent-id)
+    system_prompt_file: str | None = None  # a delegated child's instructions, written by the daemon
 
 
 class Prepared:
@@ -81,6 +84,7 @@ class Prepared:
         self.mode = mode
         self.reasoning = reasoning
         self.options = options
+        self.instructions: str | None = None  # a delegated child's, appended to the system prompt
         # Changes the command line makes to a restored session, recorded once the runtime is up.
         self.model_changed = model_changed
         self.mode_changed = mode_changed
@@ -94,6 +98,13 @@ class Prepared:
 
 def prepare(opts: AgentOptions) -> Prepared:
     """Phase A. Raises StartupError (bad config or arguments) or ShardError (session problems)."""
+    instructions = read_instructions(opts.system_prompt_file)  # a bad file stops before any session
+    prepared = _prepare(opts)
+    prepared.instructions = instructions
+    return prepared
+
+
+def _prepare(opts: AgentOptions) -> Prepared:
     _secrets.inherit()  # keys a daemon handed over, then the ones in the environment
     _secrets.capture(BUILTIN_KEY_VARIABLES)
     home = shard_home(opts.home)
@@ -179,6 +190,23 @@ def _restore(
         model_changed=model_changed,
         mode_changed=mode != recorded_mode,
     )
+
+
+def read_instructions(path: str | None) -> str | None:
+    """The text of ``--system-prompt-file``, read at each start: at most MAX_PROMPT_BYTES of UTF-8."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_PROMPT_BYTES + 1)
+    except OSError as exc:
+        raise StartupError(f"--system-prompt-file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PROMPT_BYTES:
+        raise StartupError(f"--system-prompt-file {path} is larger than {MAX_PROMPT_BYTES} bytes")
+    try:
+        return data.decode("utf-8-sig").strip() or None
+    except UnicodeDecodeError:
+        raise StartupError(f"--system-prompt-file {path} is not UTF-8 text") from None
 
 
 def _recorded_reasoning(store: SessionStore, model: ModelEntry | None) -> str | None:

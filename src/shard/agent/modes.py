@@ -23,8 +23,11 @@ class BuildPolicy:
 
 
 class PlanPolicy:
+    # Read-only for the gate (they touch no file here), but they start work that may change things.
+    STARTS_WORK = frozenset({"subagent_launch", "subagent_relaunch"})
+
     def refuse(self, tool_name: str, read_only: bool) -> str | None:
-        if read_only:
+        if read_only and tool_name not in self.STARTS_WORK:
             return None
         return (
             f"The '{tool_name}' tool changes things and the agent is in plan mode, where only "

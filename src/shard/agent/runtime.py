@@ -32,10 +32,12 @@ from shard.agent.session.fork import fork
 from shard.agent.session.listing import list_sessions
 from shard.agent.session.store import SessionStore
 from shard.agent.sink import EventSink, Sink
+from shard.agent.steering import StrictSteers
 from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.tools.environment import tool_environment
 from shard.agent.tools.recall import RecallTool
 from shard.agent.tools.registry import build_tools
+from shard.agent.tools.subagents import hosted_tools
 from shard.agent.transcript import Transcript
 from shard.agent.turn import Failed, Fatal, TurnContext, UserInput, drive
 from shard.protocol import commands as cmd
@@ -48,6 +50,7 @@ from shard.protocol.framing import Oversized
 from shard.protocol.results import (
     ForkResult,
     ListModesResult,
+    RuntimeSteerResult,
     SessionListResult,
     SessionSummary,
     SetModeResult,
@@ -83,6 +86,7 @@ class Runtime:
         headless_policy: str = "deny",
         headless_timeout: float = 300.0,
         has_responder: bool = True,
+        instructions: str | None = None,
     ) -> None:
         self.config = config
         self.cwd = cwd
@@ -100,6 +104,7 @@ class Runtime:
             emit=self.emit,
         )
         self.steers: deque[UserInput] = deque()
+        self.strict = StrictSteers()
         self.follow_ups: deque[UserInput] = deque()
         self.work: _Work | None = None
         self.idle = asyncio.Event()
@@ -123,11 +128,13 @@ class Runtime:
             approve=self.gate.check,
             tool_context=self.tool_context,
             steers=self.steers,
+            strict=self.strict,
             follow_ups=self.follow_ups,
             cwd=cwd,
             modes=self.modes,
             retry=config.retry,
             compaction=config.compaction,
+            instructions=instructions,
         )
 
     @classmethod
@@ -153,11 +160,13 @@ class Runtime:
             else build_tools(
                 prepared.config.tool_extensions,
                 allow=list(prepared.options.tools) if prepared.options.tools is not None else None,
+                hosted=hosted_tools(prepared.options.agent_id, prepared.cwd, prepared.config.home),
             ),
             sink=sink,
             headless_policy=prepared.options.headless_policy,
             headless_timeout=prepared.config.headless_timeout,
             has_responder=has_responder,
+            instructions=prepared.instructions,
         )
 
     # --- outbound -----------------------------------------------------------------------------
@@ -241,6 +250,9 @@ class Runtime:
             return self._session_op(command)
         if isinstance(command, cmd.RuntimeSync):
             return self.sync()
+        if isinstance(command, cmd.RuntimeSteer):
+            held = self.strict.accept(command.message, lambda result: self.respond(command, result))
+            return DEFERRED if held else RuntimeSteerResult(status="conflict")
         if isinstance(command, cmd.RuntimeResponders):
             if command.present:
                 self.board.responders.arrive()
@@ -338,6 +350,7 @@ class Runtime:
         if self.work is not work:
             return
         self.work = None
+        self.strict.end()
         if self.fatal is None:
             self.events.set_status("idle")
         self.idle.set()
@@ -347,6 +360,7 @@ class Runtime:
     async def abort(self) -> None:
         """Cancel the current work and wait until it has wound down; idle → nothing to do."""
         self.steers.clear()
+        self.strict.end()
         self.follow_ups.clear()
         if self.work is None:
             return

@@ -37,6 +37,7 @@ from shard.agent.providers.base import ProviderError, ProviderRequest, UsageRepo
 from shard.agent.providers.retry import stream_with_retries
 from shard.agent.selection import ModelSelection
 from shard.agent.sink import EventSink
+from shard.agent.steering import StrictSteers
 from shard.agent.system_prompt import system_prompt
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.agent.transcript import Transcript
@@ -78,11 +79,13 @@ class TurnContext:
     approve: Approve  # the gate in front of every tool call
     tool_context: Callable[[str], ToolContext]
     steers: deque[UserInput]
+    strict: StrictSteers  # the daemon's runtime.steer: only ever for the turn that is running
     follow_ups: deque[UserInput]
     cwd: Path
     modes: ModeController
     retry: RetryConfig
     compaction: CompactionConfig
+    instructions: str | None = None  # appended to the system prompt (a delegated child's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +117,10 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
     inp: UserInput | None = first
     while inp is not None:
         turn = _Turn(ctx)
-        outcome = await turn.run(inp)
+        try:
+            outcome = await turn.run(inp)
+        finally:
+            ctx.strict.end()  # a strict steer the turn did not take is answered conflict, never carried
         outcomes.append(outcome)
         if isinstance(outcome, Fatal):
             ctx.events.fail(outcome.error)  # reported before turn_end: the turn ended because of it
@@ -206,18 +212,20 @@ class _Turn:
         ctx = self.ctx
         ctx.events.set_status("streaming")
         ctx.events.emit(TurnStart(turn_id=self.id))
+        ctx.strict.begin(self.id)
         try:
             self._deliver(inp)
             while True:
                 while ctx.steers:
                     self._deliver(ctx.steers.popleft())
+                ctx.strict.drain(lambda text: self._deliver(UserInput(text)))
                 if _over(ctx, 1.0):  # the emergency tier: the next call would not fit
                     await _auto_compact(ctx, back_to="streaming")
                 assembler = await self._call_model()
                 calls = assembler.tool_calls()
                 if calls:
                     await self._run_tools(calls)
-                elif not ctx.steers:
+                elif not ctx.steers and not ctx.strict.pending:
                     return Completed()
         except _CallFailed:
             return Failed()
@@ -265,7 +273,7 @@ class _Turn:
             raise _CallFailed from None
         request = ProviderRequest(
             model=entry.model.id,
-            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools)),
+            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools), ctx.instructions),
             messages=list(ctx.transcript.model_view),
             tools=[t.spec() for t in ctx.tools.values()],
             reasoning=ctx.models.reasoning if entry.has_reasoning else None,

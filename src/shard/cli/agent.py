@@ -22,6 +22,8 @@ def options(args: argparse.Namespace) -> AgentOptions:
         create=args.create,
         tools=tuple(t for t in args.tools.split(",") if t) if args.tools is not None else None,
         sandbox=args.sandbox,
+        agent_id=getattr(args, "agent_id", None),  # only shard agent has the daemon's flags
+        system_prompt_file=getattr(args, "system_prompt_file", None),
     )
 
 

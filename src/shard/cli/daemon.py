@@ -19,7 +19,7 @@ from shard.agent.catalog import BUILTIN_KEY_VARIABLES, DEMO_MODEL, ModelCatalog,
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 
 if TYPE_CHECKING:
-    from shard.daemon.jobs.settings import JobSettings
+    from shard.daemon.jobs.settings import Definitions, JobSettings
 
 
 def main_daemon(args: argparse.Namespace) -> int:
@@ -98,4 +98,36 @@ def job_settings(home: Path, config: Config, run_timeout: float | None) -> JobSe
     policy = LaunchPolicy(
         maxTasks=sub.max_tasks or DEFAULT_POLICY.maxTasks, maxDepth=sub.max_depth or DEFAULT_POLICY.maxDepth
     )
-    return JobSettings(policy=policy, run_timeout=run_timeout or sub.run_timeout)
+    return JobSettings(
+        policy=policy, run_timeout=run_timeout or sub.run_timeout, definitions=_definitions(home)
+    )
+
+
+def _definitions(home: Path) -> Definitions:
+    """The daemon's view of agent definitions: read afresh at each launch (an edit applies to the
+    next one), a broken file said once on stderr and skipped."""
+    from shard.agent.definitions import load_definitions
+    from shard.daemon.jobs.children import ChildSpec
+
+    said: set[str] = set()
+
+    def find(cwd: str, name: str) -> ChildSpec | None:
+        found, problems = load_definitions(Path(cwd), home)
+        for problem in problems:
+            if problem not in said:
+                said.add(problem)
+                print(f"shard daemon: {problem}", file=sys.stderr, flush=True)
+        definition = found.get(name.lower())
+        if definition is None:
+            return None
+        return ChildSpec(
+            name=definition.name,
+            prompt=definition.prompt,
+            model=definition.model,
+            mode=definition.mode,
+            tools=definition.tools,
+            headless_policy=definition.headless_policy,
+            names=definition.names,
+        )
+
+    return find

@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run bash in a bubblewrap sandbox: auto runs confined commands without asking; ask "
         "confines them and still asks; off: no sandbox (default: [sandbox] mode in config.toml, else off)",
     )
+    # Set by the daemon for the runtimes it hosts (DESIGN §2): the durable agent id, and a file with a
+    # delegated child's instructions. Not for people, so not in --help.
+    agent.add_argument("--agent-id", help=argparse.SUPPRESS)
+    agent.add_argument("--system-prompt-file", help=argparse.SUPPRESS)
 
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
     run.add_argument("prompt", help="the prompt")

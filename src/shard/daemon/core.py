@@ -236,6 +236,7 @@ class Daemon:
     def _argv(self, r: AgentRecord, overrides: bool) -> list[str]:
         argv = [sys.executable, "-m", "shard", "agent", "--stdio", "--home", str(self.home)]
         argv += ["--session", r.session_id, "--cwd", r.cwd, "--headless-policy", r.headless_policy]
+        argv += ["--agent-id", r.agent_id]
         fresh = not sessions.exists(self.home, r.session_id)
         if fresh:
             argv.append("--create")

@@ -9,22 +9,54 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, StrictInt, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from shard.protocol.agents import HeadlessPolicy
 from shard.protocol.base import WireModel
+from shard.protocol.command_base import CommandBase as CommandBase
 from shard.protocol.content import Image
-from shard.protocol.jobs import JobStrategy, LaunchPolicy, TaskSpec
+from shard.protocol.daemon_commands import (
+    SubagentCommand as SubagentCommand,
+)
+from shard.protocol.daemon_commands import (
+    SubagentCreate as SubagentCreate,
+)
+from shard.protocol.daemon_commands import (
+    SubagentRelaunch as SubagentRelaunch,
+)
+from shard.protocol.daemon_commands import (
+    SubagentStatus as SubagentStatus,
+)
+from shard.protocol.daemon_commands import (
+    SubagentSteer as SubagentSteer,
+)
+from shard.protocol.daemon_commands import (
+    SubagentStop as SubagentStop,
+)
+from shard.protocol.daemon_commands import (
+    SubagentWait as SubagentWait,
+)
+from shard.protocol.daemon_commands import (
+    WorkspaceAttach as WorkspaceAttach,
+)
+from shard.protocol.daemon_commands import (
+    WorkspaceCommand as WorkspaceCommand,
+)
+from shard.protocol.daemon_commands import (
+    WorkspaceCreate as WorkspaceCreate,
+)
+from shard.protocol.daemon_commands import (
+    WorkspaceList as WorkspaceList,
+)
+from shard.protocol.daemon_commands import (
+    WorkspaceRetire as WorkspaceRetire,
+)
+from shard.protocol.daemon_commands import (
+    WorkspaceStatus as WorkspaceStatus,
+)
+from shard.protocol.jobs import LaunchPolicy
 from shard.protocol.permissions import Decision
-from shard.protocol.workspaces import BranchDisposition
-
-
-class CommandBase(WireModel):
-    """Every command accepts an optional correlation ``id`` (R5.1.1)."""
-
-    type: str
-    id: str | None = None
 
 
 class AgentCommand(CommandBase):
@@ -220,136 +252,6 @@ class DaemonShutdown(CommandBase):
     force: bool | None = None
 
 
-# --- §10.1a workspace commands ------------------------------------------------------------------
-
-
-class WorkspaceCommand(CommandBase):
-    version: Literal[1] | None = None
-
-    @field_validator("version", mode="before")
-    @classmethod
-    def _not_a_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool):  # True == 1 in Python; on the wire it is not the number 1
-            raise ValueError("version must be the number 1")
-        return value
-
-
-class _FreshIdentity(WorkspaceCommand):
-    """The agent and session of a workspace are always the daemon's to make (R10.1a.16): a client
-    that names either is told so, rather than having the field silently ignored."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_identity(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for name in ("agent_id", "session_id"):
-                if name in data:
-                    raise ValueError(f"{name} is made by the daemon for a workspace's agent; do not send it")
-        return data
-
-
-class WorkspaceCreate(_FreshIdentity):
-    type: Literal["workspace.create"] = "workspace.create"
-    cwd: str
-    label: str | None = None
-    branch: str | None = None
-    base_ref: str | None = None
-    integration_target: str | None = None
-    title: str | None = None
-    name: str | None = None
-    model: str | None = None
-    provider: str | None = None
-    mode: str | None = None
-
-
-class WorkspaceAttach(_FreshIdentity):
-    type: Literal["workspace.attach"] = "workspace.attach"
-    workspace_id: str
-    title: str | None = None
-    name: str | None = None
-    model: str | None = None
-    provider: str | None = None
-    mode: str | None = None
-
-
-class WorkspaceList(WorkspaceCommand):
-    type: Literal["workspace.list"] = "workspace.list"
-    cwd: str | None = None
-    include_retired: bool | None = None
-
-
-class WorkspaceStatus(WorkspaceCommand):
-    type: Literal["workspace.status"] = "workspace.status"
-    workspace_id: str
-
-
-class WorkspaceRetire(WorkspaceCommand):
-    type: Literal["workspace.retire"] = "workspace.retire"
-    workspace_id: str
-    branch_disposition: BranchDisposition | None = None
-
-
-# --- §10.3 subagent job commands ----------------------------------------------------------------
-
-
-class SubagentCommand(CommandBase):
-    """Orchestrator-level: ``parent_agent_id`` is payload, there is no routing ``agent_id`` (R5.2.5)."""
-
-    parent_agent_id: str
-
-
-class SubagentCreate(SubagentCommand):
-    type: Literal["subagent.create"] = "subagent.create"
-    name: str | None = None
-    task: str | None = None
-    tasks: Annotated[list[TaskSpec], Field(min_length=1)] | None = None
-    strategy: JobStrategy | None = None
-    model: str | None = None
-    provider: str | None = None
-    mode: str | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> SubagentCreate:
-        single = self.name is not None or self.task is not None
-        batch = self.tasks is not None
-        if single == batch:
-            raise ValueError("give either 'name' and 'task' (single form) or 'tasks' (batch form)")
-        if single and (self.name is None or self.task is None):
-            raise ValueError("the single form needs both 'name' and 'task'")
-        if batch and self.strategy is None:
-            raise ValueError("'strategy' is required with 'tasks'")
-        return self
-
-
-class SubagentWait(SubagentCommand):
-    type: Literal["subagent.wait"] = "subagent.wait"
-    handles: Annotated[list[str], Field(min_length=1)]
-    mode: Literal["any", "all"] | None = None
-    timeout: Annotated[float, Field(ge=0)] | None = None
-
-
-class SubagentSteer(SubagentCommand):
-    type: Literal["subagent.steer"] = "subagent.steer"
-    target: str
-    message: str
-
-
-class SubagentRelaunch(SubagentCommand):
-    type: Literal["subagent.relaunch"] = "subagent.relaunch"
-    target: str
-    task: str
-
-
-class SubagentStatus(SubagentCommand):
-    type: Literal["subagent.status"] = "subagent.status"
-    targets: list[str] | None = None
-
-
-class SubagentStop(SubagentCommand):
-    type: Literal["subagent.stop"] = "subagent.stop"
-    handle: str
-
-
 # --- daemon-internal commands (DESIGN §2): daemon → runtime only, never accepted from clients -------
 
 
@@ -366,6 +268,13 @@ class RuntimeResponders(AgentCommand):
 
     type: Literal["runtime.responders"] = "runtime.responders"
     present: bool
+
+
+class RuntimeSteer(AgentCommand):
+    """A strict steer for the running turn: answered ``injected`` once it drains, else ``conflict``."""
+
+    type: Literal["runtime.steer"] = "runtime.steer"
+    message: str
 
 
 PerAgentCommand = Annotated[
@@ -427,7 +336,7 @@ PER_AGENT_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     UiResponse,
 )
 
-RUNTIME_COMMANDS: dict[str, type[CommandBase]] = _by_type(RuntimeSync, RuntimeResponders)
+RUNTIME_COMMANDS: dict[str, type[CommandBase]] = _by_type(RuntimeSync, RuntimeResponders, RuntimeSteer)
 
 ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     AgentList,

@@ -147,6 +147,13 @@ class SubagentSteerResult(WireModel):
     correlation_id: str
 
 
+class RuntimeSteerResult(WireModel):
+    """The answer to the daemon-internal ``runtime.steer`` (DESIGN §2)."""
+
+    status: Literal["injected", "conflict"]
+    turn_id: str | None = None
+
+
 class SubagentRelaunchResult(WireModel):
     job_id: str
     run_id: str
@@ -225,4 +232,5 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "subagent.relaunch": (SubagentRelaunchResult,),
     "subagent.status": (SubagentStatusResult,),
     "subagent.stop": (SubagentStopResult,),
+    "runtime.steer": (RuntimeSteerResult,),
 }

@@ -33,9 +33,13 @@ def load_extension(spec: str) -> Tool:
     return tool
 
 
-def build_tools(extensions: tuple[str, ...] = (), allow: list[str] | None = None) -> dict[str, Tool]:
-    """Name → tool. ``allow`` (an allow-list of names) narrows the set when given."""
-    tools = builtin_tools() + [load_extension(s) for s in extensions]
+def build_tools(
+    extensions: tuple[str, ...] = (), allow: list[str] | None = None, hosted: list[Tool] | None = None
+) -> dict[str, Tool]:
+    """Name → tool. ``hosted``: the subagent tools of a daemon-hosted runtime
+    (:func:`~shard.agent.tools.subagents.hosted_tools`). ``allow`` (an allow-list of names) narrows
+    the set when given."""
+    tools = builtin_tools() + [load_extension(s) for s in extensions] + (hosted or [])
     by_name: dict[str, Tool] = {}
     for tool in tools:
         if tool.name in by_name:
