@@ -55,6 +55,7 @@ class AgentOptions(NamedTuple):
     create: bool = False  # with session: create it (with that id) when it does not exist yet
     tools: tuple[str, ...] | None = None  # an allow-list of tool names; None: all
     sandbox: str | None = None  # off | ask | auto: this agent's, over [sandbox] mode
+    delegated: bool = False  # a new session is a background child's (--delegated): no title from its task
     agent_id: str | None = None  # the durable agent a daemon hosts here (--agent-id)
     system_prompt_file: str | None = None  # a delegated child's instructions, written by the daemon
 
@@ -141,7 +142,12 @@ def _prepare(opts: AgentOptions) -> Prepared:
     if opts.session is not None and not is_session_id(opts.session):
         raise StartupError(f"{shown(opts.session)} is not a session id (sess-…)")
     store = SessionStore.new(
-        home, cwd=str(cwd), model=model.id if model else None, mode=mode, session_id=opts.session
+        home,
+        cwd=str(cwd),
+        model=model.id if model else None,
+        mode=mode,
+        session_id=opts.session,
+        delegated=opts.delegated,
     )
     reasoning = model.default_reasoning if model else None
     return Prepared(config, catalog, store, cwd, model, mode, reasoning, opts)

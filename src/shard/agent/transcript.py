@@ -46,6 +46,7 @@ class Transcript:
             ),
             None,
         )
+        self._untitled = bool(store.header.get("delegated"))  # a child's task is private (R10.3.8)
 
     @property
     def session_id(self) -> str:
@@ -129,7 +130,7 @@ class Transcript:
             "updated": time.time(),
             "message_count": self._message_count,
         }
-        if self._title:
+        if self._title and not self._untitled:
             meta["title"] = self._title
         if header.get("sourceSessionId"):
             meta["source_session_id"] = header["sourceSessionId"]

@@ -24,6 +24,7 @@ def options(args: argparse.Namespace) -> AgentOptions:
         sandbox=args.sandbox,
         agent_id=getattr(args, "agent_id", None),  # only shard agent has the daemon's flags
         system_prompt_file=getattr(args, "system_prompt_file", None),
+        delegated=getattr(args, "delegated", False),
     )
 
 

@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     # delegated child's instructions. Not for people, so not in --help.
     agent.add_argument("--agent-id", help=argparse.SUPPRESS)
     agent.add_argument("--system-prompt-file", help=argparse.SUPPRESS)
+    agent.add_argument("--delegated", action="store_true", help=argparse.SUPPRESS)
 
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
     run.add_argument("prompt", help="the prompt")

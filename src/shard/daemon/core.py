@@ -240,6 +240,8 @@ class Daemon:
         fresh = not sessions.exists(self.home, r.session_id)
         if fresh:
             argv.append("--create")
+            if r.parent_agent_id is not None:  # its first prompt is a private task: never a session title
+                argv.append("--delegated")
         if fresh or overrides:  # the session takes these and records them
             if r.model:
                 argv += ["--model", r.model]

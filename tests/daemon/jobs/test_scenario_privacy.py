@@ -3,19 +3,10 @@ task text is private — never in response data, events, AgentInfo, logs or list
 
 from __future__ import annotations
 
-import pytest
-
 from jobs.scenekit import MARKER, Scene, task
 from shard.testing import text_step
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: session_op list on any agent of the same cwd lists the children's sessions, titled"
-        " with their first prompt (the task; agent/session/listing.py meta.json title)"
-    ),
-)
 async def test_a_session_listing_does_not_show_a_childs_task(scene: Scene) -> None:
     """A child completes its task; the parent's client lists the sessions of the parent's working
     directory (the child's too, since it inherits it): no entry quotes the task.

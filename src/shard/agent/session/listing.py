@@ -184,7 +184,13 @@ def _scan(path: Path, limit: int | None) -> dict[str, Any]:
     for line in lines[1:]:
         if b'"kind":"message"' in line or b'"kind":"tool_result"' in line:
             count += 1
-            if "title" not in meta and b'"role":"user"' in line and b'"kind":"message"' in line:
+            untitled = first.get("delegated")  # a background child's first prompt is its private task
+            if (
+                not untitled
+                and "title" not in meta
+                and b'"role":"user"' in line
+                and b'"kind":"message"' in line
+            ):
                 text = _first_text(line)
                 if text:
                     meta["title"] = title_of(text)

@@ -73,7 +73,14 @@ class SessionStore:
 
     @classmethod
     def new(
-        cls, home: Path, *, cwd: str, model: str | None, mode: str, session_id: str | None = None
+        cls,
+        home: Path,
+        *,
+        cwd: str,
+        model: str | None,
+        mode: str,
+        session_id: str | None = None,
+        delegated: bool = False,
     ) -> SessionStore:
         session_id = session_id or new_id("sess")
         path = sessions_dir(home) / session_id / SESSION_FILE
@@ -88,6 +95,8 @@ class SessionStore:
             "model": model,
             "mode": mode,
         }
+        if delegated:  # a background child's: its first prompt is a private task, never a title
+            header["delegated"] = True
         return cls(path, session_id, [header], unborn=True)
 
     @classmethod
