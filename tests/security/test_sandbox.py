@@ -19,7 +19,14 @@ from typing import Any
 import orjson
 import pytest
 
-from shard.testing import AgentProcess, shard_command, text_step, tool_step, write_scripted_home
+from shard.testing import (
+    AgentProcess,
+    DaemonProcess,
+    shard_command,
+    text_step,
+    tool_step,
+    write_scripted_home,
+)
 
 KEY = "sk-test-SANDBOXED-0123456789"
 
@@ -211,3 +218,34 @@ async def test_without_bubblewrap_it_says_so_once_and_asks(tmp_path: Path, proje
     assert not [e for e in events if e["type"] == "tool_call" and "sandboxed" in e]
     assert "sandbox" not in events[0]["capabilities"]  # hello claims no sandbox
     assert "denied" in _text(result).lower()
+
+
+async def test_an_agent_created_with_sandbox_auto_runs_confined_through_the_daemon(
+    tmp_path: Path, project: Path
+):
+    """agent.create's additive ``sandbox`` reaches the runtime the daemon starts: its sync advertises
+    the sandbox, its bash runs confined with no permission request, tool_call says sandboxed."""
+    home = tmp_path / "home"
+    write_scripted_home(
+        home, [_bash("echo ok > made.txt; touch /etc/nope 2>&1; cat made.txt"), text_step("done")]
+    )
+    daemon = await DaemonProcess.start(home)
+    try:
+        client = await daemon.unix()
+        created, _ = await client.request(
+            {"type": "agent.create", "id": "c", "cwd": str(project), "sandbox": "auto"}
+        )
+        agent = created["data"]["agent_id"]
+        await client.request({"type": "agent.attach", "id": "a", "agent_id": agent})
+        sync = (await client.until(lambda m: m["type"] == "sync"))[-1]
+        await client.send({"type": "prompt", "id": "p", "agent_id": agent, "message": "go"})
+        seen = await client.idle(agent_id=agent)
+    finally:
+        await daemon.stop()
+    assert "sandbox:auto" in sync["capabilities"]
+    assert not [m for m in seen if m["type"] == "permission_request"]
+    (call,) = [m for m in seen if m["type"] == "tool_call"]
+    assert call["sandboxed"] is True
+    (result,) = [m for m in seen if m["type"] == "tool_result"]
+    assert "Read-only file system" in _text(result)
+    assert (project / "made.txt").read_text() == "ok\n"

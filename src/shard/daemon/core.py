@@ -249,6 +249,8 @@ class Daemon:
                 argv += ["--mode", r.mode]
         if r.tools is not None:
             argv += ["--tools", ",".join(r.tools)]
+        if r.sandbox is not None:
+            argv += ["--sandbox", r.sandbox]
         if r.system_prompt:  # a file, not an argument: /proc/<pid>/cmdline is readable by every user
             path = self.home / "prompts" / f"{r.agent_id}.md"
             private_dirs(path.parent)

@@ -125,6 +125,7 @@ class Orchestrator:
             parent_agent_id=command.parent_agent_id,
             depth=parent.record.depth + 1 if parent else 0,
             adopted=command.session_id is not None,
+            sandbox=command.sandbox or (parent.record.sandbox if parent else None),
         )
         b.manifests.add(record)  # the manifest, written atomically before the runtime starts
         slot = AgentSlot(record, adoption_overrides=record.adopted and bool(model or command.mode))

@@ -28,5 +28,6 @@ class AgentRecord:
     system_prompt: str | None = None  # a delegated child's instructions (its definition's body)
     names: list[str] | None = None  # the friendly-alias pool for this agent's own children
     workspace_id: str | None = None  # the workspace (git worktree) it was made in
+    sandbox: str | None = None  # off | ask | auto for its bash; None: config.toml's [sandbox] mode
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None

@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS agents (
     display_name TEXT,
     system_prompt TEXT,
     names TEXT,
-    workspace_id TEXT
+    workspace_id TEXT,
+    sandbox TEXT
 )
 """
 # Jobs and runs (PROTOCOL §10.3, §11.2). ``runs.task`` is the only place task text is kept: the
@@ -151,7 +152,15 @@ class Registry:
             # ever forgotten by mistake.
             self._db.execute("ALTER TABLE agents ADD COLUMN started_at REAL")
             self._db.execute("UPDATE agents SET started_at = created_at")
-        for column in ("alias", "definition_name", "display_name", "system_prompt", "names", "workspace_id"):
+        for column in (
+            "alias",
+            "definition_name",
+            "display_name",
+            "system_prompt",
+            "names",
+            "workspace_id",
+            "sandbox",
+        ):
             if column not in columns:
                 self._db.execute(f"ALTER TABLE agents ADD COLUMN {column} TEXT")
         self._db.executescript(_JOBS_SCHEMA + _WORKSPACES_SCHEMA)
@@ -268,8 +277,8 @@ class Registry:
         self._db.execute(
             "INSERT INTO agents (agent_id, session_id, cwd, name, model, provider, mode, tools,"
             " headless_policy, parent_agent_id, depth, adopted, created_at, started_at, alias,"
-            " definition_name, display_name, system_prompt, names, workspace_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " definition_name, display_name, system_prompt, names, workspace_id, sandbox)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.agent_id,
                 record.session_id,
@@ -291,6 +300,7 @@ class Registry:
                 record.system_prompt,
                 orjson.dumps(record.names).decode() if record.names is not None else None,
                 record.workspace_id,
+                record.sandbox,
             ),
         )
 

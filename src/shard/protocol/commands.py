@@ -210,6 +210,8 @@ class AgentCreate(CommandBase):
     headless_policy: HeadlessPolicy | None = None
     name: str | None = None
     parent_agent_id: str | None = None
+    # Additive (Shard): how this agent's bash is confined; absent: [sandbox] mode of config.toml.
+    sandbox: Literal["off", "ask", "auto"] | None = None
     # Managed-child manifest fields: set by the daemon, never by clients (R10.1.6).
     system_prompt: str | None = None
     depth: int | None = None

@@ -80,6 +80,7 @@ def child_record(
         definition_name=spec.name if spec else None,
         display_name=f"{spec.name} · {alias}" if spec else None,
         system_prompt=spec.prompt or None if spec else None,
+        sandbox=parent.sandbox,  # a child is confined at least as its parent is
         created_at=now,
     )
 
