@@ -290,3 +290,40 @@ async def test_a_watched_agent_not_on_screen_keeps_each_card_in_its_message(cont
     await expect(one.locator("#conversation .tool .tool-render .render-diff")).to_have_count(1)
     await one.close()
     await two.close()
+
+
+async def test_a_background_childs_request_shows_in_its_parents_view_saying_who_asks(
+    context, project, daemon
+):
+    """A parent open in the page launches a child (subagent.create from a script of the parent's):
+    the child has no client, so its permission request comes to the parent's page, shown in the
+    parent's view with the child's name and agent_id; answering it there lets the child write.
+
+    Covers: R6.3.8, R12.5.9
+    """
+    page = await open_app(context)
+    parent = await create_agent(page, project)
+    client = await daemon.unix()
+    launch = {
+        "type": "subagent.create",
+        "id": "c",
+        "parent_agent_id": parent,
+        "name": "scout",
+        "task": "write",
+    }
+    created, _ = await client.request(launch)
+    assert created["success"], created
+    child = created["data"]["runs"][0]["agent_id"]
+    dialog = permission(page)
+    await expect(dialog).to_have_count(1)
+    await expect(dialog.locator(".asker")).to_have_text(f"Asked by scout ({child})")
+    await expect(page.locator(".agent-row.selected")).to_have_attribute("data-agent-id", parent)
+    await screenshot(page, "10-child-asks-in-parent")
+    await allow(page).click()
+    waited, _ = await client.request(
+        {"type": "subagent.wait", "id": "w", "parent_agent_id": parent, "handles": [child], "timeout": 20}
+    )
+    assert waited["data"]["runs"][0]["state"] == "completed", waited
+    assert (project / "a.txt").read_text() == "hello\n"
+    await client.close()
+    await page.close()

@@ -251,30 +251,52 @@ class App {
           return;
         }
         agent.requests.set(m.request_id, m);
-        if (selected) this.renderRequests(agent);
+        this.renderSelectedRequests();
         return;
       case "permission_resolved":
       case "ui_resolved": {
         const req = agent.requests.get(m.request_id);
         agent.requests.delete(m.request_id);
         if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolvedText(m)}`, "resolved");
-        if (selected) this.renderRequests(agent);
+        this.renderSelectedRequests();
         return;
       }
     }
   }
 
+  renderSelectedRequests() {
+    const agent = this.selected ? this.agents.get(this.selected) : null;
+    if (agent) this.renderRequests(agent);
+  }
+
+  // The selected agent's open requests, and those of its descendants (a background child with no
+  // client of its own asks its nearest interactive ancestor, PROTOCOL §6.3): these say who asks.
   renderRequests(agent) {
     const panel = $("requests");
+    const open = new Map();
+    for (const other of this.agents.values()) {
+      if (other === agent || this.descends(other, agent)) for (const req of other.requests.values()) open.set(req.request_id, [other, req]);
+    }
     const shown = new Map([...panel.children].map((el) => [el.dataset.requestId, el]));
-    for (const [id, el] of shown) if (!agent.requests.has(id)) el.remove();
-    for (const req of agent.requests.values()) {
+    for (const [id, el] of shown) if (!open.has(id)) el.remove();
+    for (const [asker, req] of open.values()) {
       if (shown.has(req.request_id)) continue;
-      const answer = (body) => this.answer(agent, req, body, dialog);
+      const answer = (body) => this.answer(asker, req, body, dialog);
       const dialog = req.type === "ui_request" ? uiDialog(req, (value) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
+      if (asker !== agent) dialog.prepend(h("p", { class: "asker" }, `Asked by ${asker.label} (${asker.id})`));
       panel.append(dialog);
       dialog.querySelector("button, input, textarea")?.focus();
     }
+  }
+
+  descends(child, ancestor) {
+    for (let seen = 0, at = child; at && seen < 16; seen++) {
+      const parent = at.info.parent_agent_id;
+      if (!parent) return false;
+      if (parent === ancestor.id) return true;
+      at = this.agents.get(parent);
+    }
+    return false;
   }
 
   answer(agent, req, body, dialog) {
