@@ -160,12 +160,16 @@ class Scene:
         self.records = {home / "requests.jsonl"}  # what the scripted providers were sent
 
     async def start(
-        self, steps: list[dict[str, Any]] | None = None, **scripts: list[dict[str, Any]]
+        self,
+        steps: list[dict[str, Any]] | None = None,
+        *,
+        args: tuple[str, ...] = (),
+        **scripts: list[dict[str, Any]],
     ) -> DaemonProcess:
-        """A daemon whose default model ``test/m`` plays ``steps`` and whose model ``<name>/m`` plays
-        ``scripts[name]``; without ``steps``, a restart on the same home."""
+        """A daemon (``args``: its flags) whose default model ``test/m`` plays ``steps`` and whose
+        model ``<name>/m`` plays ``scripts[name]``; without ``steps``, a restart on the same home."""
         if steps is None:
-            daemon = await self.factory()
+            daemon = await self.factory(None, *args)
         else:
             self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
             scripts = {PARENT_PROVIDER: [text_step("noted")], **scripts}
@@ -174,7 +178,7 @@ class Scene:
                 (self.home / f"{name}.json").write_bytes(orjson.dumps(body))
             extra = "".join(provider_toml(name) for name in scripts)
             self.records |= {self.home / f"{name}.jsonl" for name in scripts}
-            daemon = await self.factory(steps, extra_toml=extra)
+            daemon = await self.factory(steps, *args, extra_toml=extra)
         self.daemons.append(daemon)
         return daemon
 
