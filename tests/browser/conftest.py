@@ -4,11 +4,14 @@ browser context enrolled through the link the daemon printed. Waits are on DOM s
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from browser_steps import enrolled_context
 
+from shard.testing import DaemonProcess
 from shard.testing.chromium import MISSING, chromium_path, launched
 
 
@@ -19,3 +22,18 @@ async def chromium() -> AsyncIterator[Any]:
         pytest.fail(MISSING, pytrace=False)
     async with launched() as browser:
         yield browser
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
+    """A context enrolled with the module's ``daemon`` (each module starts its own)."""
+    ctx = await enrolled_context(chromium, daemon)
+    yield ctx
+    await ctx.close()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root

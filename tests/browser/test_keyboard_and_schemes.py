@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,6 @@ import pytest_asyncio
 from browser_steps import (
     assistant_text,
     create_agent,
-    enrolled_context,
     open_app,
     permission,
     screenshot,
@@ -46,20 +44,6 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daem
     write_scripted_home(home, SCRIPT, extensions=["shard.testing.tools:AskTool"])
     async for started in start_daemon(home):
         yield started
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
-    ctx = await enrolled_context(chromium, daemon)
-    yield ctx
-    await ctx.close()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 async def press_until(page: Any, selector: str, key: str, limit: int = 60) -> None:

@@ -14,7 +14,6 @@ import pytest_asyncio
 from browser_steps import (
     assistant_text,
     create_agent,
-    enrolled_context,
     open_app,
     open_session,
     screenshot,
@@ -25,7 +24,7 @@ from browser_steps import (
 )
 from playwright.async_api import expect
 
-from shard.testing import DaemonProcess, write_scripted_home
+from shard.testing import write_scripted_home
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
@@ -51,13 +50,6 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]
     write_scripted_home(home, SCRIPT, loop=True, models=models, record=False)
     async for started in start_daemon(home):
         yield started
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
-    ctx = await enrolled_context(chromium, daemon)
-    yield ctx
-    await ctx.close()
 
 
 async def test_a_long_session_opens_windowed_loads_earlier_and_streams_without_re_rendering(

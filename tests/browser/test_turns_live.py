@@ -19,7 +19,6 @@ import pytest_asyncio
 from browser_steps import (
     assistant_text,
     create_agent,
-    enrolled_context,
     open_app,
     permission,
     screenshot,
@@ -59,20 +58,6 @@ async def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def daemon(home: Path) -> AsyncIterator[DaemonProcess]:
     async for started in start_daemon(home):
         yield started
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
-    ctx = await enrolled_context(chromium, daemon)
-    yield ctx
-    await ctx.close()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def allow(page: Any) -> Any:

@@ -17,7 +17,6 @@ import pytest_asyncio
 from browser_steps import (
     assistant_text,
     create_agent,
-    enrolled_context,
     open_app,
     permission,
     screenshot,
@@ -58,20 +57,6 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daem
     write_scripted_home(home, SCRIPT, models=models, extensions=["shard.testing.tools:TouchTool"])
     async for started in start_daemon(home):
         yield started
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
-    ctx = await enrolled_context(chromium, daemon)
-    yield ctx
-    await ctx.close()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 async def first_turn(page: Any, project: Path) -> str:

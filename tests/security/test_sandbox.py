@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import stat
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from shard.agent.tools.bash import NO_NETWORK_NOTE
 from shard.testing import (
     AgentProcess,
     DaemonProcess,
@@ -36,10 +41,15 @@ def _bash(command: str) -> dict[str, Any]:
 
 
 async def _run(
-    home: Path, cwd: Path, steps: list[dict[str, Any]], *flags: str, env: dict[str, str] | None = None
+    home: Path,
+    cwd: Path,
+    steps: list[dict[str, Any]],
+    *flags: str,
+    env: dict[str, str] | None = None,
+    extra_toml: str = "",
 ):
     """``shard run --json`` to completion: (exit code, events, stderr)."""
-    write_scripted_home(home, [*steps, text_step("done")])
+    write_scripted_home(home, [*steps, text_step("done")], extra_toml=extra_toml)
     proc = await asyncio.create_subprocess_exec(
         *shard_command("run", "--json", *flags, "go"),
         stdout=asyncio.subprocess.PIPE,
@@ -99,26 +109,47 @@ async def test_writes_land_in_the_project_and_nowhere_else(tmp_path: Path, proje
     assert "private.txt" not in _text(listing)  # and each call gets a fresh one
 
 
-async def test_no_shard_process_key_or_home_is_visible(tmp_path: Path, project: Path):
-    """/proc shows the sandbox's own processes only; no environment holds the key; the user's home
-    and SHARD_HOME are empty folders inside."""
-    home = tmp_path / "home"
+async def test_no_shard_process_key_or_secret_is_visible(tmp_path: Path, project: Path):
+    """/proc shows the sandbox's own processes only; no environment holds the key; SHARD_HOME, the
+    home's SSH folder and its .netrc are empty inside — while a toolchain under the home stays
+    there, and a path named in ``[sandbox] hidden`` is hidden too."""
+    # outside /tmp: the sandbox's /tmp is its own, so a home there would be out of sight anyway
+    outside_tmp = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    home, user = tmp_path / "home", outside_tmp / "user"
+    (user / ".ssh").mkdir(parents=True)
+    (user / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    (user / ".netrc").write_text("machine example.org password hunter2\n")
+    (user / ".local" / "bin").mkdir(parents=True)
+    (user / ".local" / "bin" / "tool").write_text("a toolchain\n")
+    other = outside_tmp / "other-project"
+    other.mkdir()
+    (other / "notes.txt").write_text("another project's notes\n")
     steps = [
         _bash("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done"),
         _bash("env"),
-        _bash("ls -A $HOME"),
-        _bash(f"ls -A {home}"),
+        _bash(f"ls -A {home}; ls -A ~/.ssh; cat ~/.netrc; ls -A {other}; echo end"),
+        _bash("cat ~/.local/bin/tool"),
     ]
-    code, events, _ = await _run(home, project, steps, "--sandbox")
+    try:
+        code, events, _ = await _run(
+            home,
+            project,
+            steps,
+            "--sandbox",
+            env={"HOME": str(user)},
+            extra_toml=f'\n[sandbox]\nhidden = ["{other}"]\n',
+        )
+    finally:
+        shutil.rmtree(outside_tmp)
     assert code == 0
-    procs, env, user_home, shard_home = (_text(r) for r in _results(events))
+    procs, env, secrets, toolchain = (_text(r) for r in _results(events))
     assert "-m shard" not in procs  # neither the runtime nor any other Shard process
     assert "agent --stdio" not in procs
     assert len([line for line in procs.splitlines() if line.strip()]) <= 4  # bwrap's init, bash, tr
     assert KEY not in env
     assert "SHARD_HOME" not in env
-    assert set(user_home.split()) <= {".gitconfig", ".config"}
-    assert shard_home.split() == []  # config.toml, sessions, grants: none of it
+    assert secrets.split() == ["end"]  # config.toml, sessions, the key, the password, the other project
+    assert toolchain == "a toolchain\n"
 
 
 async def test_the_network_is_off(tmp_path: Path, project: Path):
@@ -134,16 +165,48 @@ async def test_the_network_is_off(tmp_path: Path, project: Path):
     finally:
         server.close()
     assert code == 0
-    assert "ConnectionRefusedError" in _text(_results(events)[0])
+    text = _text(_results(events)[0])
+    assert "ConnectionRefusedError" in text
+    assert NO_NETWORK_NOTE in text  # the model is told why, and how to ask for the network
+
+
+# A PEP 517 backend of the package's own (no build dependency to fetch: the sandbox has no network).
+BACKEND = """
+import base64, hashlib, os, zipfile
+
+def _wheel(directory, files):
+    dist = "mini-0.1.dist-info"
+    files = dict(files)
+    files[dist + "/METADATA"] = "Metadata-Version: 2.1\\nName: mini\\nVersion: 0.1\\n"
+    files[dist + "/WHEEL"] = "Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    files[dist + "/RECORD"] = "\\n".join([*record, dist + "/RECORD,,"]) + "\\n"
+    name = "mini-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(directory, name), "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+    return name
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    return _wheel(wheel_directory, {"mini.pth": os.path.abspath("src") + "\\n"})
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    return _wheel(wheel_directory, {"mini/__init__.py": open("src/mini/__init__.py").read()})
+"""
 
 
 async def test_a_build_and_a_commit_work_inside(tmp_path: Path, project: Path):
     """A venv, an editable install of a small local package, a git commit: all in the project."""
-    (project / "pkg" / "mini").mkdir(parents=True)
-    (project / "pkg" / "setup.py").write_text(
-        'from setuptools import setup\nsetup(name="mini", packages=["mini"])\n'
+    package = project / "pkg"
+    (package / "src" / "mini").mkdir(parents=True)
+    (package / "src" / "mini" / "__init__.py").write_text("ANSWER = 42\n")
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
     )
-    (project / "pkg" / "mini" / "__init__.py").write_text("ANSWER = 42\n")
+    (package / "backend.py").write_text(BACKEND)  # no build dependency: nothing to download
     steps = [
         _bash("python3 -m venv .venv && .venv/bin/pip install -q --no-index -e ./pkg && echo installed"),
         _bash(".venv/bin/python -c 'import mini; print(mini.ANSWER)'"),
@@ -249,3 +312,60 @@ async def test_an_agent_created_with_sandbox_auto_runs_confined_through_the_daem
     (result,) = [m for m in seen if m["type"] == "tool_result"]
     assert "Read-only file system" in _text(result)
     assert (project / "made.txt").read_text() == "ok\n"
+
+
+CONNECT = """
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[1].encode())
+print(s.recv(100).split(b"\\r\\n")[0].decode())
+s.sendall(b"GET /tunnel HTTP/1.0\\r\\n\\r\\n")
+print(s.recv(1000).decode().split("\\r\\n\\r\\n")[-1])
+"""
+
+
+async def test_an_allow_list_lets_through_only_its_hosts(tmp_path: Path, project: Path):
+    """``network = ["127.0.0.1"]``: plain HTTP and a CONNECT tunnel to that host pass (through the
+    runtime's proxy, over the bridge inside); the same server named ``localhost`` is refused with
+    403, and the tool result says which host was blocked."""
+
+    class Hello(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = f"hello from the host {self.path}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    (project / "connect.py").write_text(CONNECT)
+    fetch = "import sys, urllib.request as u; print(u.urlopen(sys.argv[1], timeout=10).read().decode())"
+    steps = [
+        _bash(f"python3 -c '{fetch}' http://127.0.0.1:{port}/plain"),
+        _bash(f"python3 connect.py {port}"),
+        _bash(f"python3 -c '{fetch}' http://localhost:{port}/refused 2>&1 | tail -1"),
+    ]
+    try:
+        code, events, _ = await _run(
+            tmp_path / "home",
+            project,
+            steps,
+            "--sandbox",
+            extra_toml='\n[sandbox]\nnetwork = ["127.0.0.1"]\n',
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 0
+    assert "sandbox:network-allowlist" in events[0]["capabilities"]
+    plain, tunnel, refused = (_text(r) for r in _results(events))
+    assert "hello from the host /plain" in plain
+    assert "200 Connection established" in tunnel
+    assert "hello from the host /tunnel" in tunnel
+    assert "403" in refused
+    assert "blocked connections to localhost: only 127.0.0.1 may be reached" in refused

@@ -93,6 +93,8 @@ class SandboxConfig(NamedTuple):
     mode: str = "off"  # off | ask | auto
     network: bool = False
     writable: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] = ()  # network = ["host", "*.domain"]: only these, through a proxy
+    hidden: tuple[str, ...] = ()  # more paths commands inside may not read (absolute)
 
 
 class Config(NamedTuple):
@@ -161,7 +163,7 @@ _TABLES = {
     "tools": ("extensions",),
     "daemon": ("max_runtimes",),
     "subagents": ("max_tasks", "max_depth", "run_timeout"),
-    "sandbox": ("mode", "network", "writable"),
+    "sandbox": ("mode", "network", "writable", "hidden"),
 }
 _PROVIDER_KEYS = ("name", "kind", "base_url", "api_key_env", "script", "record", "models")
 _MODEL_KEYS = (
@@ -286,14 +288,27 @@ def _sandbox(table: dict[str, Any]) -> SandboxConfig:
     mode = _opt(table, "mode", str, ("sandbox",)) or "off"
     if mode not in ("off", "ask", "auto"):
         raise Mistake(("sandbox", "mode"), f"must be one of off, ask, auto, got {mode!r}")
-    network = _opt(table, "network", str, ("sandbox",)) or "off"
-    if network not in ("off", "on"):
-        raise Mistake(("sandbox", "network"), f"must be off or on, got {network!r}")
-    writable = _opt(table, "writable", list, ("sandbox",), "a list of paths") or []
-    if not all(isinstance(p, str) and os.path.isabs(os.path.expanduser(p)) for p in writable):
-        raise Mistake(("sandbox", "writable"), "must be a list of absolute paths")
-    paths = tuple(os.path.expanduser(p) for p in writable)
-    return SandboxConfig(mode=mode, network=network == "on", writable=paths)
+    network = table.get("network", "off")
+    hosts: tuple[str, ...] = ()
+    if isinstance(network, list):
+        if not network or not all(isinstance(h, str) and h and " " not in h for h in network):
+            raise Mistake(("sandbox", "network"), "must be off, on, or a list of host names")
+        hosts, network = tuple(network), "off"
+    elif network not in ("off", "on"):
+        raise Mistake(("sandbox", "network"), f"must be off, on, or a list of host names, got {network!r}")
+    lists = {}
+    for key in ("writable", "hidden"):
+        value = _opt(table, key, list, ("sandbox",), "a list of paths") or []
+        if not all(isinstance(p, str) and os.path.isabs(os.path.expanduser(p)) for p in value):
+            raise Mistake(("sandbox", key), "must be a list of absolute paths")
+        lists[key] = tuple(os.path.expanduser(p) for p in value)
+    return SandboxConfig(
+        mode=mode,
+        network=network == "on",
+        writable=lists["writable"],
+        allow_hosts=hosts,
+        hidden=lists["hidden"],
+    )
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:

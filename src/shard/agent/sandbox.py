@@ -9,10 +9,11 @@ the process group bash already kills).
 
 Modes (``[sandbox] mode``, ``agent.create``'s ``sandbox``, ``shard run --sandbox``):
 
-The user's home and Shard's home are hidden behind empty, private folders (keys, SSH and cloud
-credentials, other projects under home, Shard's sessions and grants), but for git's own settings
-(``~/.gitconfig``, ``~/.config/git``, read-only) so that commits work. The rest of the system stays
-readable, as it is to any local program.
+What holds secrets is hidden: Shard's home (sessions, grants, config), and in the user's home the
+usual places of keys and credentials (:data:`SECRETS`: SSH, GnuPG, cloud and container credentials,
+``.netrc``, token files, shell histories, browser profiles) plus ``[sandbox] hidden`` — a folder
+becomes an empty one, a file an empty file. The rest of the system, toolchains under the home
+included, stays readable, as it is to any local program.
 
 * ``off`` — no sandbox; every command asks (as before).
 * ``ask`` — commands run inside the sandbox, and still ask.
@@ -25,10 +26,13 @@ says so once on stderr, and commands ask as with ``off``: nothing claims a sandb
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
@@ -37,6 +41,33 @@ if TYPE_CHECKING:
     from shard.agent.config import Config
 
 SandboxMode = Literal["off", "ask", "auto"]
+# Where keys and credentials live in a home: hidden inside the sandbox (relative to $HOME).
+SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".config/gh",
+    ".local/share/keyrings",
+    ".password-store",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".shard",
+)
+BRIDGE = Path(__file__).with_name("sandbox_bridge.py")
+PROXY_INSIDE = "/tmp/.shard-proxy.sock"  # on the sandbox's own /tmp
+PROXY_PORT = 3128
 MODES: tuple[SandboxMode, ...] = ("off", "ask", "auto")
 # What a command inside sees of the runtime's environment: enough for shells, compilers and git.
 ENV_ALLOWED = (
@@ -65,7 +96,8 @@ class Sandbox:
     mode: SandboxMode
     network: bool = False
     writable: tuple[Path, ...] = ()
-    hidden: tuple[Path, ...] = ()  # replaced by empty folders inside (the homes)
+    allow_hosts: tuple[str, ...] = ()  # with network off: hosts reachable through the runtime's proxy
+    hidden: tuple[Path, ...] = ()  # inside: a folder empty, a file empty (the secrets)
     bwrap: str | None = None
     why: str | None = None
 
@@ -82,24 +114,38 @@ class Sandbox:
         """What ``sync``/``hello`` advertise: only a sandbox that is really there."""
         if not self.active:
             return []
-        return ["sandbox", f"sandbox:{self.mode}", f"sandbox:network-{'on' if self.network else 'off'}"]
+        network = "on" if self.network else "allowlist" if self.allow_hosts else "off"
+        return ["sandbox", f"sandbox:{self.mode}", f"sandbox:network-{network}"]
 
-    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
-        """``argv`` to run inside the sandbox, with ``cwd`` (and the writable set) writable."""
+    def wrap(self, argv: list[str], cwd: Path, proxy: Path | None = None) -> list[str]:
+        """``argv`` to run inside the sandbox, with ``cwd`` (and the writable set) writable; with
+        ``proxy`` (the allow-list proxy's socket), the bridge to it runs first, inside."""
         assert self.bwrap is not None
         out = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for path in self.hidden:
-            out += ["--tmpfs", os.path.realpath(path)]
-            for kept in (".gitconfig", ".config/git"):
-                out += ["--ro-bind-try", os.path.join(path, kept), os.path.join(os.path.realpath(path), kept)]
+            real = os.path.realpath(path)
+            out += ["--tmpfs", real] if os.path.isdir(real) else ["--ro-bind", str(_empty_file()), real]
         for path in (cwd, *self.writable):  # after the hiding: a project under home is there
             real = os.path.realpath(path)
             out += ["--bind", real, real]
         out += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
         if not self.network:
             out.append("--unshare-net")
+        if proxy is not None:
+            out += ["--bind", str(proxy), PROXY_INSIDE]
+            argv = [sys.executable, str(BRIDGE), PROXY_INSIDE, str(PROXY_PORT), "--", *argv]
         out += ["--chdir", str(cwd), "--", *argv]
         return out
+
+    def environment(self, env: dict[str, str] | None) -> dict[str, str]:
+        """What a command inside sees: the allow-list of :data:`ENV_ALLOWED`, and the proxy when
+        there is an allow-list of hosts."""
+        kept = environment(env)
+        if self.allow_hosts and not self.network:
+            url = f"http://127.0.0.1:{PROXY_PORT}"
+            for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+                kept[name] = url
+        return kept
 
 
 def environment(env: dict[str, str] | None) -> dict[str, str]:
@@ -111,15 +157,32 @@ def environment(env: dict[str, str] | None) -> dict[str, str]:
 
 
 def configured(
-    mode: SandboxMode, *, shard_home: Path, network: bool = False, writable: tuple[Path, ...] = ()
+    mode: SandboxMode,
+    *,
+    shard_home: Path,
+    network: bool = False,
+    writable: tuple[Path, ...] = (),
+    allow_hosts: tuple[str, ...] = (),
+    hidden: tuple[Path, ...] = (),
 ) -> Sandbox:
     """The sandbox for ``mode``, probed on this machine."""
     if mode == "off":
         return Sandbox("off")
     bwrap, why = probe()
-    hidden = [Path(p) for p in (os.environ.get("HOME"), str(shard_home)) if p and os.path.isdir(p)]
-    distinct = tuple(p for p in hidden if os.path.realpath(p) != "/" and not _under_any(p, hidden))
-    return Sandbox(mode, network=network, writable=writable, hidden=distinct, bwrap=bwrap, why=why)
+    home = os.environ.get("HOME")
+    secrets = [Path(home, name) for name in SECRETS] if home and os.path.realpath(home) != "/" else []
+    candidates = [shard_home, *secrets, *hidden]
+    present = [p for p in candidates if os.path.lexists(p) and os.path.realpath(p) not in ("/", os.sep)]
+    distinct = tuple(dict.fromkeys(p for p in present if not _under_any(p, present)))
+    return Sandbox(
+        mode,
+        network=network,
+        writable=writable,
+        allow_hosts=allow_hosts,
+        hidden=distinct,
+        bwrap=bwrap,
+        why=why,
+    )
 
 
 def for_config(config: Config) -> Sandbox:
@@ -127,8 +190,24 @@ def for_config(config: Config) -> Sandbox:
     s = config.sandbox
     mode = cast(SandboxMode, s.mode if s.mode in MODES else "off")
     return configured(
-        mode, shard_home=config.home, network=s.network, writable=tuple(Path(p) for p in s.writable)
+        mode,
+        shard_home=config.home,
+        network=s.network,
+        writable=tuple(Path(p) for p in s.writable),
+        allow_hosts=s.allow_hosts,
+        hidden=tuple(Path(p) for p in s.hidden),
     )
+
+
+@functools.cache
+def _empty_file() -> Path:
+    """An empty, read-only file laid over each hidden file (a device like /dev/null cannot be read
+    from the sandbox's nodev mounts)."""
+    fd, name = tempfile.mkstemp(prefix="shard-empty-")
+    os.close(fd)
+    os.chmod(name, 0o444)
+    atexit.register(lambda: os.path.exists(name) and os.unlink(name))
+    return Path(name)
 
 
 def _under_any(path: Path, others: list[Path]) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from pathlib import Path
 from pydantic import Field
 
 from shard._home import open_private, private_dirs
-from shard.agent.sandbox import environment
+from shard.agent.sandbox_proxy import HostProxy, proxy_for
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.protocol.content import TextContent
 from shard.protocol.permissions import PermissionDetail
@@ -99,8 +100,13 @@ class BashTool(Tool[BashParams]):
     async def execute(self, args: BashParams, ctx: ToolContext) -> ToolOutput:
         shell = shutil.which("bash") or "/bin/sh"
         argv, env = [shell, "-c", args.command], ctx.env
-        if self.confined(args, ctx) and ctx.sandbox is not None:
-            argv, env = ctx.sandbox.wrap(argv, ctx.cwd), environment(ctx.env)
+        sandbox, proxy = ctx.sandbox, None
+        if self.confined(args, ctx) and sandbox is not None:
+            if sandbox.allow_hosts and not sandbox.network:
+                proxy = await proxy_for(sandbox.allow_hosts)
+            argv = sandbox.wrap(argv, ctx.cwd, proxy.socket_path if proxy else None)
+            env = sandbox.environment(ctx.env)
+        denied_before = len(proxy.denied) if proxy else 0
         # Popen, not asyncio's subprocess: asyncio's Process.wait() also waits for the pipes to
         # close, which a backgrounded child holding stdout would postpone forever.
         try:
@@ -131,7 +137,37 @@ class BashTool(Tool[BashParams]):
             raise
         code = proc.returncode if proc.returncode is not None else -1
         exit_code = 128 - code if code < 0 else code  # killed by signal N: 128+N, as shells report
-        return ToolOutput(content=TextContent(text=output.text()), exit_code=exit_code)
+        text = self._noted(output.text(), args, ctx, proxy, denied_before)
+        return ToolOutput(content=TextContent(text=text), exit_code=exit_code)
+
+    def _noted(
+        self, text: str, args: BashParams, ctx: ToolContext, proxy: HostProxy | None, since: int
+    ) -> str:
+        """The output, with what the sandbox did to the command's connections, when it did."""
+        sandbox = ctx.sandbox
+        if sandbox is None or not self.confined(args, ctx) or sandbox.network:
+            return text
+        blocked = sorted(set(proxy.denied[since:])) if proxy is not None else []
+        if blocked:
+            hosts, allowed = ", ".join(blocked), ", ".join(sandbox.allow_hosts)
+            return (
+                f"{text}\n\n[Shard's sandbox blocked connections to {hosts}: only {allowed} may be reached.]"
+            )
+        if proxy is None and _NO_NETWORK.search(text):
+            return f"{text}\n\n{NO_NETWORK_NOTE}"
+        return text
+
+
+# What programs print when the network is not there; inside the sandbox that is the sandbox's doing.
+_NO_NETWORK = re.compile(
+    r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
+    r"Name or service not known|getaddrinfo|No address associated with hostname|Connection refused",
+    re.IGNORECASE,
+)
+NO_NETWORK_NOTE = (
+    "[Shard's sandbox has no network: connections from inside it fail. If this command needs the "
+    "network, run it again with sandbox: false and a reason (the user is asked).]"
+)
 
 
 async def _collect(proc: subprocess.Popen[bytes], output: _Output) -> None:
