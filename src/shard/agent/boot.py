@@ -28,6 +28,7 @@ from shard.agent.catalog import (
 )
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 from shard.agent.definitions import MAX_PROMPT_BYTES
+from shard.agent.instructions import session_context
 from shard.agent.modes import BUILTIN_MODES
 from shard.agent.sandbox import for_config
 from shard.agent.session.store import SessionStore, find_session
@@ -148,6 +149,7 @@ def _prepare(opts: AgentOptions) -> Prepared:
         mode=mode,
         session_id=opts.session,
         delegated=opts.delegated,
+        context=session_context(cwd, home),
     )
     reasoning = model.default_reasoning if model else None
     return Prepared(config, catalog, store, cwd, model, mode, reasoning, opts)
@@ -276,6 +278,8 @@ def sync_line(prepared: Prepared) -> bytes:
         "pending_requests": [],
         "session_id": prepared.store.session_id,
     }
+    if prepared.store.header.get("context_files"):
+        sync["instructions"] = prepared.store.header["context_files"]
     return _line(sync)
 
 

@@ -28,9 +28,8 @@ from shard.agent.permissions.gate import Gate
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.sandbox import for_config
 from shard.agent.selection import ModelSelection
-from shard.agent.session.fork import fork
-from shard.agent.session.listing import list_sessions
 from shard.agent.session.store import SessionStore
+from shard.agent.session_ops import forked, listed
 from shard.agent.sink import EventSink, Sink
 from shard.agent.steering import StrictSteers
 from shard.agent.tools.base import Tool, ToolContext
@@ -48,11 +47,8 @@ from shard.protocol.errors import ErrorCode, FrameError, ShardError
 from shard.protocol.events import ErrorEvent, Hello, ModeChanged, Response, Sync
 from shard.protocol.framing import Oversized
 from shard.protocol.results import (
-    ForkResult,
     ListModesResult,
     RuntimeSteerResult,
-    SessionListResult,
-    SessionSummary,
     SetModeResult,
 )
 
@@ -135,6 +131,7 @@ class Runtime:
             retry=config.retry,
             compaction=config.compaction,
             instructions=instructions,
+            context=store.header.get("context"),
         )
 
     @classmethod
@@ -186,6 +183,7 @@ class Runtime:
             live_window=self.transcript.live_window(),
             pending_requests=self.board.pending(),
             session_id=self.transcript.session_id,
+            instructions=self.transcript.store.header.get("context_files") or None,
         )
         if self.transcript.streaming is not None:
             sync.streaming = self.transcript.streaming.snapshot()
@@ -400,8 +398,7 @@ class Runtime:
     def _session_op(self, command: cmd.SessionOp) -> Any:
         args = command.typed_args
         if command.op == "list":
-            sessions = [SessionSummary(**s) for s in list_sessions(self.config.home, str(self.cwd))]
-            return SessionListResult(sessions=sessions)
+            return listed(self.config.home, self.cwd)
         if self.busy:
             raise ShardError(
                 ErrorCode.CONFLICT,
@@ -409,14 +406,9 @@ class Runtime:
             )
         if command.op == "fork":
             assert isinstance(args, cmd.ForkArgs)
-            model = self.models.model
-            fork_id, session_id, head = fork(
-                self.transcript.store,
-                args.from_entry_id,
-                model=model.id if model else None,
-                mode=self.modes.active.name,
+            return forked(
+                self.transcript.store, args.from_entry_id, self.models.model, self.modes.active.name
             )
-            return ForkResult(fork_id=fork_id, session_id=session_id, head_entry_id=head)
         assert isinstance(args, cmd.CompactArgs)
         self.models.summarizer()  # NOT_FOUND now, before any status change, if nothing can summarize
         keep = args.keep_recent_tokens or self.config.compaction.keep_recent_tokens

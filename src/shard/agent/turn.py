@@ -86,6 +86,7 @@ class TurnContext:
     retry: RetryConfig
     compaction: CompactionConfig
     instructions: str | None = None  # appended to the system prompt (a delegated child's)
+    context: str | None = None  # the session's environment and project instructions (instructions.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +274,7 @@ class _Turn:
             raise _CallFailed from None
         request = ProviderRequest(
             model=entry.model.id,
-            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools), ctx.instructions),
+            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools), ctx.instructions, ctx.context),
             messages=list(ctx.transcript.model_view),
             tools=[t.spec() for t in ctx.tools.values()],
             reasoning=ctx.models.reasoning if entry.has_reasoning else None,

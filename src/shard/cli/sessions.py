@@ -155,6 +155,9 @@ def transcript(entries: list[dict[str, Any]]) -> Iterator[str]:
     yield f"cwd      {header.get('cwd')}"
     yield f"model    {header.get('model') or 'none'} · mode {header.get('mode')}"
     yield f"created  {_when(header['ts'])} · {messages} message{'' if messages == 1 else 's'}"
+    for loaded in header.get("context_files") or []:
+        cut = ", truncated" if loaded.get("truncated") else ""
+        yield f"instructions  {loaded.get('path')} ({loaded.get('bytes')} bytes{cut})"
     for entry in entries[1:]:
         yield from _entry(entry)
 

@@ -97,6 +97,14 @@ class StreamingMessage(WireModel):
     blocks: list[StreamingBlock]
 
 
+class InstructionFile(WireModel):
+    """An instruction file the session's system prompt holds (Shard, additive)."""
+
+    path: str
+    bytes: int
+    truncated: bool
+
+
 class Sync(AgentEvent):
     type: Literal["sync"] = "sync"
     status: AgentStatus
@@ -106,6 +114,7 @@ class Sync(AgentEvent):
     live_window: LiveWindow
     pending_requests: list[PendingRequest]
     streaming: StreamingMessage | None = None  # additive: see StreamingMessage
+    instructions: list[InstructionFile] | None = None  # additive: AGENTS.md & co. the session loaded
 
 
 class Status(AgentEvent):

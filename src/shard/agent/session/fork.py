@@ -54,6 +54,7 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
             "cwd": store.header.get("cwd"),
             "model": model,
             "mode": mode,
+            **{k: store.header[k] for k in ("context", "context_files") if k in store.header},
         }
     ]
     fresh: dict[str, str] = {}

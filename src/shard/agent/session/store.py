@@ -81,6 +81,7 @@ class SessionStore:
         mode: str,
         session_id: str | None = None,
         delegated: bool = False,
+        context: dict[str, Any] | None = None,
     ) -> SessionStore:
         session_id = session_id or new_id("sess")
         path = sessions_dir(home) / session_id / SESSION_FILE
@@ -97,6 +98,8 @@ class SessionStore:
         }
         if delegated:  # a background child's: its first prompt is a private task, never a title
             header["delegated"] = True
+        if context:  # project instructions and environment, fixed for the session's life
+            header.update(context)
         return cls(path, session_id, [header], unborn=True)
 
     @classmethod
