@@ -10,6 +10,7 @@ import base64
 import contextlib
 import hashlib
 import os
+from collections.abc import Callable
 
 from shard.client import wsframes
 from shard.client.errors import AuthError, ConnectError
@@ -26,6 +27,7 @@ class WebSocketTransport(Transport):
         self.writer = writer
         self.frames = wsframes.ClientFrames()
         self.pings_answered = 0
+        self.on_ping: Callable[[int], None] | None = None  # told the count after each pong sent
         self._ready: list[bytes] = []
         self._gone = False
 
@@ -88,6 +90,8 @@ class WebSocketTransport(Transport):
                 elif isinstance(event, wsframes.Ping):
                     await self._write(wsframes.pong(event.payload))
                     self.pings_answered += 1
+                    if self.on_ping is not None:
+                        self.on_ping(self.pings_answered)
                 else:  # the server closes: echo the close (§5.5.1), then the connection is over
                     with contextlib.suppress(ConnectionError):
                         await self._write(wsframes.close(event.code or 1000))
