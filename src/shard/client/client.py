@@ -205,7 +205,7 @@ class ShardClient:
         """``agent.create`` (fields: model, provider, mode, tools, skills, headless_policy, name,
         parent_agent_id, session_id). With ``attach`` (default) the attached :class:`Agent`, else
         the new agent_id. ``own`` (default): terminated when this client closes (R3.7)."""
-        data = (await self.request(AgentCreate(cwd=os.fspath(cwd), **fields))).data
+        data = (await self.request(AgentCreate(cwd=os.path.abspath(cwd), **fields))).data
         agent_id = AgentCreateResult.model_validate(data).agent_id
         if not attach:
             return agent_id
