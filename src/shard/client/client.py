@@ -199,17 +199,17 @@ class ShardClient:
         command = AgentStatusQuery(agent_id=agent_id) if agent_id else AgentStatusQuery()
         return AgentListResult.model_validate((await self.request(command)).data).agents
 
-    async def create_agent(
-        self, cwd: str | os.PathLike[str], *, own: bool = True, attach: bool = True, **fields: Any
-    ) -> Agent | str:
+    async def create_agent_id(self, cwd: str | os.PathLike[str], **fields: Any) -> str:
         """``agent.create`` (fields: model, provider, mode, tools, skills, headless_policy, name,
-        parent_agent_id, session_id). With ``attach`` (default) the attached :class:`Agent`, else
-        the new agent_id. ``own`` (default): terminated when this client closes (R3.7)."""
-        data = (await self.request(AgentCreate(cwd=os.path.abspath(cwd), **fields))).data
-        agent_id = AgentCreateResult.model_validate(data).agent_id
-        if not attach:
-            return agent_id
-        agent = await self.attach(agent_id)
+        parent_agent_id, session_id), without attaching: the new agent_id. A relative ``cwd`` is
+        taken from this process's working directory."""
+        data = (await self.request(AgentCreate(cwd=_absolute(cwd), **fields))).data
+        return AgentCreateResult.model_validate(data).agent_id
+
+    async def create_agent(self, cwd: str | os.PathLike[str], *, own: bool = True, **fields: Any) -> Agent:
+        """``agent.create`` then ``agent.attach``: the attached :class:`Agent`. ``own`` (default):
+        this client terminates it when it closes (R3.7)."""
+        agent = await self.attach(await self.create_agent_id(cwd, **fields))
         agent.owned = own
         return agent
 
@@ -321,3 +321,8 @@ class ShardClient:
     async def subagent_stop(self, parent_agent_id: str, handle: str) -> SubagentStopResult:
         command = SubagentStop(parent_agent_id=parent_agent_id, handle=handle)
         return SubagentStopResult.model_validate((await self.request(command)).data)
+
+
+def _absolute(cwd: str | os.PathLike[str]) -> str:
+    """The daemon takes absolute paths only; a relative one is this process's (no I/O)."""
+    return os.path.abspath(cwd)
