@@ -4,8 +4,9 @@ The turn is recognised by its user message: the first ``message_complete`` of ro
 text is the prompt, seen after the prompt was sent; the turn ends with the ``turn_end`` of the turn
 it was delivered in. If the connection drops meanwhile, the client re-attaches and the fresh
 ``sync`` stands in for what was missed: the window from the prompt on, and ``idle`` meaning the turn
-already ended. Permission requests go to ``on_permission`` (its answer a ``choice_id`` or a legacy
-decision, ``None`` to leave the request to other clients).
+already ended. Permission requests go to ``on_permission``: its answer is sent as a ``choice_id``
+when the request offers that choice (or it is no legacy decision), else as the legacy ``decision``;
+``None`` leaves the request to other clients.
 """
 
 from __future__ import annotations
@@ -108,10 +109,11 @@ async def _follow(
                 _settle(result.messages, event.message)
         elif isinstance(event, PermissionRequest) and on_permission is not None:
             answer = await on_permission(event)
-            if answer in _DECISIONS:
-                await agent.answer_permission(event.request_id, decision=answer)
+            choices = {choice.id for choice in event.choices or []}
+            if answer is not None and (answer in choices or answer not in _DECISIONS):
+                await agent.answer_permission(event.request_id, choice_id=answer)  # preferred (§9.5)
             elif answer is not None:
-                await agent.answer_permission(event.request_id, choice_id=answer)
+                await agent.answer_permission(event.request_id, decision=answer)
         elif isinstance(event, ErrorEvent) and event.fatal:
             raise TurnFailed(event.code, event.message)
         elif isinstance(event, TurnEnd) and mine and result.turn_id in (None, event.turn_id):
