@@ -10,10 +10,20 @@ from typing import Any
 import orjson
 import pytest
 
-from shard.client import ProtocolVersionError, ShardClient
+from shard.client import ProtocolVersionError, ShardClient, WebSession, choice_for
 from shard.client.transcript import message_text
-from shard.protocol.events import MessageComplete, MessageDelta, Sync, TurnEnd
-from shard.testing.home import text_step
+from shard.protocol.events import (
+    MessageComplete,
+    MessageDelta,
+    PermissionRequest,
+    PermissionResolved,
+    Sync,
+    TurnEnd,
+    UiRequest,
+    UiResolved,
+)
+from shard.testing.home import text_step, tool_step
+from shard.testing.web import enrollment_code
 
 LONG = "".join(f"word{i} " for i in range(80)).strip()  # ~500 characters: 170 deltas of 3
 
@@ -160,3 +170,88 @@ async def test_a_reconnect_to_a_different_major_ends_the_streams(tmp_path: Path)
         assert connections == [1, 1]
         assert sleeps.delays == [1.0]
         await client.close()
+
+
+async def test_a_drop_mid_permission_ask_can_still_be_answered(daemon_factory, project: Path):
+    """The connection drops while a permission request is open; after the reconnect the re-attach
+    sync reports waiting_for_permission and holds the request, the client answers it by choice_id,
+    and permission_resolved follows.
+
+    Covers: R12.6.1, R12.6.2, R12.6.3, R6.4.22, R6.4.23, R6.4.25, R2.2.8
+    """
+    steps = [tool_step("touch", {"path": "late.txt"}), text_step("Done after all.")]
+    daemon = await daemon_factory(steps)
+    sleeps = Sleeps()
+    async with await ShardClient.connect_unix(home=daemon.home, sleep=sleeps) as client:
+        agent = await client.create_agent(project)
+        stream = agent.subscribe()
+        await agent.prompt("make late.txt")
+        asked = await stream.next(20)
+        while not isinstance(asked, PermissionRequest):
+            asked = await stream.next(20)
+        client.drop()
+        resync = await stream.next(20)
+        while not isinstance(resync, Sync):
+            resync = await stream.next(20)
+        assert resync.status == "waiting_for_permission"
+        assert [r.request_id for r in resync.pending_requests] == [asked.request_id]
+        assert list(agent.pending) == [asked.request_id]
+        await agent.answer_permission(asked.request_id, choice_id=choice_for(asked, "allow"))
+        resolved = await stream.next(20)
+        while not isinstance(resolved, PermissionResolved):
+            resolved = await stream.next(20)
+        assert resolved.request_id == asked.request_id
+        assert agent.pending == {}
+        while not isinstance(await stream.next(20), TurnEnd):
+            pass
+        assert (project / "late.txt").exists()
+        assert client.generation == 2
+
+
+async def test_the_websocket_reconnects_with_a_fresh_ticket(daemon_factory, project: Path):
+    """Over the WebSocket a drop is followed by a new /bootstrap ticket (tickets are single use),
+    hello, and the re-attach sync; a UI request is then answered on the new connection.
+
+    Covers: R2.2.8, R4.1.0.7, R4.1.0.9, R6.3.7, R6.4.18
+    """
+    ask = tool_step("ask", {"kind": "select", "title": "Pick", "options": ["a", "b"]})
+    daemon = await daemon_factory([ask, text_step("Picked.")])
+    code = await enrollment_code(daemon.socket)
+    session = await WebSession.enroll(f"http://127.0.0.1:{daemon.port}/enroll#code={code}")
+    sleeps = Sleeps()
+    async with await ShardClient.connect_websocket(session, home=daemon.home, sleep=sleeps) as client:
+        agent = await client.create_agent(project)
+        stream = agent.events()
+        assert isinstance(await stream.next(10), Sync)
+        client.drop()
+        assert isinstance(await stream.next(20), Sync)
+        assert client.generation == 2
+
+        turn = asyncio.create_task(agent.prompt_and_wait("choose", timeout=30))
+        event = await stream.next(20)
+        while not isinstance(event, UiRequest):
+            event = await stream.next(20)
+        await agent.answer_ui(event.request_id, "b")
+        result = await turn
+        assert result.text == "Picked."
+        assert any(isinstance(e, UiResolved) and e.value == "b" for e in result.events)
+
+
+async def test_detach_ends_the_stream_and_the_agent_goes_on(daemon_factory, project: Path):
+    """After detach the agent's stream ends and no re-attach happens on a reconnect.
+
+    Covers: R6.1.4, R10.1.21, R12.3.3
+    """
+    daemon = await daemon_factory([text_step("hi")])
+    sleeps = Sleeps()
+    async with await ShardClient.connect_unix(home=daemon.home, sleep=sleeps) as client:
+        agent = await client.create_agent(project, own=False)
+        stream = agent.events()
+        assert isinstance(await stream.next(10), Sync)
+        await client.detach(agent.agent_id or "")
+        with pytest.raises(StopAsyncIteration):
+            await stream.__anext__()
+        client.drop()
+        assert await client.list_agents() != []
+        assert client.generation == 2
+        assert agent.agent_id not in client.agents

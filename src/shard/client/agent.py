@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from shard.client.errors import CapabilityMissing, StaleRuntime
+from shard.client.errors import CapabilityMissing, RequestTimeout, StaleRuntime
 from shard.client.streams import EventStream, broadcast, end_all
 from shard.client.transcript import Transcript
 from shard.client.turns import TurnResult, prompt_and_wait
@@ -217,7 +217,11 @@ class Agent:
         return await self.send(UiResponse(request_id=request_id, value=value))
 
     async def wait_synced(self, timeout: float | None = None) -> Sync:
-        await asyncio.wait_for(self._synced.wait(), timeout)
+        """The agent's latest ``sync``, once one arrived (RequestTimeout after ``timeout``)."""
+        try:
+            await asyncio.wait_for(self._synced.wait(), timeout)
+        except TimeoutError:
+            raise RequestTimeout(f"agent {self.agent_id}: no sync within {timeout} s") from None
         assert self.last_sync is not None
         return self.last_sync
 

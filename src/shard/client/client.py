@@ -19,7 +19,7 @@ from typing import Any, Literal
 from shard.client.agent import Agent
 from shard.client.auth import WebSession
 from shard.client.backoff import Backoff
-from shard.client.connection import DEFAULT_REQUEST_TIMEOUT, Connection, Sleep
+from shard.client.connection import DEFAULT_REQUEST_TIMEOUT, Connection, Sleep, State
 from shard.client.connectors import Connector, TicketSource, unix, websocket
 from shard.client.errors import CommandError, ShardClientError
 from shard.client.streams import EventStream, broadcast, end_all
@@ -137,7 +137,7 @@ class ShardClient:
     async def close(self) -> None:
         """Terminate the agents this client owns (R3.7), then disconnect."""
         for agent in list(self.agents.values()):
-            if agent.owned and agent.agent_id is not None:
+            if agent.owned and agent.agent_id is not None and self.connection.state is State.OPEN:
                 with contextlib.suppress(ShardClientError):
                     await self.terminate(agent.agent_id)
         await self.connection.close()

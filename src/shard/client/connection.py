@@ -33,7 +33,7 @@ from shard.client.errors import (
     RequestTimeout,
     ShardClientError,
 )
-from shard.client.transports import Transport
+from shard.client.transports import NotSent, Transport
 from shard.protocol.commands import CommandBase
 from shard.protocol.events import EventBase, Hello, Response
 
@@ -207,21 +207,27 @@ class Connection:
         limit = self.request_timeout if timeout is None else timeout
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit
-        try:
-            await asyncio.wait_for(self._wait_open(), limit)
-        except TimeoutError:
-            raise RequestTimeout(f"{command.type}: not connected within {limit} s") from None
         msg_id = f"c{next(self._ids)}"
         command.id = msg_id
         future: asyncio.Future[Response] = loop.create_future()
-        self._pending[msg_id] = _Pending(future, agent_id, self.generation)
-        transport = self.transport
-        assert transport is not None
-        try:
-            await transport.send(command.to_json())
-        except (ConnectionError, OSError) as exc:
-            self._pending.pop(msg_id, None)
-            raise ConnectionLost(f"{command.type}: the connection dropped while sending") from exc
+        while True:
+            try:
+                await asyncio.wait_for(self._wait_open(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                raise RequestTimeout(f"{command.type}: not connected within {limit} s") from None
+            transport = self.transport
+            assert transport is not None
+            self._pending[msg_id] = _Pending(future, agent_id, self.generation)
+            try:
+                await transport.send(command.to_json())
+                break
+            except NotSent:  # dropped before a byte went out: wait for the reconnect, send then
+                self._pending.pop(msg_id, None)
+                if self.transport is transport:
+                    self._open.clear()
+            except (ConnectionError, OSError) as exc:
+                self._pending.pop(msg_id, None)
+                raise ConnectionLost(f"{command.type}: the connection dropped while sending") from exc
         try:
             response = await asyncio.wait_for(asyncio.shield(future), max(0.0, deadline - loop.time()))
         except TimeoutError:

@@ -17,6 +17,10 @@ from shard.protocol.framing import LineBuffer, Oversized
 _READ = 1 << 16
 
 
+class NotSent(ConnectionError):
+    """The transport was already closed: nothing of the record was written (safe to send again)."""
+
+
 class Transport(ABC):
     @abstractmethod
     async def recv(self) -> bytes | None:
@@ -24,7 +28,8 @@ class Transport(ABC):
 
     @abstractmethod
     async def send(self, data: bytes) -> None:
-        """One record (without framing). Raises ConnectionError when the peer is gone."""
+        """One record (without framing). Raises NotSent when the transport was already closed,
+        ConnectionError when the peer went away during the write."""
 
     @abstractmethod
     async def close(self) -> None:
@@ -65,7 +70,7 @@ class LineTransport(Transport):
 
     async def send(self, data: bytes) -> None:
         if self.writer.is_closing():
-            raise ConnectionError("the connection is closed")
+            raise NotSent("the connection is closed")
         self.writer.write(data + b"\n")
         await self.writer.drain()
 

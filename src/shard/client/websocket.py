@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from shard.client import wsframes
 from shard.client.errors import AuthError, ConnectError
-from shard.client.transports import Transport
+from shard.client.transports import NotSent, Transport
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _HANDSHAKE_TIMEOUT = 10.0
@@ -102,7 +102,7 @@ class WebSocketTransport(Transport):
 
     async def _write(self, data: bytes) -> None:
         if self.writer.is_closing():
-            raise ConnectionError("the WebSocket is closed")
+            raise NotSent("the WebSocket is closed")
         self.writer.write(data)
         await self.writer.drain()
 
