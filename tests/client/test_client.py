@@ -17,6 +17,7 @@ from shard.client import (
 )
 from shard.protocol.events import (
     AgentSpawned,
+    AgentStatusChanged,
     MessageDelta,
     PermissionRequest,
     PermissionResolved,
@@ -154,19 +155,28 @@ async def test_owned_agents_are_terminated_when_the_client_closes(daemon_factory
     """An agent this client created (and owns) is terminated on clean exit; one it only attached to
     is left running.
 
-    Covers: R3.7, R3.8, R10.1.22
+    Covers: R3.7, R3.8, R3.9, R10.1.22
     """
     daemon = await daemon_factory([text_step("hi")], loop=True)
     async with await ShardClient.connect_unix(home=daemon.home) as other:
         kept = await other.create_agent(project, own=False)
         kept_id = kept.agent_id
+        changes = other.subscribe_orchestrator()
         async with await ShardClient.connect_unix(home=daemon.home) as client:
             owned = await client.create_agent(project)
             await owned.prompt_and_wait("hello", timeout=30)
             watched = await client.attach(kept_id or "")
             assert watched.owned is False
+        # the turn may still be winding down (terminate is then deferred): wait for the stop
+        event = await changes.next(20)
+        while not (
+            isinstance(event, AgentStatusChanged)
+            and event.agent_id == owned.agent_id
+            and event.runtime_state == "stopped"
+        ):
+            event = await changes.next(20)
         infos = {a.agent_id: a for a in await other.agent_status()}
-        assert infos[owned.agent_id or ""].runtime_state in ("stopping", "stopped")
+        assert infos[owned.agent_id or ""].runtime_state == "stopped"
         assert infos[kept_id or ""].runtime_state == "running"
 
 

@@ -72,17 +72,20 @@ def websocket(
     origin: str | None = None,
 ) -> Connector:
     """The daemon's WebSocket. ``credentials`` is an enrolled :class:`WebSession` (a fresh ticket from
-    ``/bootstrap`` per attempt) or any ticket source. Without ``port`` the port is read from
-    ``daemon.json`` on every attempt (and a WebSession follows it)."""
+    ``/bootstrap`` per attempt) or any ticket source. The port: ``port``; else, with ``home`` or
+    ``$SHARD_HOME`` set (or no session to say), the one ``daemon.json`` names, read on every attempt
+    so a restarted daemon is followed; else the session's own."""
+    session_port = credentials.port if isinstance(credentials, WebSession) else None
+    follow = home is not None or "SHARD_HOME" in os.environ or session_port is None
 
     async def connect() -> Transport:
         where_host = host or (credentials.host if isinstance(credentials, WebSession) else "127.0.0.1")
-        where_port = port
-        if where_port is None:
-            if isinstance(credentials, WebSession) and home is None and "SHARD_HOME" not in os.environ:
-                where_port = credentials.port
-            else:
-                where_port = int(daemon_info(home)["port"])
+        if port is not None:
+            where_port = port
+        elif follow or session_port is None:
+            where_port = int(daemon_info(home)["port"])
+        else:
+            where_port = session_port
         if isinstance(credentials, WebSession):
             session = credentials
             if (session.host, session.port) != (where_host, where_port):
