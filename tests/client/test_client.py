@@ -21,6 +21,7 @@ from shard.protocol.events import (
     MessageDelta,
     PermissionRequest,
     PermissionResolved,
+    SubagentRunChanged,
     Sync,
     TurnEnd,
 )
@@ -217,3 +218,30 @@ async def test_turn_end_arrives_once_per_turn(daemon_factory, project: Path):
         assert isinstance(seen[0], Sync)
         ends = [e.turn_id for e in seen if isinstance(e, TurnEnd)]
         assert len(set(ends)) == 2
+
+
+async def test_subagent_stop_relaunch_and_status(daemon_factory, project: Path):
+    """The subagent.* helpers on a live job: stop the job, relaunch the stopped child with a new
+    task (same agent, a new run), and read its status. (subagent.steer is not exercised here: on
+    a real runtime the daemon's internal runtime.steer is refused as an unknown type.)
+
+    Covers: R5.2.5, R12.5.1, R12.5.7
+    """
+    stalled = {"blocks": [{"type": "text", "text": "working…"}], "stall": True}
+    daemon = await daemon_factory([stalled], loop=True)
+    async with await ShardClient.connect_unix(home=daemon.home) as client:
+        parent = await client.create_agent_id(project)
+        job = await client.subagent_create(parent, name="worker", task="work forever")
+        run = job.runs[0]
+        changes = client.subscribe_orchestrator()
+        event = await changes.next(20)
+        while not (isinstance(event, SubagentRunChanged) and event.state == "active"):
+            event = await changes.next(20)
+        stopped = await client.subagent_stop(parent, job.job_id)
+        assert [c.run_id for c in stopped.cancelled] == [run.run_id]
+        again = await client.subagent_relaunch(parent, run.agent_id, "work again")
+        assert again.agent_id == run.agent_id
+        assert again.run_id != run.run_id
+        status = await client.subagent_status(parent)
+        assert {j.job_id for j in status.jobs or []} == {job.job_id, again.job_id}
+        await client.subagent_stop(parent, again.job_id)
