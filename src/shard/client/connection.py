@@ -95,6 +95,7 @@ class Connection:
         self.error: BaseException | None = None  # why the connection ended for good
         self._ids = itertools.count(1)
         self._pending: dict[str, _Pending] = {}
+        self._abandoned: set[str] = set()  # ids whose answer no one waits for any more
         self._open = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._reattach: asyncio.Task[None] | None = None
@@ -125,6 +126,7 @@ class Connection:
         return event
 
     def _install(self, transport: Transport, hello: Hello) -> None:
+        self._abandoned.clear()  # a new connection: nothing of the old one will answer on it
         self.transport = transport
         self.hello = hello
         self.generation += 1
@@ -193,7 +195,8 @@ class Connection:
                 if not pending.future.done():
                     pending.future.set_result(event)
                 return
-            if event.id is not None and event.id.startswith("c"):
+            if event.id in self._abandoned:
+                self._abandoned.discard(event.id)
                 return  # the late answer to a request that timed out or went stale: dropped
         self.on_event(event)
 
@@ -232,6 +235,7 @@ class Connection:
             response = await asyncio.wait_for(asyncio.shield(future), max(0.0, deadline - loop.time()))
         except TimeoutError:
             self._pending.pop(msg_id, None)
+            self._abandoned.add(msg_id)
             raise RequestTimeout(f"{command.type}: no response within {limit} s") from None
         if not response.success:
             err = response.error
@@ -257,6 +261,7 @@ class Connection:
         for msg_id, pending in list(self._pending.items()):
             if pending.agent_id == agent_id:
                 del self._pending[msg_id]
+                self._abandoned.add(msg_id)
                 if not pending.future.done():
                     pending.future.set_exception(error)
 
