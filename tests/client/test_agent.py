@@ -151,6 +151,7 @@ async def test_answers_from_a_superseded_runtime_are_discarded(tmp_path: Path):
                 await agent.list_modes()
             assert agent.runtime_epoch == 1
             assert (await agent.list_modes()).active == "build"
+            assert client.orchestrator_events().take_ready() == []  # the late answer went nowhere
 
 
 async def test_streaming_behavior_is_omitted_when_idle(tmp_path: Path):

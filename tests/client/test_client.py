@@ -136,6 +136,8 @@ async def test_request_timeout_leaves_the_connection_usable(daemon_factory, proj
         assert parent in {a.agent_id for a in await client.list_agents()}
         polled = await client.subagent_wait(parent, [run.run_id], timeout=0)
         assert polled.runs[0].state == "cancelled"
+        late = [e for e in client.orchestrator_events().take_ready() if e.type == "response"]
+        assert late == []  # the timed-out wait's answer came and was dropped
 
 
 async def test_prompt_and_wait_times_out_on_a_stalled_turn(daemon_factory, project: Path):

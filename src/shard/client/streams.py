@@ -39,6 +39,17 @@ class EventStream(Generic[E]):
             if self in self._owner:
                 self._owner.remove(self)
 
+    def take_ready(self) -> list[E]:
+        """The events queued now, without waiting (the stream stays open)."""
+        out: list[E] = []
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if isinstance(item, _End):
+                self._queue.put_nowait(item)
+                break
+            out.append(item)
+        return out
+
     def close(self) -> None:
         """Stop receiving; what was queued is still yielded, then the stream ends."""
         self.end(None)
