@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from shard.client import CapabilityMissing, ShardClient, StaleRuntime, prompt_command
+from shard.client import CapabilityMissing, ConnectionLost, ShardClient, StaleRuntime, prompt_command
 from shard.protocol.events import ModelChanged, ToolResult
 
 HELLO = {"type": "hello", "protocol_version": "0.1.0", "server_version": "fake", "capabilities": []}
@@ -184,3 +184,37 @@ async def test_streaming_behavior_is_omitted_when_idle(tmp_path: Path):
     prompts = [c for c in peer.received if c["type"] == "prompt"]
     assert [p.get("streaming_behavior") for p in prompts] == [None, "follow_up"]
     assert all(p["agent_id"] == AGENT for p in prompts)
+
+
+async def test_a_request_waiting_when_the_link_drops_fails_and_is_not_replayed(tmp_path: Path):
+    """A list_modes is in flight when the connection drops: it fails with ConnectionLost (its
+    answer could only come from the old connection), the client reconnects and re-attaches, and
+    the command is not sent again.
+
+    Covers: R9.1.17, R2.2.8, R6.4.18
+    """
+    caps = ["mode-catalog"]
+    received = asyncio.Event()
+
+    def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
+        if command["type"] == "agent.attach":
+            return attach_ok(command, capabilities=caps)
+        received.set()
+        return []  # never answered
+
+    async def no_wait(delay: float) -> None:
+        await asyncio.sleep(0)
+
+    async with Peer(tmp_path / "fake.sock") as peer:
+        peer.answer = answer
+        async with await ShardClient.connect_unix(peer.path, sleep=no_wait) as client:
+            agent = await client.attach(AGENT)
+            stream = agent.subscribe()
+            call = asyncio.create_task(agent.list_modes())
+            await received.wait()
+            client.drop()
+            with pytest.raises(ConnectionLost):
+                await call
+            assert (await stream.next(10)).type == "sync"  # re-attached
+            assert client.generation == 2
+    assert [c["type"] for c in peer.received] == ["agent.attach", "list_modes", "agent.attach"]
