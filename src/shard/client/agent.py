@@ -1,0 +1,248 @@
+"""One agent as a client drives it: its state as far as the client knows, its event streams and
+its per-agent commands (PROTOCOL §9).
+
+An :class:`Agent` is made by :meth:`ShardClient.attach` / :meth:`ShardClient.create_agent` (daemon
+path, commands carry ``agent_id``) or by :func:`shard.client.connect_stdio` (direct path, no
+``agent_id``). It folds every event it receives into ``status``, ``mode``, ``capabilities``,
+``runtime_epoch``, ``pending`` (open permission/UI requests) and ``transcript``, then hands it to
+every open stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from shard.client.errors import CapabilityMissing, RequestTimeout, StaleRuntime
+from shard.client.streams import EventStream, broadcast, end_all
+from shard.client.transcript import Transcript
+from shard.client.turns import TurnResult, prompt_and_wait
+from shard.protocol.agents import AgentStatus
+from shard.protocol.commands import (
+    Abort,
+    AgentCommand,
+    ListModels,
+    ListModes,
+    PermissionResponse,
+    Prompt,
+    SessionOp,
+    SetMode,
+    SetModel,
+    Steer,
+    UiResponse,
+)
+from shard.protocol.content import Image
+from shard.protocol.events import (
+    AgentEvent,
+    ModeChanged,
+    ModelChanged,
+    PermissionRequest,
+    PermissionResolved,
+    Response,
+    Status,
+    Sync,
+    UiRequest,
+    UiResolved,
+)
+from shard.protocol.permissions import Decision
+from shard.protocol.results import ListModelsResult, ListModesResult, SetModelResult, SetModeResult
+
+Behavior = Literal["steer", "follow_up"]
+Request = Callable[[AgentCommand, float | None, str | None], Awaitable[Response]]
+
+
+def prompt_command(
+    status: AgentStatus | None,
+    message: str,
+    *,
+    images: list[Image] | None = None,
+    streaming_behavior: Behavior | None = None,
+) -> Prompt:
+    """The ``prompt`` to send given the agent's last known status: ``streaming_behavior`` is left out
+    when the agent is idle (R9.2.3) and required mid-turn (R9.2.2: ``follow_up`` unless told)."""
+    fields: dict[str, Any] = {"message": message}
+    if images:
+        fields["images"] = images
+    if status not in (None, "idle"):
+        fields["streaming_behavior"] = streaming_behavior or "follow_up"
+    return Prompt(**fields)
+
+
+class Agent:
+    def __init__(self, request: Request, agent_id: str | None, *, role: str | None = None) -> None:
+        self._request = request
+        self.agent_id = agent_id
+        self.role = role
+        self.owned = False  # created by this client: terminated when it closes (R3.7)
+        self.status: AgentStatus | None = None
+        self.mode: str | None = None
+        self.capabilities: frozenset[str] | None = None
+        self.runtime_epoch: int | None = None
+        self.pending: dict[str, PermissionRequest | UiRequest] = {}
+        self.transcript = Transcript()
+        self.last_sync: Sync | None = None
+        self._streams: list[EventStream[AgentEvent]] = []
+        self._primary = EventStream[AgentEvent](self._streams)
+        self._synced = asyncio.Event()
+        self._on_stale: Callable[[StaleRuntime], None] | None = None
+
+    def __repr__(self) -> str:
+        return f"Agent({self.agent_id!r}, status={self.status!r})"
+
+    # --- what arrives -------------------------------------------------------------------------
+
+    def _receive(self, event: AgentEvent) -> None:
+        if isinstance(event, Sync):
+            self._apply_sync(event)
+        elif isinstance(event, Status):
+            self.status = event.status
+        elif isinstance(event, ModeChanged):
+            self.mode = event.mode
+        elif isinstance(event, ModelChanged) and event.capabilities is not None:
+            self.capabilities = frozenset(event.capabilities)  # absent: unchanged (R10.2.4)
+        elif isinstance(event, PermissionRequest | UiRequest):
+            self.pending[event.request_id] = event
+        elif isinstance(event, PermissionResolved | UiResolved):
+            self.pending.pop(event.request_id, None)
+        self.transcript.apply(event)
+        broadcast(self._streams, event)
+
+    def _apply_sync(self, sync: Sync) -> None:
+        epoch = sync.runtime_epoch
+        superseded = self.runtime_epoch is not None and epoch is not None and epoch != self.runtime_epoch
+        if superseded and self._on_stale is not None:  # answers still due: from the superseded process
+            self._on_stale(StaleRuntime(f"agent {self.agent_id}: runtime epoch {epoch} took over"))
+        self.runtime_epoch = epoch
+        self.status = sync.status
+        self.mode = sync.mode
+        # no capabilities: no controls, never inferred from the protocol version (R9.1.10)
+        self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
+        self.pending = {r.request_id: r for r in sync.pending_requests}
+        self.last_sync = sync
+        self._synced.set()
+
+    def _end(self, error: BaseException | None) -> None:
+        end_all(self._streams, error)
+
+    # --- streams ------------------------------------------------------------------------------
+
+    def events(self) -> EventStream[AgentEvent]:
+        """The stream opened with the agent: ``sync`` first, then every event, exactly once — across
+        reconnects too (each re-attach yields a fresh ``sync``, then what follows it)."""
+        return self._primary
+
+    def subscribe(self) -> EventStream[AgentEvent]:
+        """Another stream, starting with the next event. ``close()`` it when done."""
+        return EventStream[AgentEvent](self._streams)
+
+    # --- capability gating (R9.1.10, R7.10) ---------------------------------------------------
+
+    def supports(self, capability: str) -> bool:
+        return self.capabilities is not None and capability in self.capabilities
+
+    def require(self, capability: str) -> None:
+        if not self.supports(capability):
+            raise CapabilityMissing(f"agent {self.agent_id}: the runtime does not advertise {capability!r}")
+
+    # --- commands -----------------------------------------------------------------------------
+
+    async def send(self, command: AgentCommand, *, timeout: float | None = None) -> Response:
+        """Any per-agent command, routed to this agent; its (successful) response."""
+        if self.agent_id is not None:
+            command.agent_id = self.agent_id
+        return await self._request(command, timeout, self.agent_id)
+
+    async def prompt(
+        self,
+        message: str,
+        *,
+        images: list[Image] | None = None,
+        streaming_behavior: Behavior | None = None,
+        timeout: float | None = None,
+    ) -> Response:
+        """Send a user message; the response means accepted/queued, the turn plays out as events."""
+        command = prompt_command(self.status, message, images=images, streaming_behavior=streaming_behavior)
+        return await self.send(command, timeout=timeout)
+
+    async def steer(self, message: str, *, images: list[Image] | None = None) -> Response:
+        fields: dict[str, Any] = {"message": message}
+        if images:
+            fields["images"] = images
+        return await self.send(Steer(**fields))
+
+    async def abort(self) -> Response:
+        return await self.send(Abort())
+
+    async def set_mode(self, mode: str) -> SetModeResult:
+        self.require("mode-switch")
+        return SetModeResult.model_validate((await self.send(SetMode(mode=mode))).data)
+
+    async def list_modes(self) -> ListModesResult:
+        self.require("mode-catalog")
+        return ListModesResult.model_validate((await self.send(ListModes())).data)
+
+    async def list_models(self) -> ListModelsResult:
+        self.require("model-catalog")
+        return ListModelsResult.model_validate((await self.send(ListModels())).data)
+
+    async def set_model(self, model: str) -> SetModelResult:
+        self.require("model-switch")
+        return SetModelResult.model_validate((await self.send(SetModel(model=model))).data)
+
+    async def session_op(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        """``session_op`` (list / compact / fork); the response's ``data``."""
+        fields: dict[str, Any] = {"op": op, **({"args": args} if args is not None else {})}
+        return (await self.send(SessionOp(**fields))).data
+
+    async def answer_permission(
+        self,
+        request_id: str,
+        *,
+        choice_id: str | None = None,
+        decision: Decision | None = None,
+        reason: str | None = None,
+    ) -> Response:
+        """Answer a permission request: by ``choice_id`` (preferred) or by legacy ``decision``."""
+        fields: dict[str, Any] = {"request_id": request_id}
+        if choice_id is not None:
+            fields["choice_id"] = choice_id
+        if decision is not None:
+            fields["decision"] = decision
+        if reason is not None:
+            fields["reason"] = reason
+        return await self.send(PermissionResponse(**fields))
+
+    async def answer_ui(self, request_id: str, value: str | list[str] | None) -> Response:
+        return await self.send(UiResponse(request_id=request_id, value=value))
+
+    async def wait_synced(self, timeout: float | None = None) -> Sync:
+        """The agent's latest ``sync``, once one arrived (RequestTimeout after ``timeout``)."""
+        try:
+            await asyncio.wait_for(self._synced.wait(), timeout)
+        except TimeoutError:
+            raise RequestTimeout(f"agent {self.agent_id}: no sync within {timeout} s") from None
+        assert self.last_sync is not None
+        return self.last_sync
+
+    async def prompt_and_wait(
+        self,
+        message: str,
+        *,
+        timeout: float | None = None,
+        on_permission: Callable[[PermissionRequest], Awaitable[str | None]] | None = None,
+        streaming_behavior: Behavior | None = None,
+    ) -> TurnResult:
+        """Prompt, then wait for the turn that carries the message to end (see :mod:`.turns`);
+        ``timeout`` raises TurnTimeout (the turn goes on)."""
+        return await prompt_and_wait(
+            self, message, timeout=timeout, on_permission=on_permission, streaming_behavior=streaming_behavior
+        )
+
+
+def choice_for(request: PermissionRequest, intent: Literal["allow", "persist", "deny"] = "allow") -> str:
+    """The id of ``request``'s first choice with ``intent`` (KeyError if it offers none)."""
+    for choice in request.choices or []:
+        if choice.intent == intent:
+            return choice.id
+    raise KeyError(f"permission request {request.request_id} offers no {intent!r} choice")

@@ -1,0 +1,328 @@
+"""The daemon client: orchestrator commands (PROTOCOL §10.1), subagent job commands (§10.3), the
+orchestrator event stream (§10.2), and the agents it attached, demultiplexed by ``agent_id``
+(R5.2.8). It re-attaches every watched agent after a reconnect (R2.2.8, R6.4.18), and terminates the
+agents it created and owns when it closes (R3.7).
+
+    async with await ShardClient.connect_unix() as client:
+        agent = await client.create_agent(cwd=".")
+        result = await agent.prompt_and_wait("Summarise README.md")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from typing import Any, Literal
+
+from shard.client.agent import Agent
+from shard.client.auth import WebSession
+from shard.client.backoff import Backoff
+from shard.client.connection import DEFAULT_REQUEST_TIMEOUT, Connection, Sleep, State
+from shard.client.connectors import Connector, TicketSource, unix, websocket
+from shard.client.errors import CommandError, ShardClientError
+from shard.client.streams import EventStream, broadcast, end_all
+from shard.protocol.agents import AgentInfo
+from shard.protocol.commands import (
+    AgentAttach,
+    AgentCommand,
+    AgentCreate,
+    AgentDetach,
+    AgentKill,
+    AgentList,
+    AgentStatusQuery,
+    AgentTerminate,
+    CommandBase,
+    DaemonShutdown,
+    SubagentCreate,
+    SubagentRelaunch,
+    SubagentStatus,
+    SubagentSteer,
+    SubagentStop,
+    SubagentWait,
+)
+from shard.protocol.events import AgentEvent, EventBase, Response
+from shard.protocol.jobs import TaskSpec
+from shard.protocol.results import (
+    AgentAttachResult,
+    AgentCreateResult,
+    AgentListResult,
+    AgentTerminateResult,
+    SubagentCreateResult,
+    SubagentRelaunchResult,
+    SubagentStatusResult,
+    SubagentSteerResult,
+    SubagentStopResult,
+    SubagentWaitResult,
+)
+
+log = logging.getLogger("shard.client")
+Role = Literal["interactive", "observer"]
+
+
+class ShardClient:
+    def __init__(
+        self,
+        connector: Connector,
+        *,
+        reconnect: bool = True,
+        backoff: Backoff | None = None,
+        sleep: Sleep = asyncio.sleep,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> None:
+        self.agents: dict[str, Agent] = {}
+        self._orchestrator: list[EventStream[EventBase]] = []
+        self._primary = EventStream[EventBase](self._orchestrator)
+        self.connection = Connection(
+            connector,
+            on_event=self._route,
+            on_reconnect=self._reattach,
+            on_closed=self._closed,
+            reconnect=reconnect,
+            backoff=backoff,
+            sleep=sleep,
+            request_timeout=request_timeout,
+        )
+
+    # --- connecting ---------------------------------------------------------------------------
+
+    @classmethod
+    async def connect(cls, connector: Connector, **options: Any) -> ShardClient:
+        """Connect with any connector; ``options`` are the constructor's (reconnect, backoff,
+        sleep, request_timeout)."""
+        client = cls(connector, **options)
+        await client.connection.open()
+        return client
+
+    @classmethod
+    async def connect_unix(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> ShardClient:
+        """The daemon's unix socket: ``path``, else the one ``$SHARD_HOME/daemon.json`` names."""
+        return await cls.connect(unix(path, home=home), **options)
+
+    @classmethod
+    async def connect_websocket(
+        cls,
+        credentials: WebSession | TicketSource,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        home: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> ShardClient:
+        """The daemon's WebSocket, with a ticket from ``credentials`` on every (re)connect."""
+        return await cls.connect(websocket(credentials, host=host, port=port, home=home), **options)
+
+    async def __aenter__(self) -> ShardClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def generation(self) -> int:
+        """How many times this client has said hello to a daemon (1 until the first reconnect)."""
+        return self.connection.generation
+
+    def drop(self) -> None:
+        """Cut the connection as a network failure would; the client reconnects by itself."""
+        self.connection.drop()
+
+    async def close(self) -> None:
+        """Terminate the agents this client owns (R3.7), then disconnect."""
+        for agent in list(self.agents.values()):
+            if agent.owned and agent.agent_id is not None and self.connection.state is State.OPEN:
+                with contextlib.suppress(ShardClientError):
+                    await self.terminate(agent.agent_id)
+        await self.connection.close()
+
+    # --- routing ------------------------------------------------------------------------------
+
+    def _route(self, event: EventBase) -> None:
+        if isinstance(event, AgentEvent):
+            agent = self.agents.get(event.agent_id) if event.agent_id is not None else None
+            if agent is not None:
+                agent._receive(event)
+            return  # an agent this client does not watch (R6.1.3): nothing to do
+        broadcast(self._orchestrator, event)
+
+    def _closed(self, error: BaseException | None) -> None:
+        for agent in self.agents.values():
+            agent._end(error)
+        end_all(self._orchestrator, error)
+
+    async def _reattach(self) -> None:
+        """After a reconnect: attach again to every agent watched, each yielding a fresh sync."""
+        for agent in list(self.agents.values()):
+            try:
+                await self._attach(agent)
+            except CommandError as exc:  # gone for good (NOT_FOUND) or not startable now
+                log.warning("shard client: re-attaching %s failed: %s", agent.agent_id, exc)
+                if exc.code == "NOT_FOUND":
+                    self.agents.pop(agent.agent_id or "", None)
+                    agent._end(exc)
+            except ShardClientError as exc:  # dropped again: the next reconnect tries again
+                log.info("shard client: re-attach interrupted: %s", exc)
+                return
+
+    # --- requests -----------------------------------------------------------------------------
+
+    async def request(self, command: CommandBase, *, timeout: float | None = None) -> Response:
+        """Any command; its successful response (CommandError otherwise)."""
+        return await self.connection.request(command, timeout=timeout)
+
+    async def _agent_request(
+        self, command: AgentCommand, timeout: float | None, agent_id: str | None
+    ) -> Response:
+        return await self.connection.request(command, timeout=timeout, agent_id=agent_id)
+
+    def orchestrator_events(self) -> EventStream[EventBase]:
+        """Orchestrator events since connect: agent_spawned/exited/status_changed, agent_activity,
+        workspace_*, subagent_run_changed (their ``agent_id`` is payload, R10.2.20)."""
+        return self._primary
+
+    def subscribe_orchestrator(self) -> EventStream[EventBase]:
+        return EventStream[EventBase](self._orchestrator)
+
+    # --- agent.* (§10.1) ----------------------------------------------------------------------
+
+    async def list_agents(self) -> list[AgentInfo]:
+        return AgentListResult.model_validate((await self.request(AgentList())).data).agents
+
+    async def agent_status(self, agent_id: str | None = None) -> list[AgentInfo]:
+        command = AgentStatusQuery(agent_id=agent_id) if agent_id else AgentStatusQuery()
+        return AgentListResult.model_validate((await self.request(command)).data).agents
+
+    async def create_agent_id(self, cwd: str | os.PathLike[str], **fields: Any) -> str:
+        """``agent.create`` (fields: model, provider, mode, tools, skills, headless_policy, name,
+        parent_agent_id, session_id), without attaching: the new agent_id. A relative ``cwd`` is
+        taken from this process's working directory."""
+        data = (await self.request(AgentCreate(cwd=_absolute(cwd), **fields))).data
+        return AgentCreateResult.model_validate(data).agent_id
+
+    async def create_agent(self, cwd: str | os.PathLike[str], *, own: bool = True, **fields: Any) -> Agent:
+        """``agent.create`` then ``agent.attach``: the attached :class:`Agent`. ``own`` (default):
+        this client terminates it when it closes (R3.7)."""
+        agent = await self.attach(await self.create_agent_id(cwd, **fields))
+        agent.owned = own
+        return agent
+
+    async def attach(self, agent_id: str, *, role: Role | None = None, timeout: float | None = None) -> Agent:
+        """``agent.attach``; returns once the agent's ``sync`` arrived (its stream yields it first)."""
+        agent = self.agents.get(agent_id)
+        if agent is None:
+            agent = Agent(self._agent_request, agent_id, role=role)
+            agent._on_stale = lambda exc: self.connection.fail_agent_requests(agent_id, exc)
+            self.agents[agent_id] = agent
+        try:
+            await self._attach(agent, timeout)
+        except BaseException:
+            if agent.last_sync is None:
+                self.agents.pop(agent_id, None)
+            raise
+        return agent
+
+    async def _attach(self, agent: Agent, timeout: float | None = None) -> AgentAttachResult:
+        assert agent.agent_id is not None
+        agent._synced.clear()
+        fields: dict[str, Any] = {"agent_id": agent.agent_id}
+        if agent.role:
+            fields["role"] = agent.role
+        command = AgentAttach(**fields)
+        response = await self.request(command, timeout=timeout)
+        await agent.wait_synced(timeout if timeout is not None else self.connection.request_timeout)
+        return AgentAttachResult.model_validate(response.data)
+
+    async def detach(self, agent_id: str) -> None:
+        await self.request(AgentDetach(agent_id=agent_id))
+        agent = self.agents.pop(agent_id, None)
+        if agent is not None:
+            agent._end(None)
+
+    async def terminate(self, agent_id: str) -> AgentTerminateResult:
+        """``agent.terminate``: stops an idle agent now, an active one when its work is done."""
+        data = (await self.request(AgentTerminate(agent_id=agent_id))).data
+        agent = self.agents.get(agent_id)
+        if agent is not None:
+            agent.owned = False
+        return AgentTerminateResult.model_validate(data)
+
+    async def kill(self, agent_id: str, *, force: bool | None = None) -> None:
+        fields: dict[str, Any] = {"agent_id": agent_id}
+        if force is not None:
+            fields["force"] = force
+        await self.request(AgentKill(**fields))
+
+    async def shutdown_daemon(self, *, force: bool | None = None) -> None:
+        fields: dict[str, Any] = {"force": force} if force is not None else {}
+        await self.request(DaemonShutdown(**fields))
+
+    # --- subagent.* (§10.3) -------------------------------------------------------------------
+
+    async def subagent_create(
+        self,
+        parent_agent_id: str,
+        *,
+        name: str | None = None,
+        task: str | None = None,
+        tasks: list[tuple[str, str]] | None = None,
+        strategy: Literal["single", "parallel", "chain"] | None = None,
+        **fields: Any,
+    ) -> SubagentCreateResult:
+        """A background job: ``name`` + ``task``, or ``tasks=[(name, task), …]`` with a strategy."""
+        if tasks is not None:
+            fields["tasks"] = [TaskSpec(name=n, task=t) for n, t in tasks]
+        for key, value in (("name", name), ("task", task), ("strategy", strategy)):
+            if value is not None:
+                fields[key] = value
+        command = SubagentCreate(parent_agent_id=parent_agent_id, **fields)
+        return SubagentCreateResult.model_validate((await self.request(command)).data)
+
+    async def subagent_wait(
+        self,
+        parent_agent_id: str,
+        handles: list[str],
+        *,
+        mode: Literal["any", "all"] | None = None,
+        timeout: float | None = None,
+        request_timeout: float | None = None,
+    ) -> SubagentWaitResult:
+        """``timeout`` is the daemon's (seconds; 0 polls); ``request_timeout`` is how long this
+        client waits for the answer (default: the client's)."""
+        fields: dict[str, Any] = {"handles": handles}
+        if mode is not None:
+            fields["mode"] = mode
+        if timeout is not None:
+            fields["timeout"] = float(timeout)
+        command = SubagentWait(parent_agent_id=parent_agent_id, **fields)
+        return SubagentWaitResult.model_validate((await self.request(command, timeout=request_timeout)).data)
+
+    async def subagent_steer(self, parent_agent_id: str, target: str, message: str) -> SubagentSteerResult:
+        command = SubagentSteer(parent_agent_id=parent_agent_id, target=target, message=message)
+        return SubagentSteerResult.model_validate((await self.request(command)).data)
+
+    async def subagent_relaunch(self, parent_agent_id: str, target: str, task: str) -> SubagentRelaunchResult:
+        command = SubagentRelaunch(parent_agent_id=parent_agent_id, target=target, task=task)
+        return SubagentRelaunchResult.model_validate((await self.request(command)).data)
+
+    async def subagent_status(
+        self, parent_agent_id: str, targets: list[str] | None = None
+    ) -> SubagentStatusResult:
+        fields: dict[str, Any] = {"targets": targets} if targets is not None else {}
+        command = SubagentStatus(parent_agent_id=parent_agent_id, **fields)
+        return SubagentStatusResult.model_validate((await self.request(command)).data)
+
+    async def subagent_stop(self, parent_agent_id: str, handle: str) -> SubagentStopResult:
+        command = SubagentStop(parent_agent_id=parent_agent_id, handle=handle)
+        return SubagentStopResult.model_validate((await self.request(command)).data)
+
+
+def _absolute(cwd: str | os.PathLike[str]) -> str:
+    """The daemon takes absolute paths only; a relative one is this process's (no I/O)."""
+    return os.path.abspath(cwd)
