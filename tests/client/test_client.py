@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -223,11 +224,11 @@ async def test_turn_end_arrives_once_per_turn(daemon_factory, project: Path):
 
 
 async def test_subagent_stop_relaunch_and_status(daemon_factory, project: Path):
-    """The subagent.* helpers on a live job: stop the job, relaunch the stopped child with a new
-    task (same agent, a new run), and read its status. (subagent.steer is not exercised here: on
-    a real runtime the daemon's internal runtime.steer is refused as an unknown type.)
+    """The subagent.* helpers on a live job: a steer into the stalled turn waits for its next
+    provider boundary, which never comes — stopping the job ends the turn, and the steer answers
+    conflict; relaunch the stopped child with a new task (same agent, a new run), and read its status.
 
-    Covers: R5.2.5, R12.5.1, R12.5.7
+    Covers: R5.2.5, R12.5.1, R12.5.7, R10.3.37
     """
     stalled = {"blocks": [{"type": "text", "text": "working…"}], "stall": True}
     daemon = await daemon_factory([stalled], loop=True)
@@ -239,8 +240,13 @@ async def test_subagent_stop_relaunch_and_status(daemon_factory, project: Path):
         event = await changes.next(20)
         while not (isinstance(event, SubagentRunChanged) and event.state == "active"):
             event = await changes.next(20)
+        steer = asyncio.ensure_future(client.subagent_steer(parent, "worker", "also this"))
+        await asyncio.sleep(0.2)  # the steer is with the child's runtime, waiting for the turn
+        assert not steer.done()
         stopped = await client.subagent_stop(parent, job.job_id)
         assert [c.run_id for c in stopped.cancelled] == [run.run_id]
+        steered = await asyncio.wait_for(steer, 20)
+        assert (steered.status, steered.run_id) == ("conflict", run.run_id)
         again = await client.subagent_relaunch(parent, run.agent_id, "work again")
         assert again.agent_id == run.agent_id
         assert again.run_id != run.run_id

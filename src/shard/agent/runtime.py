@@ -183,8 +183,9 @@ class Runtime:
             live_window=self.transcript.live_window(),
             pending_requests=self.board.pending(),
             session_id=self.transcript.session_id,
-            instructions=self.transcript.store.header.get("context_files") or None,
         )
+        if files := self.transcript.store.header.get("context_files"):
+            sync.instructions = files
         if self.transcript.streaming is not None:
             sync.streaming = self.transcript.streaming.snapshot()
         return sync
