@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from browser_steps import enrolled_context, open_app, screenshot, start_daemon
+from browser_steps import create_agent, enrolled_context, open_app, screenshot, start_daemon
 from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, write_scripted_home
@@ -223,3 +223,49 @@ async def test_compaction_shows_a_marker_and_the_window_after_it(page):
         "message assistant:s1",
         "message user:u2",
     ]
+
+
+async def test_a_tool_call_without_read_only_counts_as_mutating_and_code_is_not_highlighted(page):
+    """A tool_call that omits read_only is shown like a mutating one; a code descriptor's lang is
+    informational: the code stays one plain text node (no highlighting markup).
+
+    Covers: R9.4.13, R11.0.17
+    """
+    result = await page.evaluate(
+        """async () => {
+        const { Conversation } = await import('/app/js/render/conversation.js');
+        const { renderDescriptor } = await import('/app/js/render/descriptors.js');
+        const conv = new Conversation(() => {});
+        conv.toolCall({ tool_call_id: 't1', name: 'bash', args: { command: 'ls' } });
+        conv.toolCall({ tool_call_id: 't2', name: 'read', args: { path: 'a' }, read_only: true });
+        const cards = [...conv.el.querySelectorAll('.tool')].map((c) => c.classList.contains('read-only'));
+        const code = renderDescriptor({ kind: 'code', lang: 'python', text: 'def f():\\n    return 1' });
+        const inner = code.querySelector('code');
+        return { cards, children: inner.children.length, text: inner.textContent, lang: inner.dataset.lang };
+        }"""
+    )
+    assert result["cards"] == [False, True]
+    assert result["children"] == 0
+    assert result["text"] == "def f():\n    return 1"
+    assert result["lang"] == "python"
+
+
+async def test_a_fatal_error_is_shown_with_a_way_to_restart_the_agent(page, tmp_path_factory):
+    """An error event with fatal: true shows its code and message and a Restart button; pressing it
+    brings the agent back on a fresh runtime (a new sync with a higher runtime_epoch).
+
+    Covers: R9.4.26
+    """
+    cwd = tmp_path_factory.mktemp("fatal-project")
+    agent = await create_agent(page, cwd)
+    before = await page.evaluate("(id) => window.shard.agents.get(id).epoch", agent)
+    await page.evaluate(
+        """(id) => { const app = window.shard; const a = app.agents.get(id);
+        const error = { code: 'SESSION_CORRUPT', message: 'the session broke', fatal: true };
+        app.agentEvent(a, { type: 'error', agent_id: id, ...error }); }""",
+        agent,
+    )
+    note = page.locator("#conversation .note-fatal")
+    await expect(note).to_contain_text("SESSION_CORRUPT: the session broke")
+    await note.get_by_role("button", name="Restart the agent").click()
+    await page.wait_for_function("([id, e]) => window.shard.agents.get(id).epoch > e", arg=[agent, before])

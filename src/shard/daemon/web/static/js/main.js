@@ -238,7 +238,12 @@ class App {
       case "compaction":
         return conv.compaction(m);
       case "error":
-        conv.note(`${m.code}: ${m.message}`, "error");
+        if (m.fatal) {
+          // The runtime cannot go on (PROTOCOL §9.4): say so, and offer the one recovery there is —
+          // a fresh runtime on the same durable session (the daemon restores it on attach).
+          const restart = h("button", { type: "button", class: "recover", onclick: () => this.restart(agent) }, "Restart the agent");
+          conv.note([`${m.code}: ${m.message} — the agent stopped. `, restart], "fatal");
+        } else conv.note(`${m.code}: ${m.message}`, "error");
         return;
       case "model_changed":
         return this.controls.modelChanged(agent, m);
@@ -341,6 +346,15 @@ class App {
     } catch (err) {
       this.toast(`compact: ${err.message}`, "error");
     }
+  }
+
+  async restart(agent) {
+    try {
+      await this.conn.request({ type: "agent.kill", agent_id: agent.id });
+    } catch {
+      /* dropped: the reconnect re-attaches, which restores it */
+    }
+    await this.attach(agent, agent.id === this.selected ? "interactive" : "observer");
   }
 
   async lifecycle(type, id = this.selected) {

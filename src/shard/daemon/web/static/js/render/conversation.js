@@ -182,8 +182,8 @@ export class Conversation {
     this.el.append(h("li", { class: "compaction-marker" }, `Compacted: ${ev.tokens_before} → ${ev.tokens_after} tokens`));
   }
 
-  note(text, kind = "note") {
-    this.el.append(h("li", { class: `note note-${kind}` }, text));
+  note(content, kind = "note") {
+    this.el.append(h("li", { class: `note note-${kind}` }, content));
   }
 
   // --- building blocks --------------------------------------------------------------------------
