@@ -16,12 +16,8 @@ from daemon_helpers import attach, connect, create_agent, runtime_pids
 from shard.testing import AgentProcess, recorded_requests, text_step, tool_step, write_scripted_home
 from shard.testing.agent_process import shard_command
 from shard.testing.reader import MessageReader
+from shard.testing.tools import TEST_TOOLS
 
-TEST_TOOLS = [
-    "shard.testing.tools:SleepTool",
-    "shard.testing.tools:TouchTool",
-    "shard.testing.tools:AskTool",
-]
 TWO_MODELS = [{"id": "m", "context_window": 100_000}, {"id": "m2", "context_window": 50_000}]
 TOUCH = tool_step("touch", {"path": "made.txt"})
 AGENT_STATUS_CHANGED_KEYS = {"type", "agent_id", "status", "runtime_state", "detail"}

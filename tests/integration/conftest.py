@@ -9,20 +9,11 @@ from typing import Any
 import pytest
 
 from shard.testing import AgentProcess, write_scripted_home
+from shard.testing.tools import TEST_TOOLS as BASE_TOOLS
 
-TEST_TOOLS = [
-    "shard.testing.tools:SleepTool",
-    "shard.testing.tools:CrashTool",
-    "shard.testing.tools:TouchTool",
-    "shard.testing.tools:AskTool",
-]
+TEST_TOOLS = [*BASE_TOOLS, "shard.testing.tools:CrashTool"]
 
 Starter = Callable[..., Awaitable[AgentProcess]]
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
 
 
 @pytest.fixture

@@ -320,7 +320,10 @@ s = socket.create_connection(("127.0.0.1", 3128))
 s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[1].encode())
 print(s.recv(100).split(b"\\r\\n")[0].decode())
 s.sendall(b"GET /tunnel HTTP/1.0\\r\\n\\r\\n")
-print(s.recv(1000).decode().split("\\r\\n\\r\\n")[-1])
+reply = b""
+while chunk := s.recv(1000):  # HTTP/1.0: the server closes after the body
+    reply += chunk
+print(reply.decode().split("\\r\\n\\r\\n", 1)[-1])
 """
 
 

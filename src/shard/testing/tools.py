@@ -88,3 +88,11 @@ class AskTool(Tool[AskParams]):
         fields = args.model_dump(exclude_none=True, exclude={"kind"})
         answer = await ctx.ui(args.kind, **fields)
         return ToolOutput(content=JsonContent(value={"answer": answer}))
+
+
+# The extension tools a test home offers (write_scripted_home's ``extensions``), by import path.
+TEST_TOOLS = [
+    "shard.testing.tools:SleepTool",
+    "shard.testing.tools:TouchTool",
+    "shard.testing.tools:AskTool",
+]

@@ -1,4 +1,6 @@
-"""Fixtures for the SDK's tests: a real ``shard daemon`` on a scripted model, in a temp SHARD_HOME."""
+"""Fixtures shared by the suites that spawn a real ``shard daemon`` (tests/daemon, tests/client…):
+a temp SHARD_HOME, a project folder, and ``daemon_factory``. A suite's own conftest may override any
+of them (tests/integration has its own ``project``)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,7 @@ from typing import Any
 import pytest
 
 from shard.testing import DaemonProcess, write_scripted_home
-
-TEST_TOOLS = [
-    "shard.testing.tools:SleepTool",
-    "shard.testing.tools:TouchTool",
-    "shard.testing.tools:AskTool",
-]
+from shard.testing.tools import TEST_TOOLS
 
 
 @pytest.fixture
@@ -32,6 +29,8 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def daemon_factory(home: Path) -> AsyncIterator[Any]:
+    """``await daemon_factory(steps, *flags, **home_options)``: write the script (with the test
+    tools), start a daemon on ``home``; every daemon started is killed at the end."""
     started: list[DaemonProcess] = []
 
     async def _start(steps: list[dict[str, Any]] | None = None, *args: str, **opts: Any) -> DaemonProcess:
