@@ -257,6 +257,7 @@ async def test_a_fatal_error_is_shown_with_a_way_to_restart_the_agent(page, tmp_
     Covers: R9.4.26
     """
     cwd = tmp_path_factory.mktemp("fatal-project")
+    page = await open_app(page.context)  # a whole app: the tests above replaced the shared page's main
     agent = await create_agent(page, cwd)
     before = await page.evaluate("(id) => window.shard.agents.get(id).epoch", agent)
     await page.evaluate(
@@ -269,3 +270,4 @@ async def test_a_fatal_error_is_shown_with_a_way_to_restart_the_agent(page, tmp_
     await expect(note).to_contain_text("SESSION_CORRUPT: the session broke")
     await note.get_by_role("button", name="Restart the agent").click()
     await page.wait_for_function("([id, e]) => window.shard.agents.get(id).epoch > e", arg=[agent, before])
+    await page.close()

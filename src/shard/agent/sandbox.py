@@ -67,6 +67,7 @@ SECRETS = (
 )
 BRIDGE = Path(__file__).with_name("sandbox_bridge.py")
 PROXY_INSIDE = "/tmp/.shard-proxy.sock"  # on the sandbox's own /tmp
+BRIDGE_INSIDE = "/tmp/.shard-bridge.py"
 PROXY_PORT = 3128
 MODES: tuple[SandboxMode, ...] = ("off", "ask", "auto")
 # What a command inside sees of the runtime's environment: enough for shells, compilers and git.
@@ -132,8 +133,10 @@ class Sandbox:
         if not self.network:
             out.append("--unshare-net")
         if proxy is not None:
-            out += ["--bind", str(proxy), PROXY_INSIDE]
-            argv = [sys.executable, str(BRIDGE), PROXY_INSIDE, str(PROXY_PORT), "--", *argv]
+            # The bridge and its interpreter as the sandbox sees them: a checkout (or venv) under
+            # /tmp is out of sight behind the private /tmp, so the script is bound in beside the socket.
+            out += ["--bind", str(proxy), PROXY_INSIDE, "--ro-bind", str(BRIDGE), BRIDGE_INSIDE]
+            argv = [_interpreter(), BRIDGE_INSIDE, PROXY_INSIDE, str(PROXY_PORT), "--", *argv]
         out += ["--chdir", str(cwd), "--", *argv]
         return out
 
@@ -197,6 +200,15 @@ def for_config(config: Config) -> Sandbox:
         allow_hosts=s.allow_hosts,
         hidden=tuple(Path(p) for p in s.hidden),
     )
+
+
+def _interpreter() -> str:
+    """A Python the sandbox can see: this one's real binary (a venv's python is a link to it), unless
+    it lives under /tmp, which is private inside; then the system's."""
+    real = os.path.realpath(sys.executable)
+    if not real.startswith("/tmp/"):
+        return real
+    return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or real
 
 
 @functools.cache
