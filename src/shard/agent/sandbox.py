@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
-    from shard.agent.config import Config
+    from shard.agent.config import Config, SandboxConfig
 
 SandboxMode = Literal["off", "ask", "auto"]
 # Where keys and credentials live in a home: hidden inside the sandbox (relative to $HOME).
@@ -189,12 +189,17 @@ def configured(
 
 
 def for_config(config: Config) -> Sandbox:
-    """The sandbox ``[sandbox]`` asks for (with a per-agent ``--sandbox`` already applied to it)."""
-    s = config.sandbox
+    """The sandbox ``[sandbox]`` asks for (with a per-agent ``--sandbox`` already applied to it).
+    Asked at every tool call and every ``sync``: worked out once per setting, not each time."""
+    return _for_settings(config.sandbox, config.home)
+
+
+@functools.cache
+def _for_settings(s: SandboxConfig, home: Path) -> Sandbox:
     mode = cast(SandboxMode, s.mode if s.mode in MODES else "off")
     return configured(
         mode,
-        shard_home=config.home,
+        shard_home=home,
         network=s.network,
         writable=tuple(Path(p) for p in s.writable),
         allow_hosts=s.allow_hosts,
