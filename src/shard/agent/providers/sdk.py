@@ -13,6 +13,8 @@ import importlib
 import threading
 from types import ModuleType
 
+from shard.agent.providers.backends import skip_aiohttp
+
 _lock = threading.Lock()
 _loaded: dict[str, ModuleType] = {}
 _pending: dict[tuple[int, str], asyncio.Future[ModuleType]] = {}  # per event loop
@@ -24,6 +26,7 @@ def _import(name: str) -> ModuleType:
     with _lock:
         module = _loaded.get(name)
         if module is None:
+            skip_aiohttp()
             module = importlib.import_module(name)
             _loaded[name] = module
         return module

@@ -1,6 +1,11 @@
 """What the SDK-backed providers share: the key (read once from the variable config names), the SDK
 client (built lazily, on the SDK loaded off the start-up path, with SDK retries off — Shard retries
-itself), and one boundary where every SDK or transport failure becomes a ProviderError."""
+itself), and one boundary where every SDK or transport failure becomes a ProviderError.
+
+For a plain ``http://`` base URL (a local server) the client is built without an SSL context: the
+SDK's default loads the CA bundle (40 to 60 ms) for a connection that never uses it. ``verify=None``
+leaves httpx's pool without a context, and httpcore builds its default one only should a request go
+to an ``https://`` URL after all (a redirect), so nothing is verified less."""
 
 from __future__ import annotations
 
@@ -37,8 +42,11 @@ class SdkProvider(ABC):
         if self._client is None:
             module = await sdk.load(self.sdk_module)
             kwargs: dict[str, Any] = {"api_key": self._key, "max_retries": 0, "timeout": REQUEST_TIMEOUT}
-            if self.entry.provider.base_url:
-                kwargs["base_url"] = self.entry.provider.base_url
+            base_url = self.entry.provider.base_url
+            if base_url:
+                kwargs["base_url"] = base_url
+            if plain_http(base_url):
+                kwargs["http_client"] = module.DefaultAsyncHttpxClient(verify=None)
             self._client = getattr(module, self.client_class)(**kwargs)
         return self._client
 
@@ -54,3 +62,8 @@ class SdkProvider(ABC):
     @abstractmethod
     def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         """The SDK call, folded into normalized events (failures translated by ``stream``)."""
+
+
+def plain_http(base_url: str | None) -> bool:
+    """True for a base URL no TLS connection can serve (pure)."""
+    return base_url is not None and base_url.partition("://")[0].strip().lower() == "http"

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from shard.agent.providers.base import ToolSpec
 from shard.agent.sandbox import Sandbox
 from shard.agent.tools.paths import display
+from shard.agent.tools.schema_cache import schema
 from shard.protocol.content import ErrorContent, Image, JsonContent, TextContent
 from shard.protocol.permissions import PermissionDetail
 from shard.protocol.render import RenderDescriptor
@@ -28,9 +29,10 @@ ToolContent = TextContent | JsonContent | ErrorContent
 
 
 class ToolParams(BaseModel):
-    """Base of every tool's parameter model: unknown arguments are an error the model sees."""
+    """Base of every tool's parameter model: unknown arguments are an error the model sees. Built on
+    first use: a start-up offers the cached schemas (``schema_cache``) and validates nothing yet."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 P = TypeVar("P", bound=ToolParams)
@@ -72,9 +74,7 @@ class Tool(ABC, Generic[P]):
     read_only: ClassVar[bool]
 
     def spec(self) -> ToolSpec:
-        schema = self.params.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+        return ToolSpec(name=self.name, description=self.description, parameters=schema(self.params))
 
     def parse(self, args: dict[str, Any]) -> P:
         return self.params.model_validate(args)  # type: ignore[return-value]
