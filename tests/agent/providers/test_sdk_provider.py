@@ -1,0 +1,77 @@
+"""The SDK client for a plain ``http://`` base URL builds no SSL context (the CA bundle load is
+40 to 60 ms of a local model's first request); an ``https://`` one still does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+
+from shard.agent.providers.sdk_provider import plain_http
+
+from ._server import ProviderServer, Stream
+
+_PROBE = r"""
+import asyncio, gc, json, os, ssl, sys
+os.environ["PROBE_KEY"] = "x"
+from shard.agent.catalog import ModelEntry
+from shard.agent.config import ModelConfig, ProviderConfig
+from shard.agent.providers.base import ProviderRequest
+from shard.agent.providers.openai import OpenAIProvider
+from shard.protocol.content import Message, TextBlock
+
+def contexts():
+    gc.collect()  # count the live ones: what the clients hold
+    return sum(isinstance(o, ssl.SSLContext) for o in gc.get_objects())
+
+def entry(kind, url):
+    return ModelEntry(ProviderConfig("p", kind, url, "PROBE_KEY"), ModelConfig("m"))
+
+async def main(url):
+    local = OpenAIProvider(entry("openai", url))
+    hi = Message(id="u", role="user", content=[TextBlock(text="hi")])
+    ask = ProviderRequest(model="m", system="s", messages=[hi])
+    events = [type(e).__name__ async for e in local.stream(ask)]
+    after_reply = contexts()
+    remote = OpenAIProvider(entry("openai", "https://127.0.0.1:9/v1"))
+    await remote.client()  # builds the client only: nothing is sent
+    print(json.dumps({"events": events, "plain": after_reply, "tls": contexts(),
+                      "client_alive": local._client is not None}))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def test_no_ssl_context_for_an_http_base_url(server: ProviderServer):
+    """In a fresh interpreter: a reply streamed from the local http:// server leaves no SSLContext
+    alive while the provider's client is; building a client for an https:// URL then creates one
+    (the control: the count does see them). Both kinds build their client in ``SdkProvider``."""
+    server.replies.append(Stream("openai/text.sse"))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _PROBE, server.openai_url,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    result = json.loads(out)
+    assert "TextDelta" in result["events"]
+    assert result["client_alive"] is True
+    assert result["plain"] == 0
+    assert result["tls"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("url", "plain"),
+    [
+        ("http://127.0.0.1:11434/v1", True),
+        ("HTTP://localhost:8080", True),
+        ("https://api.openai.com/v1", False),
+        ("https://127.0.0.1:9", False),
+        (None, False),
+        ("", False),
+    ],
+)
+def test_plain_http(url, plain):
+    assert plain_http(url) is plain
