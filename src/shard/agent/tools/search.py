@@ -11,6 +11,9 @@ limits cut at the same place whichever engine runs. Details kept equal on purpos
 
 * A ``glob`` filter never brings back an ignored file. (``rg --glob`` would: it overrides ignore
   rules; so the glob filters ripgrep's own file list, and grep then searches exactly those files.)
+  ``find`` hands the file-name part of its glob to ripgrep as a file type (``--type-add``, ``-t`` or
+  ``-T`` for ``!``), which ripgrep applies after its ignore rules, so it lists only candidates; the
+  whole glob is still checked here, so both engines keep the same files (:func:`rg_name_filter`).
   Globs follow ripgrep's syntax: ``{a,b}`` alternatives, a leading ``!`` excludes, no ``/`` means
   "this name at any depth".
 * grep reads text as ripgrep does: a UTF-8 BOM is dropped, UTF-16 with a BOM is decoded, CRLF lines
@@ -147,12 +150,47 @@ async def _run_rg(args: list[str], root: Path, limit: int | None, sep: bytes) ->
     return records
 
 
+_NAME_GLOB = re.compile(r"[A-Za-z0-9._*{},+-]+")  # what ripgrep's globs and ours read alike
+
+
+def rg_name_filter(pattern: str | None) -> list[str]:
+    """ripgrep arguments keeping the files whose name can match ``pattern`` (pure; [] when none
+    apply). A glob without ``/`` is matched against the file name alone, as a ripgrep file type is;
+    an anchored one is narrowed by its last segment. Only plain globs are handed over (letters,
+    digits, ``. _ - +``, ``*`` and one level of ``{a,b}``; ``?`` is one byte here, one character
+    there); anything else is left to Python."""
+    if not pattern:
+        return []
+    negate = pattern.startswith("!")
+    body = pattern[1:] if negate else pattern
+    head, _, name = body.rpartition("/")
+    if (
+        not name
+        or "**" in name
+        or not _NAME_GLOB.fullmatch(name)
+        or "{" in head
+        or "}" in head
+        or (negate and head)  # !dir/x: files of any name may be kept
+        or not _flat_braces(name)
+    ):
+        return []
+    return ["--type-add", f"shardglob:{name}", "-T" if negate else "-t", "shardglob"]
+
+
+def _flat_braces(name: str) -> bool:
+    depth = 0
+    for c in name:
+        depth += 1 if c == "{" else -1 if c == "}" else 0
+        if depth not in (0, 1):
+            return False
+    return depth == 0
+
+
 async def find_files(root: Path, pattern: str | None, limit: int, engine: str | None = None) -> list[str]:
     """Up to ``limit`` file paths under ``root`` (matching ``pattern``), sorted."""
     if (engine or ("rg" if ripgrep() else "python")) == "rg":
-        listed = [
-            p.removeprefix("./") for p in await _run_rg(["--files", "--null", *_RG_BASE], root, None, b"\0")
-        ]
+        args = ["--files", "--null", *_RG_BASE, *rg_name_filter(pattern)]
+        listed = [p.removeprefix("./") for p in await _run_rg(args, root, None, b"\0")]
     else:
         listed = await asyncio.to_thread(lambda: list(walk(root)))
     if pattern:
