@@ -9,20 +9,20 @@ import sys
 
 from pydantic import Field
 
-from shard.agent.tools import schema_cache
+from shard.agent.tools import schema_cache, schema_gen
 from shard.agent.tools.base import ToolParams
 from shard.agent.tools.registry import build_tools
 
 
 def test_the_shipped_cache_equals_freshly_built_schemas():
     """The file in the package is byte for byte what the parameter models give now: changing a
-    tool's parameters without ``python -m shard.agent.tools.schema_cache`` fails here."""
-    assert schema_cache.CACHE.read_bytes() == schema_cache.render()
+    tool's parameters without ``python -m shard.agent.tools.schema_gen`` fails here."""
+    assert schema_cache.CACHE.read_bytes() == schema_gen.render()
 
 
 def test_the_cache_covers_every_shipped_parameter_model():
     cached = json.loads(schema_cache.CACHE.read_text())
-    shipped = schema_cache.shipped_params()
+    shipped = schema_gen.shipped_params()
     assert {schema_cache.key(p) for p in shipped} == set(cached)
     assert {p.__name__ for p in shipped} >= {"ReadParams", "EditParams", "Replacement", "LaunchParams"}
     for params in shipped:

@@ -7,15 +7,13 @@ spec reads it from there and builds only the models nobody cached (extension too
 models themselves are built on first use (``defer_build``): a runtime that never calls ``edit`` never
 builds ``EditParams``' validator.
 
-The cache is generated, not hand-written: ``python -m shard.agent.tools.schema_cache`` rewrites it,
+The cache is generated, not hand-written: ``python -m shard.agent.tools.schema_gen`` rewrites it,
 and ``tests/agent/tools/test_schema_cache.py`` fails while it differs from freshly built schemas.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +21,6 @@ import orjson
 from pydantic import BaseModel
 
 CACHE = Path(__file__).with_name("schemas.json")
-# The modules defining the parameter models the cache covers (every tool module Shard ships).
-TOOL_MODULES = ("registry", "recall", "subagents")
 
 
 def key(params: type[BaseModel]) -> str:
@@ -51,30 +47,3 @@ def schema(params: type[BaseModel]) -> dict[str, Any]:
     """The cached schema of ``params``, else a fresh one. Shared: callers do not modify it."""
     found = _cached().get(key(params))
     return found if found is not None else fresh(params)
-
-
-def shipped_params() -> list[type[BaseModel]]:
-    """Every tool parameter model defined in ``shard.agent.tools`` (importing its tool modules)."""
-    from shard.agent.tools.base import ToolParams
-
-    for name in TOOL_MODULES:
-        importlib.import_module(f"shard.agent.tools.{name}")
-    found: list[type[BaseModel]] = []
-    todo: list[type[BaseModel]] = [ToolParams]
-    while todo:
-        cls = todo.pop()
-        todo.extend(cls.__subclasses__())
-        if cls is not ToolParams and cls.__module__.startswith("shard.agent.tools."):
-            found.append(cls)
-    return sorted(found, key=key)
-
-
-def render() -> bytes:
-    """What ``schemas.json`` should hold."""
-    built = {key(p): fresh(p) for p in shipped_params()}  # sorted by key; each schema in its own order
-    return orjson.dumps(built, option=orjson.OPT_INDENT_2) + b"\n"
-
-
-if __name__ == "__main__":
-    CACHE.write_bytes(render())
-    print(f"wrote {CACHE}", file=sys.stderr)
