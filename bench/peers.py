@@ -19,7 +19,8 @@ saved to bench/results/peers.json.
 ``{base_url}`` (``http://127.0.0.1:PORT/v1``), ``{model}`` (``m``), ``{api_key}`` (a dummy key). The
 same values are in its environment as ``PEER_PROMPT``, ``PEER_BASE_URL``, ``PEER_MODEL``, and as
 ``OPENAI_BASE_URL``/``OPENAI_API_KEY``/``OPENAI_MODEL`` for CLIs that read those. It runs in the task's
-directory (holding ``notes.txt``); a non-zero exit fails the bench. For example:
+directory (holding ``notes.txt``); a non-zero exit fails the bench, and the number of requests it
+made to the server is shown beside its figure (2 for the task done as Shard does it). For example:
 
     python bench/peers.py --runs 10 \\
         --peer 'mycli --base-url {base_url} --model {model} -p {prompt}'
@@ -169,6 +170,7 @@ async def measure(args: argparse.Namespace, root: Path, server: ToolServer, port
     base_url = f"http://127.0.0.1:{port}/v1"
     py = sys.executable
     samples: dict[str, list[float]] = {}
+    peer_calls: dict[str, list[int]] = {}
 
     def add(name: str, *values: float) -> None:
         samples.setdefault(name, []).extend(values)
@@ -188,7 +190,10 @@ async def measure(args: argparse.Namespace, root: Path, server: ToolServer, port
             row["daemon_first"], row["daemon_extra"] = [first], extras
             for n, template in enumerate(args.peer):
                 argv = peer_argv(template, base_url)
+                before = server.requests
                 row[f"peer{n + 1}"] = [await timed_exec(argv, cwd, peer_env(env, base_url))]
+                # a peer that never called the server did not do the task: say so beside its figure
+                peer_calls.setdefault(f"peer{n + 1}", []).append(server.requests - before)
             if i:
                 for name, values in row.items():
                     add(name, *values)
@@ -200,6 +205,8 @@ async def measure(args: argparse.Namespace, root: Path, server: ToolServer, port
     for s in stats.values():
         s["x_python_pass"] = round(s["median"] / pass_ms, 2)
         s["x_import_openai"] = round(s["median"] / openai_ms, 2)
+    for name, calls in peer_calls.items():
+        stats[name]["model_calls_min"] = min(calls)
     return stats
 
 
@@ -222,9 +229,10 @@ async def main() -> int:
     for name, s in stats.items():
         label = args.peer[int(name[4:]) - 1][:22] if name.startswith("peer") else name
         iqr = f"{s['q1']}-{s['q3']}"
+        calls = f"  ({s['model_calls_min']:.0f}+ model calls a run)" if "model_calls_min" in s else ""
         print(
             f"  {label:22s} {s['median']:8.1f} {s['min']:8.1f} {s['max']:8.1f} {iqr:>15s}"
-            f" {s['x_python_pass']:7.2f} {s['x_import_openai']:8.2f}"
+            f" {s['x_python_pass']:7.2f} {s['x_import_openai']:8.2f}{calls}"
         )
     peers = {f"peer{n + 1}": cmd for n, cmd in enumerate(args.peer)}
     out = save_results(args.name, {"runs": args.runs, "extra": args.extra, "peers": peers, "results": stats})
