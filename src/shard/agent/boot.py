@@ -30,7 +30,7 @@ from shard.agent.config import Config, ConfigError, load_config, shard_home
 from shard.agent.definitions import MAX_PROMPT_BYTES
 from shard.agent.instructions import session_context
 from shard.agent.modes import BUILTIN_MODES
-from shard.agent.providers.backends import skip_aiohttp
+from shard.agent.providers.backends import prepare_sdk_import
 from shard.agent.sandbox import for_config
 from shard.agent.session.store import SessionStore, find_session
 from shard.agent.session.window import WindowError, replay
@@ -108,7 +108,7 @@ def prepare(opts: AgentOptions) -> Prepared:
 
 
 def _prepare(opts: AgentOptions) -> Prepared:
-    skip_aiohttp()  # before anything (``shard run`` too) starts importing an SDK
+    prepare_sdk_import()  # before anything (``shard run`` too) starts importing an SDK
     _secrets.inherit()  # keys a daemon handed over, then the ones in the environment
     _secrets.capture(BUILTIN_KEY_VARIABLES)
     home = shard_home(opts.home)

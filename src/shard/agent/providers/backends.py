@@ -1,4 +1,7 @@
-"""Keep the provider SDKs off aiohttp (stdlib only: phase A calls it).
+"""What a process does before it imports a provider SDK (stdlib only: phase A calls it).
+
+:func:`prepare_sdk_import` keeps the SDKs off aiohttp (below) and loads ``openai.types`` lazily
+(:mod:`lazy_types`).
 
 Both SDKs try ``from ._vendor.httpx_aiohttp import …`` when they are imported, an optional transport
 that loads aiohttp (92 modules, 70 to 300 ms) whenever it is installed — and it is, for Shard's tests
@@ -11,6 +14,8 @@ from __future__ import annotations
 
 import sys
 
+from shard.agent.providers import lazy_types
+
 OPTIONAL_BACKENDS = ("openai._vendor.httpx_aiohttp", "anthropic._vendor.httpx_aiohttp")
 
 
@@ -18,3 +23,9 @@ def skip_aiohttp() -> None:
     """Before any SDK import in this process (idempotent)."""
     for name in OPTIONAL_BACKENDS:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+
+
+def prepare_sdk_import() -> None:
+    """Before any SDK import in this process (idempotent)."""
+    skip_aiohttp()
+    lazy_types.install()

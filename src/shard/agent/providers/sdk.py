@@ -13,7 +13,7 @@ import importlib
 import threading
 from types import ModuleType
 
-from shard.agent.providers.backends import skip_aiohttp
+from shard.agent.providers.backends import prepare_sdk_import
 
 _lock = threading.Lock()
 _loaded: dict[str, ModuleType] = {}
@@ -26,7 +26,7 @@ def _import(name: str) -> ModuleType:
     with _lock:
         module = _loaded.get(name)
         if module is None:
-            skip_aiohttp()
+            prepare_sdk_import()
             module = importlib.import_module(name)
             _loaded[name] = module
         return module
