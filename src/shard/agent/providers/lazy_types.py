@@ -1,13 +1,16 @@
-"""``openai.types`` packages that load what is used, not everything they name (stdlib only).
+"""``openai.types`` and ``anthropic.types`` packages that load what is used, not everything they
+name (stdlib only).
 
-Importing ``openai`` ran every ``openai/types/**/__init__.py``, and each imports all of its package:
-the Responses, Evals and graders models (some 220 modules, 100 ms and more here) that a Chat
-Completions client never touches. Those ``__init__`` files hold nothing but relative imports
-(``from .chat_completion import ChatCompletion as ChatCompletion``). :func:`install` puts a finder in
-front of the import system that, for those packages only, runs such a file as a table instead: a
-name is imported from its submodule the first time it is looked up (module ``__getattr__``, PEP 562)
-and then kept. ``from openai.types.chat import ChatCompletionChunk`` and ``openai.types.Batch`` work
-as before. A package whose ``__init__`` holds anything but relative imports is run as it is.
+Importing ``openai`` ran every ``openai/types/**/__init__.py``, and each imports all of its
+package: the Responses, Evals and graders models (some 400 modules, 100 ms and more here) that a
+Chat Completions client never touches; anthropic's beta types likewise (about 600 of its 2,800).
+Those ``__init__`` files hold nothing but relative imports (``from .chat_completion import
+ChatCompletion as ChatCompletion``). :func:`install` puts a finder in front of the import system
+that, for those packages only, runs such a file as a table instead: a name is imported from its
+submodule the first time it is looked up (module ``__getattr__``, PEP 562) and then kept; the
+submodules eager code would have bound are bound the same way. ``from openai.types.chat import
+ChatCompletionChunk`` and ``openai.types.Batch`` work as before. A package whose ``__init__`` holds
+anything but relative imports is run as it is.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-PACKAGE = "openai.types"
+PACKAGES = ("openai.types", "anthropic.types")
 
 
 def lazy_names(source: str, package: str) -> dict[str, tuple[str, str | None]] | None:
@@ -95,7 +98,7 @@ class _Finder:
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != PACKAGE and not fullname.startswith(PACKAGE + "."):
+        if not any(fullname == p or fullname.startswith(p + ".") for p in PACKAGES):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.submodule_search_locations is None or spec.loader is None or not spec.origin:
