@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from shard._home import HomeError, read_config
 from shard.agent._config_mistakes import KeyPath, Mistake
+from shard.agent.mcp.config import McpServerConfig, parse_servers
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
@@ -109,6 +110,7 @@ class Config(NamedTuple):
     max_runtimes: int | None = None  # [daemon]: live runtimes at once (the daemon's default if unset)
     subagents: SubagentConfig = SubagentConfig()
     sandbox: SandboxConfig = SandboxConfig()
+    mcp_servers: tuple[McpServerConfig, ...] = ()  # [[mcp_servers]] (shard.agent.mcp.config)
     source: Path | None = None
 
     def resolve_path(self, value: str) -> Path:
@@ -154,6 +156,7 @@ _TOP_LEVEL = {
     "daemon": "[daemon]",
     "subagents": "[subagents]",
     "sandbox": "[sandbox]",
+    "mcp_servers": "[[mcp_servers]]",
 }
 _TABLES = {
     "retry": ("max_attempts", "base_delay", "max_delay"),
@@ -267,6 +270,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         max_runtimes=max_runtimes,
         subagents=subagents,
         sandbox=sandbox,
+        mcp_servers=parse_servers(data.get("mcp_servers")),
         source=path,
     )
 

@@ -70,6 +70,7 @@ def _latest_session(args: argparse.Namespace) -> str | None:
 
 
 async def _run(prepared: Any, args: argparse.Namespace) -> int:
+    from shard.agent.mcp.host import McpHost
     from shard.agent.permissions.allowances import AllowanceError, Allowances
     from shard.agent.runtime import Runtime
     from shard.protocol.events import EventBase
@@ -90,10 +91,14 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
         printer.show(event)
 
     # a one-shot run has nobody to ask: the headless policy answers, within the run's allowances
-    runtime = Runtime.from_prepared(prepared, sink=sink, has_responder=False)
+    allow = list(prepared.options.tools) if prepared.options.tools is not None else None
+    mcp = McpHost.for_config(prepared.config, prepared.cwd, allow)
+    runtime = Runtime.from_prepared(prepared, sink=sink, has_responder=False, mcp=mcp)
+    # an MCP tool is known once its server starts: --allow may name one of a configured server's
+    mcp_names = [n for n in args.allow or [] if mcp is not None and mcp.may_name(n)]
     try:
         runtime.gate.allowances = Allowances.parse(
-            args.allow or [], yes_to_all=args.yes_to_all, tool_names=runtime.tools
+            args.allow or [], yes_to_all=args.yes_to_all, tool_names=[*runtime.tools, *mcp_names]
         )
     except AllowanceError as exc:
         print(f"shard: {exc}", file=sys.stderr)
@@ -111,6 +116,8 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
     await runtime.wait_idle()
     if stopping:
         await asyncio.gather(*stopping)
+    if mcp is not None:
+        await mcp.close()
     printer.finish(prepared.store.session_id if prepared.store.exists else None)
     prepared.store.close()
     if why_stopped:

@@ -1,0 +1,75 @@
+"""A small MCP server, written with the same SDK Shard uses, for the tests (run as a real process).
+
+``python demo_server.py`` serves stdio; ``--http PORTFILE`` serves streamable HTTP on a free local
+port and writes the port to PORTFILE once it listens; ``--hang-at-start`` never answers the
+handshake. With ``$DEMO_PIDS`` set, the server appends its pid there when it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer("demo")
+
+
+@server.tool(description="Say the text back, shouted.")
+def shout(text: str) -> str:
+    return text.upper() + "!"
+
+
+@server.tool(description="The sum of two numbers.", annotations=ToolAnnotations(read_only_hint=True))
+def add(a: int, b: int) -> str:
+    return str(a + b)
+
+
+@server.tool(description="The names of the environment variables the server got.")
+def env_names() -> str:
+    return json.dumps(sorted(os.environ))
+
+
+@server.tool(description="Never answers.")
+def hang() -> str:
+    time.sleep(3600)
+    return "late"
+
+
+@server.tool(description="Dies mid-call.")
+def crash() -> str:
+    os._exit(3)
+
+
+@server.tool(description="Reports an error the tool itself found.")
+def refuse(reason: str) -> str:
+    raise ValueError(f"refused: {reason}")
+
+
+def _serve_http(portfile: str) -> None:
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()  # connections wait in the backlog until uvicorn takes them: the port can be told now
+    with open(portfile + ".tmp", "w") as f:
+        f.write(str(sock.getsockname()[1]))
+    os.replace(portfile + ".tmp", portfile)
+    uvi = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning"))
+    uvi.run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    if pids := os.environ.get("DEMO_PIDS"):
+        with open(pids, "a") as f:
+            f.write(f"{os.getpid()}\n")
+    if "--hang-at-start" in sys.argv:
+        time.sleep(3600)
+    if "--http" in sys.argv:
+        _serve_http(sys.argv[sys.argv.index("--http") + 1])
+    else:
+        server.run()
