@@ -188,6 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
     for action in (show, rm):  # SUPPRESS: the action's own defaults must not undo `sessions --home H`
         action.add_argument("--home", default=argparse.SUPPRESS, help="SHARD_HOME")
 
+    mcp = sub.add_parser("mcp", help="MCP servers configured in config.toml ([[mcp_servers]])")
+    mcp_actions = mcp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    mcp_list = mcp_actions.add_parser("list", help="start each server briefly and list its tools")
+    mcp_list.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    mcp_list.add_argument("--json", action="store_true", help="one JSON object a line, one per server")
+
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
 
@@ -252,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.sessions import main_sessions
 
         return main_sessions(args)
+    if args.command == "mcp":
+        from shard.cli.mcp import main_mcp
+
+        return main_mcp(args)
     if args.command == "schema":
         import orjson
 

@@ -1,7 +1,7 @@
 """A small MCP server, written with the same SDK Shard uses, for the tests (run as a real process).
 
-``python demo_server.py`` serves stdio; ``--http PORTFILE`` serves streamable HTTP on a free local
-port and writes the port to PORTFILE once it listens; ``--hang-at-start`` never answers the
+``python demo_server.py`` serves stdio; ``--http`` serves streamable HTTP on a free local port and
+prints the port (one line on stdout) once it listens; ``--hang-at-start`` never answers the
 handshake. With ``$DEMO_PIDS`` set, the server appends its pid there when it starts.
 """
 
@@ -13,7 +13,7 @@ import socket
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 server = MCPServer("demo")
@@ -34,6 +34,11 @@ def env_names() -> str:
     return json.dumps(sorted(os.environ))
 
 
+@server.tool(description="The value of an HTTP request header this call came with.")
+def header(name: str, ctx: Context) -> str:
+    return (ctx.headers or {}).get(name.lower(), "(none)")
+
+
 @server.tool(description="Never answers.")
 def hang() -> str:
     time.sleep(3600)
@@ -50,15 +55,13 @@ def refuse(reason: str) -> str:
     raise ValueError(f"refused: {reason}")
 
 
-def _serve_http(portfile: str) -> None:
+def _serve_http() -> None:
     import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()  # connections wait in the backlog until uvicorn takes them: the port can be told now
-    with open(portfile + ".tmp", "w") as f:
-        f.write(str(sock.getsockname()[1]))
-    os.replace(portfile + ".tmp", portfile)
+    print(sock.getsockname()[1], flush=True)
     uvi = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning"))
     uvi.run(sockets=[sock])
 
@@ -70,6 +73,6 @@ if __name__ == "__main__":
     if "--hang-at-start" in sys.argv:
         time.sleep(3600)
     if "--http" in sys.argv:
-        _serve_http(sys.argv[sys.argv.index("--http") + 1])
+        _serve_http()
     else:
         server.run()
