@@ -14,6 +14,7 @@ that died (its connection closed) — after which :attr:`Connection.alive` is Fa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -124,7 +125,8 @@ class Connection:
 
     async def _hold(self, ready: asyncio.Future[_Started], stop: asyncio.Event) -> None:
         try:
-            async with self._new_client() as client:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(self._new_client(stack))
                 tools = await _list_tools(client)
                 ready.set_result((client, tools))
                 await stop.wait()
@@ -136,7 +138,8 @@ class Connection:
             if not ready.done():
                 ready.set_exception(exc)
 
-    def _new_client(self) -> Client:
+    def _new_client(self, stack: contextlib.AsyncExitStack) -> Client:
+        """The client, not yet entered; what else it needs closed afterwards goes on ``stack``."""
         config = self.config
         if config.command is not None:
             if self._stderr is None:  # the server's stderr, kept for the line a failure quotes
@@ -154,7 +157,8 @@ class Connection:
             headers = config.headers(self._environ)
         except LookupError as exc:
             raise McpFailure(str(exc)) from None
-        http = create_mcp_http_client(headers=headers)
+        # the transport leaves a client it was given open: it is closed with the stack
+        http = stack.push_async_exit(create_mcp_http_client(headers=headers))
         return Client(streamable_http_client(str(config.url), http_client=http), cache=None)
 
     def _last_words(self) -> str:
