@@ -2,7 +2,8 @@
 
 ``python demo_server.py`` serves stdio; ``--http`` serves streamable HTTP on a free local port and
 prints the port (one line on stdout) once it listens; ``--hang-at-start`` never answers the
-handshake. With ``$DEMO_PIDS`` set, the server appends its pid there when it starts.
+handshake; ``--linger`` keeps running after its stdin closes. With ``$DEMO_PIDS`` set, the server
+appends its pid there when it starts.
 """
 
 from __future__ import annotations
@@ -76,3 +77,5 @@ if __name__ == "__main__":
         _serve_http()
     else:
         server.run()
+        if "--linger" in sys.argv:  # a server that outlives its stdin: only a signal ends it
+            time.sleep(3600)
