@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO, cast
 
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -57,7 +57,7 @@ class Connection:
         self._client: Client | None = None
         self._stop: asyncio.Event | None = None
         self._holders: set[asyncio.Task[None]] = set()
-        self._stderr: IO[str] | None = None
+        self._stderr: TextIO | None = None
 
     @property
     def alive(self) -> bool:
@@ -143,7 +143,8 @@ class Connection:
         config = self.config
         if config.command is not None:
             if self._stderr is None:  # the server's stderr, kept for the line a failure quotes
-                self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+                file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+                self._stderr = cast(TextIO, file)
             self._stderr.seek(0)
             self._stderr.truncate()
             params = StdioServerParameters(

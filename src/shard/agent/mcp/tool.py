@@ -72,7 +72,7 @@ def make_tool(
     attributes of a Tool, so each MCP tool gets its own small subclass)."""
     described = description.strip() or f"The {remote!r} tool."
     attrs = {"name": name, "description": f"{described}\n\n(MCP server {server!r})", "read_only": read_only}
-    cls = type(f"McpTool_{name}", (McpTool,), attrs)
+    cls: type[McpTool] = type(f"McpTool_{name}", (McpTool,), attrs)
     return cls(server, remote, _object_schema(schema), invoke)
 
 
