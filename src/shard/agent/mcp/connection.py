@@ -72,7 +72,11 @@ class Connection:
         holder = loop.create_task(self._hold(ready, stop))
         self._holders.add(holder)
         holder.add_done_callback(self._holders.discard)
-        done, _ = await asyncio.wait({ready}, timeout=self.config.start_timeout)
+        try:
+            done, _ = await asyncio.wait({ready}, timeout=self.config.start_timeout)
+        except asyncio.CancelledError:  # the runtime is ending while the server starts
+            holder.cancel()
+            raise
         if not done:
             holder.cancel()
             raise McpFailure(f"did not start within {self.config.start_timeout:g} s (start_timeout)")
