@@ -128,7 +128,7 @@ async def serve(prepared: Prepared) -> int:
     loop = asyncio.get_running_loop()
     out = _Output(loop)
     await out.open()
-    mcp = McpHost.for_config(prepared.config, prepared.cwd, _allowed(prepared))
+    mcp = McpHost.for_config(prepared.config, prepared.cwd, prepared.options.tools)
     try:
         runtime = Runtime.from_prepared(prepared, sink=out.send, mcp=mcp)
         _record_startup_choices(runtime, prepared)
@@ -176,10 +176,6 @@ async def serve(prepared: Prepared) -> int:
     await out.finish()
     prepared.store.close()
     return 3 if runtime.fatal is not None else 0
-
-
-def _allowed(prepared: Prepared) -> list[str] | None:
-    return list(prepared.options.tools) if prepared.options.tools is not None else None
 
 
 def _record_startup_choices(runtime: Runtime, prepared: Prepared) -> None:

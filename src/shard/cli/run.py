@@ -91,8 +91,7 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
         printer.show(event)
 
     # a one-shot run has nobody to ask: the headless policy answers, within the run's allowances
-    allow = list(prepared.options.tools) if prepared.options.tools is not None else None
-    mcp = McpHost.for_config(prepared.config, prepared.cwd, allow)
+    mcp = McpHost.for_config(prepared.config, prepared.cwd, prepared.options.tools)
     runtime = Runtime.from_prepared(prepared, sink=sink, has_responder=False, mcp=mcp)
     # an MCP tool is known once its server starts: --allow may name one of a configured server's
     mcp_names = [n for n in args.allow or [] if mcp is not None and mcp.may_name(n)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +52,7 @@ class McpHost:
         self,
         servers: tuple[McpServerConfig, ...],
         cwd: Path,
-        allow: list[str] | None = None,
+        allow: Sequence[str] | None = None,
         environ: Mapping[str, str] = os.environ,
     ) -> None:
         self._configs = servers
@@ -64,7 +64,7 @@ class McpHost:
         self._events: EventSink | None = None
 
     @classmethod
-    def for_config(cls, config: Config, cwd: Path, allow: list[str] | None = None) -> McpHost | None:
+    def for_config(cls, config: Config, cwd: Path, allow: Sequence[str] | None = None) -> McpHost | None:
         """The host for ``[[mcp_servers]]``, or None when there are none (or ``allow``, the agent's
         tool allow-list, names none of their tools: then no server is started)."""
         servers = tuple(s for s in config.mcp_servers if allow is None or _named(s.name, allow))
@@ -171,5 +171,5 @@ class McpHost:
         return line
 
 
-def _named(server: str, allow: list[str]) -> bool:
+def _named(server: str, allow: Sequence[str]) -> bool:
     return any(name.startswith(server + SEPARATOR) for name in allow)
