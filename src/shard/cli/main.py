@@ -151,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
         " in config.toml, else no limit)",
     )
     daemon.add_argument(
+        "--cold-start",
+        action="store_true",
+        help="spawn every runtime as a fresh process instead of forking it from the warm, pre-imported "
+        "template (default: [daemon] warm_start in config.toml, else warm)",
+    )
+    daemon.add_argument(
         "--max-input-bytes",
         type=_input_cap,
         help="largest message a client may send (a JSONL line or a WebSocket message); a bigger one "
