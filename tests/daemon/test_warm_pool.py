@@ -186,3 +186,13 @@ async def _gone(pid: int) -> None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"process {pid} did not exit")
+
+
+async def test_warm_start_false_in_config_spawns_cold(daemon_factory, home, project):
+    """``[daemon] warm_start = false``: no template; every runtime is the daemon's own child."""
+    daemon = await daemon_factory([text_step("hi")], extra_toml="\n[daemon]\nwarm_start = false\n")
+    client = await daemon.unix()
+    await create_agent(client, project)
+    (pid,) = runtime_pids(home)
+    assert _ppid(pid) == daemon.proc.pid
+    assert templates_of(daemon) == []
