@@ -216,7 +216,7 @@ class Daemon:
     async def _start(self, gen: Generation, record: AgentRecord, overrides: bool) -> None:
         proc = RuntimeProcess(
             self._argv(record, overrides),
-            self._env(),
+            self._env(record.subagents),
             lambda _, line: self._on_line(gen, line),
             lambda _, code, stderr: self._on_exit(gen, code, stderr),
             launch=self.pool.launch,
@@ -268,5 +268,9 @@ class Daemon:
             argv += ["--system-prompt-file", str(path)]
         return argv
 
-    def _env(self) -> dict[str, str]:
-        return {**os.environ, "SHARD_HOME": str(self.home), "SHARD_DAEMON_SOCKET": str(self.socket_path)}
+    def _env(self, subagents: bool = True) -> dict[str, str]:
+        """A runtime's environment; the daemon's socket in it is what offers the subagent tools."""
+        env = {**os.environ, "SHARD_HOME": str(self.home)}
+        if subagents:
+            env["SHARD_DAEMON_SOCKET"] = str(self.socket_path)
+        return env
