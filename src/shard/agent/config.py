@@ -108,6 +108,7 @@ class Config(NamedTuple):
     headless_timeout: float = 300.0  # [permissions]: how long a queued request waits with no client
     compaction: CompactionConfig = CompactionConfig()
     max_runtimes: int | None = None  # [daemon]: live runtimes at once (the daemon's default if unset)
+    warm_start: bool = True  # [daemon]: fork runtimes from the pre-imported template (issue 16)
     subagents: SubagentConfig = SubagentConfig()
     sandbox: SandboxConfig = SandboxConfig()
     mcp_servers: tuple[McpServerConfig, ...] = ()  # [[mcp_servers]] (shard.agent.mcp.config)
@@ -164,7 +165,7 @@ _TABLES = {
     "compaction": ("enabled", "threshold", "keep_recent_tokens"),
     "limits": ("max_input_bytes",),
     "tools": ("extensions",),
-    "daemon": ("max_runtimes",),
+    "daemon": ("max_runtimes", "warm_start"),
     "subagents": ("max_tasks", "max_depth", "run_timeout"),
     "sandbox": ("mode", "network", "writable", "hidden"),
 }
@@ -256,6 +257,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
     max_runtimes = _opt(tables["daemon"], "max_runtimes", int, ("daemon",))
     if max_runtimes is not None and max_runtimes < 1:
         raise Mistake(("daemon", "max_runtimes"), f"must be a positive integer, got {max_runtimes}")
+    warm_start = _opt(tables["daemon"], "warm_start", bool, ("daemon",))
     subagents = _subagents(tables["subagents"])
     sandbox = _sandbox(tables["sandbox"])
     return Config(
@@ -268,6 +270,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         headless_timeout=headless_timeout,
         compaction=compaction,
         max_runtimes=max_runtimes,
+        warm_start=True if warm_start is None else warm_start,
         subagents=subagents,
         sandbox=sandbox,
         mcp_servers=parse_servers(data.get("mcp_servers")),

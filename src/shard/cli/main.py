@@ -107,6 +107,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="let this run do ANYTHING without asking: every write, command and path outside",
     )
     run.add_argument(
+        "--keep",
+        action="store_true",
+        help="when a daemon runs the prompt: keep its agent afterwards (to open in the web client or "
+        "shard attach); by default it is removed, and its session kept either way",
+    )
+    run.add_argument(
+        "--direct",
+        action="store_true",
+        help="run in this process even when a daemon is running on this SHARD_HOME (runs with --allow "
+        "or --yes-to-all always do)",
+    )
+    run.add_argument(
         "--continue",
         dest="continue_",
         action="store_true",
@@ -149,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds a subagent run may take before it is timed_out (default: [subagents] run_timeout"
         " in config.toml, else no limit)",
+    )
+    daemon.add_argument(
+        "--cold-start",
+        action="store_true",
+        help="spawn every runtime as a fresh process instead of forking it from the warm, pre-imported "
+        "template (default: [daemon] warm_start in config.toml, else warm)",
     )
     daemon.add_argument(
         "--max-input-bytes",
