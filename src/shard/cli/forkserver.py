@@ -31,6 +31,7 @@ import selectors
 import signal
 import socket
 import sys
+import threading
 from typing import Any
 
 _MAX_MESSAGE = 1 << 20
@@ -87,7 +88,7 @@ def main(argv: list[str]) -> int:
 def _preload(held_keys: list[str]) -> None:
     """Import what a runtime uses up to its first provider request, and the SDKs of the providers
     this configuration can reach (a broken config preloads less: the runtime itself reports it)."""
-    import asyncio  # noqa: F401
+    import asyncio
 
     import shard.agent.providers.anthropic
     import shard.agent.providers.openai
@@ -106,11 +107,29 @@ def _preload(held_keys: list[str]) -> None:
         config = load_config(shard_home(None))
         kinds = {p.kind for p in config.providers}
         kinds |= {p.kind for p in builtin_api_providers(dict.fromkeys(held_keys, "held"))}
+    warm = []
     for kind in sorted(kinds):
         name = SDK_MODULES.get(kind)
         if name is not None:
             with contextlib.suppress(Exception):
                 import_now(name)  # recorded as loaded: the forked runtime never waits for it
+                warm.append(kind)
+    if warm:
+        asyncio.run(_warm_up(warm))
+    if threading.active_count() > 1:  # a fork copies no thread: say so rather than fork a half state
+        sys.stderr.write(f"shard: the runtime template holds {threading.active_count()} threads\n")
+
+
+async def _warm_up(kinds: list[str]) -> None:
+    """One failing call per SDK, so the first real one imports nothing more (``warm_up``)."""
+    from shard.agent.providers.anthropic import AnthropicProvider
+    from shard.agent.providers.openai import OpenAIProvider
+    from shard.agent.providers.sdk_provider import warm_up
+
+    classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+    for kind in kinds:
+        with contextlib.suppress(Exception):
+            await warm_up(classes[kind], kind)
 
 
 def _received_fds(ancdata: list[tuple[int, int, bytes]]) -> list[int]:
