@@ -27,9 +27,11 @@ async def main(warm):
     entry = ModelEntry(ProviderConfig("p", "{kind}", sys.argv[1], None), ModelConfig("m"))
     provider = {cls}.__new__({cls})
     provider.entry, provider.name, provider._key, provider._client = entry, "p", "k", None
-    request = ProviderRequest(model="m", system="", messages=[Message(id="msg-1", role="user", content=[TextBlock(text="hi")])])
+    message = Message(id="msg-1", role="user", content=[TextBlock(text="hi")])
+    request = ProviderRequest(model="m", system="", messages=[message])
     kinds = [type(event).__name__ async for event in provider.stream(request)]
-    new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in ("{kind}", "httpx", "httpcore", "anyio", "h11", "jiter", "shard"))
+    watched = ("{kind}", "httpx", "httpcore", "anyio", "h11", "jiter", "shard")
+    new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in watched)
     print(json.dumps({{"new": new, "events": len(kinds)}}))
 
 asyncio.run(main(sys.argv[2] == "warm"))
@@ -37,15 +39,13 @@ asyncio.run(main(sys.argv[2] == "warm"))
 
 
 async def _first_call(server: ProviderServer, kind: str, warm: bool) -> dict:
-    module, cls = {"openai": ("openai", "OpenAIProvider"), "anthropic": ("anthropic", "AnthropicProvider")}[
-        kind
-    ]
+    cls = {"openai": "OpenAIProvider", "anthropic": "AnthropicProvider"}[kind]
     server.replies.append(Stream(fixture(f"{kind}/text.sse")))
     url = server.openai_url if kind == "openai" else server.anthropic_url
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        _CALL.format(module=module, cls=cls, kind=kind),
+        _CALL.format(module=kind, cls=cls, kind=kind),
         url,
         "warm" if warm else "cold",
         stdout=asyncio.subprocess.PIPE,
