@@ -173,9 +173,8 @@ async def main() -> int:
         for kind in ("fresh", "restored"):
             s = r[kind]
             ratio = s["median_ms"] / bare
-            print(
-                f"  {label} {kind:8s} {s['median_ms']:7.1f} ms ({s['min_ms']}-{s['max_ms']}) = {ratio:4.1f}x bare"
-            )
+            spread = f"({s['min_ms']}-{s['max_ms']})"
+            print(f"  {label} {kind:8s} {s['median_ms']:7.1f} ms {spread} = {ratio:4.1f}x bare")
         fan = r[f"fanout_{args.fanout}_ms"]
         print(f"  {label} {args.fanout} at once -> the last first request: {fan:.1f} ms")
     ratio = results["warm"]["fresh"]["median_ms"] / results["cold"]["fresh"]["median_ms"]
