@@ -188,6 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
     for action in (show, rm):  # SUPPRESS: the action's own defaults must not undo `sessions --home H`
         action.add_argument("--home", default=argparse.SUPPRESS, help="SHARD_HOME")
 
+    acp = sub.add_parser("acp", help="serve agents to an editor over ACP (Agent Client Protocol), on stdio")
+    acp.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    acp.add_argument("--cwd", metavar="DIR", help="run every session in DIR, whatever the editor sends")
+    acp.add_argument(
+        "--direct",
+        action="store_true",
+        help="run each session in its own agent process even when a daemon is running",
+    )
+
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
 
@@ -252,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.sessions import main_sessions
 
         return main_sessions(args)
+    if args.command == "acp":
+        from shard.cli.acp import main_acp
+
+        return main_acp(args)
     if args.command == "schema":
         import orjson
 
