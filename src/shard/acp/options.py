@@ -24,12 +24,15 @@ def _label(model: ModelDescriptor) -> str:
     return f"{model.id} ({extra})" if isinstance(extra, str) and extra else model.id
 
 
-def model_option(catalog: ListModelsResult, current: str | None = None) -> SessionConfigOptionSelect:
+def model_option(catalog: ListModelsResult) -> SessionConfigOptionSelect | None:
+    """The model picker; None when there is nothing to pick (no model configured)."""
+    if catalog.active is None or not catalog.models:
+        return None
     return SessionConfigOptionSelect(
         id=MODEL_OPTION,
         name="Model",
         category="model",
         type="select",
-        current_value=current or catalog.active.id,
+        current_value=catalog.active.id,
         options=[SessionConfigSelectOption(value=m.id, name=_label(m)) for m in catalog.models],
     )
