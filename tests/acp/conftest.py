@@ -25,7 +25,8 @@ class Editor:
         self.choose = choose
         self.updates: list[tuple[str, Any]] = []
         self.asked: list[Any] = []  # the request_permission calls, as (tool_call, options)
-        self.held: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # with choose=None, the option kind the test releases a held request with (None: cancelled)
+        self.held: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._changed = asyncio.Condition()
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
@@ -37,10 +38,10 @@ class Editor:
         async with self._changed:
             self.asked.append((tool_call, options))
             self._changed.notify_all()
-        if self.choose is None:
-            await self.held
+        choose = self.choose if self.choose is not None else await self.held
+        if choose is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        option = next(o for o in options if o.kind == self.choose)
+        option = next(o for o in options if o.kind == choose)
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
         )

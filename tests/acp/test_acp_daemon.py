@@ -52,7 +52,13 @@ async def test_a_second_client_sees_the_editors_turn_and_its_permission_answer_r
         assert [m.content[0].text for m in users] == ["write from the web"]  # the same turn, seen live
         assert any(isinstance(e, PermissionResolved) for e in seen)
         assert editor.text().endswith("Done.")
-        editor.held.set_result(None)  # the editor's late answer (cancelled) changes nothing
+        editor.held.set_result("reject_once")  # the editor's late answer loses: first answer won
+        again = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("still there?")]), TIMEOUT
+        )
+        assert again.stop_reason == "end_turn"  # the script is past its end: an error, said as text
+        assert "has no step" in editor.text()
+        assert (project / "web.txt").read_text() == "from the web\n"
         assert len(editor.asked) == 1
 
 

@@ -28,6 +28,7 @@ from acp.schema import (
     TextResourceContents,
     ToolCallLocation,
     ToolCallStart,
+    ToolCallStatus,
     ToolKind,
 )
 
@@ -199,9 +200,9 @@ def answer_for(request: PermissionRequest, option_id: str) -> Answer | None:
     """Our answer for the ACP option picked; None for an option the request never offered."""
     if request.choices:
         return Answer(choice_id=option_id) if any(c.id == option_id for c in request.choices) else None
-    decision = option_id.removeprefix(_LEGACY_PREFIX)
-    if option_id.startswith(_LEGACY_PREFIX) and decision in request.options:
-        return Answer(decision=decision)  # type: ignore[arg-type]
+    for decision in request.options:
+        if option_id == _LEGACY_PREFIX + decision:
+            return Answer(decision=decision)
     return None
 
 
@@ -232,9 +233,9 @@ def replay_updates(message: Message, cwd: str) -> list[Update]:
         elif isinstance(block, ToolCallBlock):
             updates.append(call_start(block, cwd, "pending"))
         elif isinstance(block, ToolResultBlock):
-            text = helpers.tool_content(helpers.text_block(result_text(block.content)))
-            status = "failed" if block.is_error else "completed"
-            updates.append(helpers.update_tool_call(block.tool_call_id, status=status, content=[text]))
+            output = helpers.tool_content(helpers.text_block(result_text(block.content)))
+            status: ToolCallStatus = "failed" if block.is_error else "completed"
+            updates.append(helpers.update_tool_call(block.tool_call_id, status=status, content=[output]))
     return updates
 
 

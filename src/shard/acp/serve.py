@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import acp
 
 from shard.acp.backends import choose
@@ -12,6 +14,7 @@ async def serve(home: str | None, *, cwd: str | None = None, direct: bool = Fals
     backend = await choose(home, direct=direct)
     agent = ShardAcpAgent(backend, version=version, cwd=cwd)
     try:
-        await acp.run_agent(agent)  # returns at end of input
+        # cast: the SDK's Agent protocol lists every method of ACP; it routes only those an agent has
+        await acp.run_agent(cast(acp.Agent, agent))  # returns at end of input
     finally:
         await agent.close()

@@ -24,6 +24,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     SessionModeState,
     SetSessionConfigOptionResponse,
@@ -37,6 +38,7 @@ from shard.acp.session import AcpSession
 from shard.client import CommandError, ShardClientError
 
 log = logging.getLogger("shard.acp")
+ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean
 
 
 @contextlib.contextmanager
@@ -157,7 +159,7 @@ class ShardAcpAgent:
 
     async def _controls(
         self, session: AcpSession
-    ) -> tuple[SessionModeState | None, list[SessionConfigOptionSelect] | None]:
+    ) -> tuple[SessionModeState | None, list[ConfigOption] | None]:
         """Modes and models, each offered when the runtime advertises its catalog (R9.1.10)."""
         agent = session.agent
         modes = None

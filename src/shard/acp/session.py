@@ -44,6 +44,7 @@ from shard.protocol.events import (
     ToolCall,
     ToolResult,
 )
+from shard.protocol.render import DiffRender
 
 log = logging.getLogger("shard.acp")
 
@@ -191,8 +192,8 @@ class AcpSession:
 
     async def _running(self, event: ToolCall) -> None:
         content: list[Any] = []
-        if event.render is not None and event.render.kind == "diff":
-            content.append(mapping.diff_content(event.render, self.cwd))  # type: ignore[arg-type]
+        if isinstance(event.render, DiffRender):  # a write's or an edit's change, before it runs
+            content.append(mapping.diff_content(event.render, self.cwd))
         update = helpers.update_tool_call(
             event.tool_call_id,
             status="in_progress",
