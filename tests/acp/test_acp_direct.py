@@ -11,7 +11,7 @@ import acp
 import pytest
 from acp.exceptions import RequestError
 
-from shard.testing import text_step, tool_step, write_scripted_home
+from shard.testing import recorded_requests, text_step, tool_step, write_scripted_home
 from shard.testing.tools import TEST_TOOLS
 
 TIMEOUT = 30.0
@@ -22,7 +22,10 @@ async def _prompt(conn, session_id: str, text: str):
 
 
 async def test_initialize_and_a_prompt_streams_chunks(home, project, start_acp):
-    write_scripted_home(home, [text_step("Hello from the scripted model.", chunk=5)])
+    thinking = {"type": "thinking", "text": "Let me think."}
+    write_scripted_home(
+        home, [{"blocks": [thinking, {"type": "text", "text": "Hello from the scripted model."}], "chunk": 5}]
+    )
     editor, conn, _ = await start_acp()
     session = await conn.new_session(cwd=str(project))
     assert session.session_id.startswith("sess-")  # the Shard session id: session/load finds it again
@@ -31,6 +34,7 @@ async def test_initialize_and_a_prompt_streams_chunks(home, project, start_acp):
     chunks = editor.of_kind("agent_message_chunk", session.session_id)
     assert len(chunks) > 1  # streamed, not one block at the end
     assert editor.text() == "Hello from the scripted model."
+    assert "".join(u.content.text for u in editor.of_kind("agent_thought_chunk")) == "Let me think."
     assert editor.of_kind("user_message_chunk") == []  # the editor's own prompt is not echoed
 
 
@@ -130,6 +134,7 @@ async def test_modes_and_models_are_offered_and_switched(home, project, start_ac
     assert reply.stop_reason == "end_turn"
     assert not (project / "t.txt").exists()
     assert editor.asked == []  # refused by the mode, nobody is asked
+    assert {r["model"] for r in recorded_requests(home)} == {"m2"}  # the switched model answered
 
     with pytest.raises(RequestError):
         await conn.set_session_mode(session_id=session.session_id, mode_id="nonsense")
@@ -166,3 +171,20 @@ async def test_load_of_an_unknown_session_is_an_error(home, project, start_acp):
     assert caught.value.code == -32602
     with pytest.raises(RequestError):  # nor can it be prompted
         await _prompt(conn, "sess-00000000deadbeef", "hi")
+
+
+async def test_a_prompt_with_an_image_and_a_resource_reaches_the_model(home, project, start_acp):
+    write_scripted_home(home, [text_step("Seen.")])
+    _, conn, _ = await start_acp()
+    session = await conn.new_session(cwd=str(project))
+    blocks = [
+        acp.text_block("what is this?"),
+        acp.image_block("aGVsbG8=", "image/png"),
+        acp.resource_block(acp.embedded_text_resource(f"file://{project}/notes.txt", "hello")),
+    ]
+    reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=blocks), TIMEOUT)
+    assert reply.stop_reason == "end_turn"
+    [request] = recorded_requests(home)
+    [user] = [m for m in request["messages"] if m["role"] == "user"]
+    assert user["content"][0]["text"] == f"what is this?\n\n{project}/notes.txt:\n```\nhello\n```"
+    assert user["content"][1] == {"type": "image", "data": "aGVsbG8=", "mime_type": "image/png"}
