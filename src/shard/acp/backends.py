@@ -109,7 +109,10 @@ class DirectBackend:
         if session_id is not None:
             args += ["--session", session_id]
         agent = DirectAgent(stdio(*args, cwd=cwd, home=self.home))
-        await agent.connection.open()
+        try:
+            await agent.connection.open()
+        except ShardClientError as exc:  # it stopped before hello: its reason went to our stderr
+            raise ConnectionLost(f"the agent process did not start ({exc}); see shard acp's log") from None
         try:
             first = await agent.events().next(START_TIMEOUT)
         except (TimeoutError, StopAsyncIteration, ShardClientError) as exc:
@@ -141,8 +144,8 @@ async def choose(home: str | None, *, direct: bool) -> Backend:
         try:
             client = await ShardClient.connect_unix(home=home)
         except ConnectError as exc:
-            log.info("shard acp: no daemon (%s): each session runs its own agent process", exc)
+            log.info("no daemon (%s): each session runs its own agent process", exc)
         else:
-            log.info("shard acp: hosting sessions in the daemon")
+            log.info("hosting sessions in the daemon")
             return DaemonBackend(client)
     return DirectBackend(home if home is not None else os.environ.get("SHARD_HOME"))

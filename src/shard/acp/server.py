@@ -111,7 +111,7 @@ class ShardAcpAgent:
         try:
             await session.cancel()
         except ShardClientError as exc:
-            log.warning("shard acp: cancel %s: %s", session_id, exc)
+            log.warning("cancel %s: %s", session_id, exc)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
         session = self._session(session_id)

@@ -125,8 +125,8 @@ class AcpSession:
                     await self._handle(event)
                 if seen is Seen.END and self._done is not None and self._watch is not None:
                     self._done.set_result(self._watch.stop or "end_turn")
-        except (ShardClientError, ConnectionError) as exc:
-            log.warning("shard acp: session %s: %s", self.id, exc)
+        except (ShardClientError, ConnectionError, RequestError) as exc:  # the agent or the editor left
+            log.warning("session %s: %s", self.id, exc)
         finally:
             if self._done is not None and not self._done.done():
                 why = "the agent's connection ended during the turn"
@@ -234,13 +234,13 @@ class AcpSession:
                 return
             answer = mapping.answer_for(request, outcome.option_id)
             if answer is None:
-                log.warning("shard acp: the editor picked %r, which was not offered", outcome.option_id)
+                log.warning("the editor picked %r, which was not offered", outcome.option_id)
                 return
             await self.agent.answer_permission(
                 request.request_id, choice_id=answer.choice_id, decision=answer.decision
             )
         except (RequestError, ConnectionError, ShardClientError) as exc:
-            log.warning("shard acp: permission %s: %s", request.request_id, exc)
+            log.warning("permission %s: %s", request.request_id, exc)
         finally:
             self._asks.pop(request.request_id, None)
 
