@@ -87,11 +87,12 @@ class AgentSlot:
     @property
     def forgettable(self) -> bool:
         """Nothing to stop and nothing worth keeping the agent for: no runtime running or starting,
-        and none ever became ready or the last one failed (agent.terminate then forgets it)."""
+        and none ever became ready, or the last one failed, or the agent was made to be removed once
+        stopped (agent.terminate then forgets it)."""
         return (
             self.gen is None
             and not self.start_pending
-            and (self.runtime.state == "failed" or self.record.started_at is None)
+            and (self.runtime.state == "failed" or self.record.started_at is None or self.record.ephemeral)
         )
 
     def attach(self, client: Client, role: Role) -> None:
