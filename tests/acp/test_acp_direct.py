@@ -188,3 +188,14 @@ async def test_a_prompt_with_an_image_and_a_resource_reaches_the_model(home, pro
     [user] = [m for m in request["messages"] if m["role"] == "user"]
     assert user["content"][0]["text"] == f"what is this?\n\n{project}/notes.txt:\n```\nhello\n```"
     assert user["content"][1] == {"type": "image", "data": "aGVsbG8=", "mime_type": "image/png"}
+
+
+async def test_the_same_editor_loading_its_open_session_gets_it_again(home, project, start_acp):
+    write_scripted_home(home, [text_step("One."), text_step("Two.")])
+    editor, conn, _ = await start_acp()
+    session = await conn.new_session(cwd=str(project))
+    await _prompt(conn, session.session_id, "first")
+    await conn.load_session(cwd=str(project), session_id=session.session_id)  # e.g. the thread reopened
+    assert [u.content.text for u in editor.of_kind("user_message_chunk")] == ["first"]
+    assert (await _prompt(conn, session.session_id, "second")).stop_reason == "end_turn"
+    assert editor.text() == "One.One.Two."  # the reply, its replay, then the next turn
