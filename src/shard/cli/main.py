@@ -206,6 +206,14 @@ def build_parser() -> argparse.ArgumentParser:
     for action in (show, rm):  # SUPPRESS: the action's own defaults must not undo `sessions --home H`
         action.add_argument("--home", default=argparse.SUPPRESS, help="SHARD_HOME")
 
+    acp = sub.add_parser("acp", help="serve agents to an editor over ACP (Agent Client Protocol), on stdio")
+    acp.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    acp.add_argument("--cwd", metavar="DIR", help="run every session in DIR, whatever the editor sends")
+    acp.add_argument(
+        "--direct",
+        action="store_true",
+        help="run each session in its own agent process even when a daemon is running",
+    )
     mcp = sub.add_parser("mcp", help="MCP servers configured in config.toml ([[mcp_servers]])")
     mcp_actions = mcp.add_subparsers(dest="action", metavar="ACTION", required=True)
     mcp_list = mcp_actions.add_parser("list", help="start each server briefly and list its tools")
@@ -276,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.sessions import main_sessions
 
         return main_sessions(args)
+    if args.command == "acp":
+        from shard.cli.acp import main_acp
+
+        return main_acp(args)
     if args.command == "mcp":
         from shard.cli.mcp import main_mcp
 

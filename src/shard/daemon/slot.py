@@ -126,6 +126,7 @@ class AgentSlot:
             "alias": r.alias,
             "definition_name": r.definition_name,
             "display_name": r.display_name,
+            "session_id": r.session_id,
             "usage": Usage.model_validate(self.usage) if self.usage else None,
         }
         return AgentInfo(
