@@ -107,6 +107,7 @@ def _preload(held_keys: list[str]) -> None:
         config = load_config(shard_home(None))
         kinds = {p.kind for p in config.providers}
         kinds |= {p.kind for p in builtin_api_providers(dict.fromkeys(held_keys, "held"))}
+    _build_models()
     warm = []
     for kind in sorted(kinds):
         name = SDK_MODULES.get(kind)
@@ -118,6 +119,20 @@ def _preload(held_keys: list[str]) -> None:
         asyncio.run(_warm_up(warm))
     if threading.active_count() > 1:  # a fork copies no thread: say so rather than fork a half state
         sys.stderr.write(f"shard: the runtime template holds {threading.active_count()} threads\n")
+
+
+def _build_models() -> None:
+    """Build every Shard model a runtime may validate or serialize: they are deferred (built at first
+    use, which a spawned runtime pays once), so here they are built once for every fork."""
+    import pydantic
+
+    pending = [pydantic.BaseModel]
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if model.__module__.startswith("shard.") and not model.__pydantic_complete__:
+            with contextlib.suppress(Exception):
+                model.model_rebuild()
 
 
 async def _warm_up(kinds: list[str]) -> None:
