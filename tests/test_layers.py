@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "web": {"protocol"},
     "client": {"protocol"},
     "testing": {"protocol", "agent", "daemon"},
-    "cli": {"protocol", "agent", "daemon", "web", "client"},
+    "acp": {"protocol", "client"},
+    "cli": {"protocol", "agent", "daemon", "web", "client", "acp"},
 }
 L0_THIRD_PARTY = {"pydantic", "pydantic_core", "orjson"}
 
@@ -74,11 +75,24 @@ def test_start_up_path_imports_neither_pydantic_nor_asyncio():
     code = (
         "import sys\n"
         "import shard.cli.main, shard.cli.agent, shard.agent.boot\n"
-        "heavy = sorted(m for m in ('pydantic', 'asyncio', 'anthropic', 'openai') if m in sys.modules)\n"
+        "heavy = ('pydantic', 'asyncio', 'anthropic', 'openai', 'mcp')\n"
+        "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_runtime_loads_the_mcp_sdk_only_for_a_turn_that_needs_it():
+    """The ``mcp`` SDK (and anyio, httpx2, starlette with it) is imported by
+    ``shard.agent.mcp.connection`` alone, when a config with ``[[mcp_servers]]`` starts its servers:
+    the runtime and its transports do not load it."""
+    code = (
+        "import sys, shard.agent.stdio, shard.agent.runtime, shard.cli.run, shard.agent.mcp.host\n"
+        "print(sorted(m for m in ('mcp', 'anyio', 'httpx2') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_daemon_runs_without_aiohttp():
