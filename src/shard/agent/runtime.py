@@ -36,7 +36,7 @@ from shard.agent.steering import StrictSteers
 from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.tools.environment import tool_environment
 from shard.agent.tools.recall import RecallTool
-from shard.agent.tools.registry import build_tools
+from shard.agent.tools.registry import build_tools, subagent_tools_for
 from shard.agent.transcript import Transcript
 from shard.agent.turn import Failed, Fatal, TurnContext, UserInput, drive
 from shard.protocol import commands as cmd
@@ -160,7 +160,7 @@ class Runtime:
             else build_tools(
                 prepared.config.tool_extensions,
                 allow=list(prepared.options.tools) if prepared.options.tools is not None else None,
-                hosted=_hosted_tools(prepared),
+                hosted=subagent_tools_for(prepared.options.agent_id, prepared.cwd, prepared.config.home),
             ),
             sink=sink,
             headless_policy=prepared.options.headless_policy,
@@ -444,12 +444,3 @@ def hello_event(model: ModelEntry | None, capabilities: list[str] | None = None)
         server_version=__version__,
         capabilities=capabilities if capabilities is not None else capabilities_for(model),
     )
-
-
-def _hosted_tools(prepared: Prepared) -> list[Tool[Any]]:
-    """A daemon-hosted runtime's subagent tools; a direct one does not even import their module."""
-    if not prepared.options.agent_id:
-        return []
-    from shard.agent.tools.subagents import hosted_tools
-
-    return hosted_tools(prepared.options.agent_id, prepared.cwd, prepared.config.home)

@@ -5,6 +5,7 @@ instance) — the way a project adds its own tools without patching Shard."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 from shard.agent.tools.base import Tool
 from shard.agent.tools.bash import BashTool
@@ -48,3 +49,13 @@ def build_tools(
     if allow is not None:
         by_name = {n: t for n, t in by_name.items() if n in allow}
     return by_name
+
+
+def subagent_tools_for(agent_id: str | None, cwd: Path, home: Path) -> list[Tool]:
+    """The subagent tools of a daemon-hosted runtime (``agent_id`` given); a direct one does not
+    even import their module (seven parameter models and the daemon link)."""
+    if not agent_id:
+        return []
+    from shard.agent.tools.subagents import hosted_tools
+
+    return hosted_tools(agent_id, cwd, home)
