@@ -67,8 +67,11 @@ class _LazyInit:
         return None
 
     def exec_module(self, module: ModuleType) -> None:
-        with open(self.origin, encoding="utf-8") as f:
-            names = lazy_names(f.read(), module.__name__)
+        try:
+            with open(self.origin, encoding="utf-8") as f:
+                names = lazy_names(f.read(), module.__name__)
+        except (OSError, SyntaxError, ValueError):
+            names = None  # unreadable here: the package's own loader runs it as it is
         if names is None:
             self.real.exec_module(module)
             return
@@ -101,8 +104,13 @@ class _Finder:
         if not any(fullname == p or fullname.startswith(p + ".") for p in PACKAGES):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.submodule_search_locations is None or spec.loader is None or not spec.origin:
-            return spec  # a plain module: found here as the path finder would
+        if (
+            spec is None
+            or spec.submodule_search_locations is None
+            or spec.loader is None
+            or not (spec.origin or "").endswith(".py")
+        ):
+            return None  # a plain module (or one without source): the usual finders load it
         spec.loader = _LazyInit(spec.loader, spec.origin)  # type: ignore[assignment]
         return spec
 
