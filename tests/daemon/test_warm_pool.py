@@ -49,9 +49,12 @@ def templates_of(daemon: DaemonProcess) -> list[int]:
     return found
 
 
-async def _probe(home: Path, project: Path, *flags: str) -> tuple[dict[str, Any], int, DaemonProcess]:
+async def _probe(
+    home: Path, project: Path, started: list[DaemonProcess], *flags: str
+) -> tuple[dict[str, Any], int, DaemonProcess]:
     write_scripted_home(home, [tool_step("probe", {}), text_step("done")], loop=True, extensions=PROBE)
     daemon = await DaemonProcess.start(home, *flags)
+    started.append(daemon)  # killed by the test whatever happens next
     client = await daemon.unix()
     agent = await create_agent(client, project)
     await attach(client, agent)
@@ -101,9 +104,10 @@ async def test_a_forked_runtime_is_what_a_spawned_one_is(tmp_path, project):
     session's flock, argv, sys.path and flags: equal between a runtime the template forked and one
     spawned cold — and the first really was forked (its parent is the template), the second spawned."""
     warm_home, cold_home = tmp_path / "warm", tmp_path / "cold"
-    warm, warm_pid, warm_daemon = await _probe(warm_home, project)
-    cold, cold_pid, cold_daemon = await _probe(cold_home, project, "--cold-start")
+    started: list[DaemonProcess] = []
     try:
+        warm, warm_pid, warm_daemon = await _probe(warm_home, project, started)
+        cold, cold_pid, cold_daemon = await _probe(cold_home, project, started, "--cold-start")
         assert _ppid(warm_pid) in templates_of(warm_daemon), "forked by the template"
         assert _ppid(cold_pid) == cold_daemon.proc.pid, "spawned by the daemon itself"
         w, c = _normalized(warm, warm_home), _normalized(cold, cold_home)
@@ -114,8 +118,8 @@ async def test_a_forked_runtime_is_what_a_spawned_one_is(tmp_path, project):
         assert cmdline[1:5] == ["-m", "shard", "agent", "--stdio"], "ps shows what a spawn would"
         assert cmdline[cmdline.index("--home") + 1] == str(warm_home)
     finally:
-        await warm_daemon.kill()
-        await cold_daemon.kill()
+        for daemon in started:
+            await daemon.kill()
 
 
 async def test_a_config_change_rebuilds_the_template(daemon_factory, home, project):
