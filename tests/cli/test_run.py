@@ -5,7 +5,6 @@ Every test runs the real command (``python -m shard run``) in a subprocess.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -16,7 +15,14 @@ import orjson
 import pytest
 
 from agent.mcp._servers import alive, pids, server_toml
-from shard.testing import recorded_requests, shard_command, text_step, tool_step, write_scripted_home
+from shard.testing import (
+    recorded_requests,
+    run_shard,
+    shard_command,
+    text_step,
+    tool_step,
+    write_scripted_home,
+)
 
 TOOLS = ["shard.testing.tools:TouchTool"]
 
@@ -34,16 +40,8 @@ def _env(home: Path) -> dict[str, str]:
 
 
 async def _run(home: Path, cwd: Path, *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *shard_command("run", *args),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env=_env(home),
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    code, out, err = await run_shard(home, cwd, "run", *args)
+    return code, out.decode(), err.decode()
 
 
 def _session_rows(home: Path) -> list[dict]:

@@ -20,6 +20,7 @@ import pytest
 from shard.testing import (
     DaemonProcess,
     recorded_requests,
+    run_shard,
     shard_command,
     text_step,
     tool_step,
@@ -32,16 +33,8 @@ _TIMES = re.compile(rb'"(duration_ms|ts|created_at)":[0-9.]+')
 
 
 async def _run(home: Path, cwd: Path, *args: str) -> tuple[int, bytes, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *shard_command("run", *args),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env={**os.environ, "SHARD_HOME": str(home)},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out, err.decode()
+    code, out, err = await run_shard(home, cwd, "run", *args)
+    return code, out, err.decode()
 
 
 def _modulo_ids_and_times(stream: bytes) -> list[bytes]:

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 from pathlib import Path
 
 import orjson
 
 from shard.protocol.codec import parse_event
-from shard.testing import shard_command, text_step, tool_step, write_scripted_home
+from shard.testing import run_shard, text_step, tool_step, write_scripted_home
 
 
 async def _run(home: Path, cwd: Path, *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *shard_command("run", *args),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env={**os.environ, "SHARD_HOME": str(home)},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    code, out, err = await run_shard(home, cwd, "run", *args)
+    return code, out.decode(), err.decode()
 
 
 async def test_run_prints_the_assistant_text(home, project):

@@ -1,6 +1,7 @@
 """A public testing kit for Shard and for anyone building a client or a tool on it.
 
 * :class:`AgentProcess` — spawns a real ``shard agent --stdio`` and speaks the protocol to it.
+* :func:`run_shard` — runs ``shard …`` to its end: exit status, stdout, stderr.
 * :func:`write_scripted_home` — a SHARD_HOME whose config points a ``scripted`` provider at a script.
 * :class:`SleepTool` — a read-only tool that waits, for exercising abort while a tool runs.
 * :class:`FakeClock` — a clock tests advance, for timeouts without sleeping.
@@ -8,7 +9,7 @@
   ``/bootstrap`` and ticket flow that the daemon's WebSocket requires.
 """
 
-from shard.testing.agent_process import AgentProcess, shard_command
+from shard.testing.agent_process import AgentProcess, run_shard, shard_command
 from shard.testing.clock import FakeClock
 from shard.testing.daemon import DaemonProcess, UnixClient, WsClient
 from shard.testing.home import recorded_requests, text_step, tool_step, types, write_scripted_home
@@ -27,6 +28,7 @@ __all__ = [
     "UnixClient",
     "WsClient",
     "recorded_requests",
+    "run_shard",
     "shard_command",
     "text_step",
     "tool_step",

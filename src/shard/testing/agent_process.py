@@ -18,6 +18,20 @@ def shard_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "shard", *args]
 
 
+async def run_shard(home: Path, cwd: Path, *args: str, timeout: float = 60) -> tuple[int, bytes, bytes]:
+    """``shard ARGS`` run to its end in ``cwd`` on SHARD_HOME ``home``: (exit status, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        *shard_command(*args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env={**os.environ, "SHARD_HOME": str(home)},
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    assert proc.returncode is not None
+    return proc.returncode, out, err
+
+
 def under_umask(argv: list[str], umask: int | None) -> list[str]:
     """``argv`` run with this umask (through ``sh``, which then execs it: same pid), or unchanged."""
     if umask is None:
