@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "web": {"protocol"},
     "client": {"protocol"},
     "testing": {"protocol", "agent", "daemon"},
-    "cli": {"protocol", "agent", "daemon", "web", "client"},
+    "tui": {"protocol", "client"},
+    "cli": {"protocol", "agent", "daemon", "web", "client", "tui"},
 }
 L0_THIRD_PARTY = {"pydantic", "pydantic_core", "orjson"}
 

@@ -188,6 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     for action in (show, rm):  # SUPPRESS: the action's own defaults must not undo `sessions --home H`
         action.add_argument("--home", default=argparse.SUPPRESS, help="SHARD_HOME")
 
+    attach = sub.add_parser("attach", help="the terminal client: the agent list, or one agent's conversation")
+    attach.add_argument("agent", nargs="?", metavar="AGENT", help="the agent to open (default: the list)")
+    attach.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
 
@@ -252,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.sessions import main_sessions
 
         return main_sessions(args)
+    if args.command == "attach":
+        from shard.cli.attach import main_attach
+
+        return main_attach(args)
     if args.command == "schema":
         import orjson
 
