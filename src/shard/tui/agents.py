@@ -21,7 +21,7 @@ class AgentList(OptionList):
     def _label(self, row: Row) -> Text:
         text = Text("▶ " if row.agent_id == self.selected else "  ")
         text.append(row.line(), style="bold yellow" if row.needs_answer else "")
-        text.append(f"\n  {row.cwd}", style="dim")
+        text.append(f"\n  {_tail(row.cwd)}", style="dim")
         return text
 
     def show(self, rows: list[Row]) -> None:
@@ -41,3 +41,8 @@ class NewAgent(Input):
 
     def __init__(self, cwd: str) -> None:
         super().__init__(value=cwd, placeholder="new agent: working directory", id="new-agent")
+
+
+def _tail(path: str, width: int = 32) -> str:
+    """The end of a long path: the part that tells projects apart fits the pane."""
+    return path if len(path) <= width else "…" + path[-(width - 1) :]

@@ -14,6 +14,7 @@ text field) or ctrl+c quits.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from pathlib import Path
@@ -83,6 +84,7 @@ class ShardApp(App[None]):
         self._dialog: RequestDialog | None = None
         self._hidden: set[str] = set()  # requests closed without an answer (ctrl+r reopens them)
         self._answered: set[str] = set()  # answered here, waiting for the resolution to arrive
+        self.updated = asyncio.Event()  # set on every change shown: tests wait on it, never sleep
 
     # --- layout -----------------------------------------------------------------------------------
 
@@ -126,6 +128,7 @@ class ShardApp(App[None]):
         listing = self.query_one(AgentList)
         listing.selected = self.selected
         listing.show(sorted(self.roster.rows.values(), key=lambda r: r.agent_id))
+        self.updated.set()
 
     async def _follow_orchestrator(self) -> None:
         with contextlib.suppress(ShardClientError):
@@ -194,6 +197,7 @@ class ShardApp(App[None]):
         self.query_one("#hint", Static).update(Text(hint))
         self.refresh_bindings()
         self._show_requests(view)
+        self.updated.set()
 
     def _watch_link(self) -> None:
         link = _LINK[self.client.connection.state]
@@ -208,6 +212,7 @@ class ShardApp(App[None]):
             view = self.view
             status = view.headline(link) if view else link
             self.query_one("#status", Static).update(Text(status))
+            self.updated.set()
 
     # --- the prompt box --------------------------------------------------------------------------------
 

@@ -68,9 +68,12 @@ class Conversation(VerticalScroll):
         if at_end:
             self.scroll_end(animate=False)
 
+    def texts(self) -> list[Text]:
+        """What the pane holds, in order, as rendered."""
+        return [self._texts[key] for key in self._order if key in self._texts]
+
     def plain(self) -> list[str]:
-        """What the pane holds, as text (tests and the snapshot)."""
-        return [self._texts[key].plain for key in self._order if key in self._texts]
+        return [text.plain for text in self.texts()]
 
 
 def _comparable(signature: object) -> object:

@@ -1,0 +1,138 @@
+"""The terminal client driven with Textual's pilot against a real ``shard daemon`` on scripted
+models: what the screen shows for a streamed answer, a diff, a permission dialog answered here or
+elsewhere, and a reconnect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import SIZE, until
+
+from shard.client import ShardClient, choice_for
+from shard.protocol.events import PermissionRequest
+from shard.testing.home import text_step, tool_step
+from shard.tui.app import ShardApp
+from shard.tui.conversation import Conversation
+from shard.tui.dialogs import PermissionDialog
+
+EDIT = tool_step(
+    "edit", {"path": "notes.txt", "edits": [{"old_text": "hello", "new_text": "bye"}]}, "Editing."
+)
+
+
+def shown(app: ShardApp) -> str:
+    return "\n".join(app.query_one(Conversation).plain())
+
+
+async def test_a_prompt_shows_the_streamed_answer(daemon_factory, project: Path, client_factory):
+    """Enter sends the prompt (idle: no streaming_behavior); the answer streams into one entry and
+    the status returns to idle.
+
+    Covers: R9.2.3, R6.4.4
+    """
+    daemon = await daemon_factory([text_step("All good here, thanks for asking.", chunk=4)])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press(*"how are things?", "enter")
+        await until(pilot, lambda: "All good here, thanks for asking." in shown(app))
+        await until(pilot, lambda: app.views[agent_id].status == "idle")
+        lines = app.query_one(Conversation).plain()
+        assert lines[0] == "you how are things?"
+        assert lines[1] == "agent All good here, thanks for asking."
+        assert sum("All good here" in line for line in lines) == 1
+        assert app.views[agent_id].transcript.mismatches == []
+
+
+async def test_a_permission_answered_here_then_the_diff_is_shown(
+    daemon_factory, project: Path, client_factory
+):
+    """The edit asks; the dialog shows the server's prompt and choices, the choice's key answers with
+    its choice_id; the tool card then shows the diff, removed and added lines coloured.
+
+    Covers: R6.3.1, R6.3.6, R9.5.5, R11.0.6
+    """
+    daemon = await daemon_factory([EDIT, text_step("Edited.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press(*"edit it", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
+        dialog = app.screen
+        assert isinstance(dialog, PermissionDialog)
+        labels = [c.label for c in dialog.request.choices or []]
+        assert labels[0].lower().startswith("allow")
+        await pilot.press("1")  # the first choice: allow once
+        await until(pilot, lambda: "Edited." in shown(app))
+        assert (project / "notes.txt").read_text() == "bye\n"
+        assert not isinstance(app.screen, PermissionDialog)
+        text = next(t for t in app.query_one(Conversation).texts() if t.plain.startswith("⚙ edit"))
+        plain = text.plain
+        styles = {
+            line: str(span.style)
+            for line in ("-hello", "+bye")
+            for span in text.spans
+            if plain[span.start : span.end].startswith(line)
+        }
+        assert styles == {"-hello": "red", "+bye": "green"}
+
+
+async def test_a_dialog_answered_by_another_client_goes_away(daemon_factory, project: Path, client_factory):
+    """Another client (the SDK) answers first: permission_resolved closes the dialog here and says
+    who answered; nothing is sent from this client.
+
+    Covers: R6.3.1, R6.3.3, R6.3.6, R9.5.8
+    """
+    daemon = await daemon_factory([EDIT, text_step("Edited.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id)
+    async with app.run_test(size=SIZE) as pilot, await ShardClient.connect_unix(home=daemon.home) as other:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        elsewhere = await other.attach(agent_id)
+        asked = elsewhere.subscribe()
+        await pilot.press(*"edit it", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
+        request = await asked.next(20)
+        while not isinstance(request, PermissionRequest):
+            request = await asked.next(20)
+        await elsewhere.answer_permission(request.request_id, choice_id=choice_for(request, "allow"))
+        await until(pilot, lambda: not isinstance(app.screen, PermissionDialog))
+        await until(pilot, lambda: "Edited." in shown(app))
+        assert app.views[agent_id].resolved.get(request.request_id)
+        assert request.request_id not in app._answered
+        asked.close()
+
+
+async def test_reconnect_resumes_without_duplicates(daemon_factory, project: Path, client_factory):
+    """The connection drops mid-turn (a stalled stream): the status line says reconnecting, the SDK
+    reconnects and re-attaches, and the fresh sync leaves each message and the streaming text once.
+
+    Covers: R2.2.6, R2.2.8, R6.4.17, R6.4.18, R6.4.21
+    """
+    stalled = {"blocks": [{"type": "text", "text": "Part one, then more…"}], "stall": True}
+    daemon = await daemon_factory([text_step("First answer."), stalled])
+    client = await client_factory(daemon.home, first=0.5)  # long enough to see the state
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id, poll=0.02)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: "First answer." in shown(app) and app.views[agent_id].status == "idle")
+        await pilot.press(*"second", "enter")
+        await until(pilot, lambda: "Part one, then more…" in shown(app))
+        client.drop()
+        await until(pilot, lambda: app.link == "reconnecting…")
+        assert "reconnecting…" in str(app.query_one("#status").render())
+        await until(pilot, lambda: app.views[agent_id].syncs == 2)
+        await until(pilot, lambda: app.link == "connected")
+        lines = app.query_one(Conversation).plain()
+        for text in ("you first", "agent First answer.", "you second", "agent Part one, then more…▌"):
+            assert lines.count(text) == 1, (text, lines)
+        assert client.generation == 2
+        await pilot.press("escape")  # abort the stalled turn
+        await until(pilot, lambda: app.views[agent_id].status == "idle")
