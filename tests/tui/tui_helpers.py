@@ -60,9 +60,9 @@ def check_snapshot(name: str, text: str) -> None:
     assert text == path.read_text()
 
 
-async def connect(home: Path, first: float = 0.05) -> ShardClient:
+async def connect(home: Path, first: float = 0.05, path: Path | None = None) -> ShardClient:
     """A client that reconnects fast (the schedule itself is the SDK's, tested there)."""
-    return await ShardClient.connect_unix(home=home, backoff=Backoff(first=first, cap=0.5))
+    return await ShardClient.connect_unix(path, home=home, backoff=Backoff(first=first, cap=0.5))
 
 
 # --- a fake daemon, for what a real one never sends (no capabilities, a superseded runtime) ----------
@@ -109,7 +109,13 @@ class Peer:
     async def __aexit__(self, *exc: object) -> None:
         self.server.close()
 
+    async def push(self, message: dict[str, Any]) -> None:
+        """Send an event unasked."""
+        self.writer.write(orjson.dumps(message) + b"\n")
+        await self.writer.drain()
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
         writer.write(orjson.dumps(HELLO) + b"\n")
         while line := await reader.readline():
             command = orjson.loads(line)

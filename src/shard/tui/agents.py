@@ -34,6 +34,8 @@ class AgentList(OptionList):
             elif known != label:
                 self.replace_option_prompt(row.agent_id, label)
             self._shown[row.agent_id] = label
+        if self.highlighted is None and self.option_count:
+            self.highlighted = 0  # Enter opens something straight away
 
 
 class NewAgent(Input):
@@ -43,6 +45,6 @@ class NewAgent(Input):
         super().__init__(value=cwd, placeholder="new agent: working directory", id="new-agent")
 
 
-def _tail(path: str, width: int = 32) -> str:
+def _tail(path: str, width: int = 28) -> str:
     """The end of a long path: the part that tells projects apart fits the pane."""
     return path if len(path) <= width else "…" + path[-(width - 1) :]
