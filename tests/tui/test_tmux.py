@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from shard.testing import shard_command
 from shard.testing.home import text_step
 
-TMUX = "/usr/bin/tmux"
+TMUX = shutil.which("tmux") or "tmux"  # ./test and .ci/run install it where missing
 
 
 class Pane:
