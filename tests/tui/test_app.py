@@ -13,7 +13,7 @@ from shard.protocol.events import PermissionRequest
 from shard.testing.home import text_step, tool_step
 from shard.tui.app import ShardApp
 from shard.tui.conversation import Conversation
-from shard.tui.dialogs import PermissionDialog
+from shard.tui.dialogs import PermissionDialog, UiDialog
 
 EDIT = tool_step(
     "edit", {"path": "notes.txt", "edits": [{"old_text": "hello", "new_text": "bye"}]}, "Editing."
@@ -136,3 +136,38 @@ async def test_reconnect_resumes_without_duplicates(daemon_factory, project: Pat
         assert client.generation == 2
         await pilot.press("escape")  # abort the stalled turn
         await until(pilot, lambda: app.views[agent_id].status == "idle")
+
+
+async def test_a_ui_select_is_answered_and_esc_leaves_a_permission_open(
+    daemon_factory, project, client_factory
+):
+    """A UI select shows the server's options and answers with the one picked (ui_resolved closes
+    it); Esc on a permission dialog answers nothing — the request stays pending and ctrl+r reopens it.
+
+    Covers: R6.3.2, R6.3.7, R9.5.19, R9.5.20, R9.5.21
+    """
+    ask = tool_step("ask", {"kind": "select", "title": "Pick one", "options": ["red", "blue"]})
+    daemon = await daemon_factory([ask, text_step("Picked."), EDIT, text_step("Edited.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press(*"ask me", "enter")
+        await until(pilot, lambda: isinstance(app.screen, UiDialog))
+        await pilot.press("down", "enter")  # the second option
+        await until(pilot, lambda: "Picked." in shown(app))
+        assert '"answer": "blue"' in shown(app)
+        await pilot.press(*"edit it", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, PermissionDialog))
+        view = app.views[agent_id]
+        assert len(view.pending) == 1
+        assert view.status == "waiting_for_permission"
+        assert "1 waiting for an answer" in view.headline(app.link)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
+        await pilot.press("3")  # deny
+        await until(pilot, lambda: view.pending == {} and view.status == "idle")
+        assert (project / "notes.txt").read_text() == "hello\n"

@@ -17,66 +17,72 @@ def _dom_id(key: str) -> str:
     return "e-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in key)
 
 
+class EntryView(Static):
+    """One entry on screen, with the text it shows (what tests and snapshots read)."""
+
+    def __init__(self, item: Entry) -> None:
+        self.text = render.entry(item)
+        self.signature = _signature(item, self.text)
+        super().__init__(self.text, id=_dom_id(item.key), classes=item.kind)
+
+    def change(self, item: Entry) -> None:
+        """Re-render only when what the entry shows changed."""
+        if item.kind != "tool" and (item.text, item.live) == self.signature:
+            return
+        text = render.entry(item)
+        signature = _signature(item, text)
+        if signature != self.signature:
+            self.text, self.signature = text, signature
+            self.update(text)
+
+
 class Conversation(VerticalScroll):
     DEFAULT_CSS = """
     Conversation { height: 1fr; padding: 0 1; }
-    Conversation > Static { margin-bottom: 1; }
+    Conversation > EntryView { margin-bottom: 1; }
     Conversation > .tool { border-left: thick $warning; padding-left: 1; }
     """
 
     def __init__(self) -> None:
         super().__init__(id="conversation")
-        self._widgets: dict[str, Static] = {}
-        self._signatures: dict[str, object] = {}
-        self._texts: dict[str, Text] = {}
-        self._order: list[str] = []
+        self._views: dict[str, EntryView] = {}
 
     def clear(self) -> None:
         self.remove_children()
-        self._widgets.clear()
-        self._signatures.clear()
-        self._texts.clear()
+        self._views.clear()
 
     def show(self, entries: list[Entry]) -> None:
         at_end = self.scroll_y >= self.max_scroll_y - 1
         wanted = {e.key for e in entries}
-        for key in [k for k in self._widgets if k not in wanted]:
-            self._widgets.pop(key).remove()
-            self._signatures.pop(key, None)
-            self._texts.pop(key, None)
-        previous: Static | None = None
+        for key in [k for k in self._views if k not in wanted]:
+            self._views.pop(key).remove()
+        previous: EntryView | None = None
         for item in entries:
-            widget = self._widgets.get(item.key)
-            # a tool card changes in place (its result arrives later): always re-rendered
-            signature: object = render.entry(item) if item.kind == "tool" else (item.text, item.live)
-            if widget is None:
-                text = signature if isinstance(signature, Text) else render.entry(item)
-                widget = Static(text, id=_dom_id(item.key), classes=item.kind)
-                self._widgets[item.key] = widget
+            view = self._views.get(item.key)
+            if view is None:
+                view = self._views[item.key] = EntryView(item)
                 if previous is not None:
-                    self.mount(widget, after=previous)
+                    self.mount(view, after=previous)
                 elif self.children:
-                    self.mount(widget, before=0)
+                    self.mount(view, before=0)
                 else:
-                    self.mount(widget)
-            elif self._signatures.get(item.key) != _comparable(signature):
-                widget.update(signature if isinstance(signature, Text) else render.entry(item))
-            self._signatures[item.key] = _comparable(signature)
-            self._texts[item.key] = signature if isinstance(signature, Text) else render.entry(item)
-            previous = widget
-        self._order = [e.key for e in entries]
+                    self.mount(view)
+            else:
+                view.change(item)
+            previous = view
         if at_end:
             self.scroll_end(animate=False)
 
     def texts(self) -> list[Text]:
-        """What the pane holds, in order, as rendered."""
-        return [self._texts[key] for key in self._order if key in self._texts]
+        """What the pane shows, in screen order."""
+        return [child.text for child in self.children if isinstance(child, EntryView)]
 
     def plain(self) -> list[str]:
         return [text.plain for text in self.texts()]
 
 
-def _comparable(signature: object) -> object:
-    if isinstance(signature, Text):
-        return (signature.plain, tuple((s.start, s.end, str(s.style)) for s in signature.spans))
-    return signature
+def _signature(item: Entry, text: Text) -> object:
+    """A text entry changes with its text; a tool card (mutated in place) with what it renders."""
+    if item.kind != "tool":
+        return (item.text, item.live)
+    return (text.plain, tuple((span.start, span.end, str(span.style)) for span in text.spans))
