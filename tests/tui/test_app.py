@@ -11,6 +11,7 @@ from tui_helpers import SIZE, until
 from shard.client import ShardClient, choice_for
 from shard.protocol.events import PermissionRequest
 from shard.testing.home import text_step, tool_step
+from shard.tui.agents import AgentList
 from shard.tui.app import ShardApp
 from shard.tui.conversation import Conversation
 from shard.tui.dialogs import PermissionDialog, UiDialog
@@ -171,3 +172,61 @@ async def test_a_ui_select_is_answered_and_esc_leaves_a_permission_open(
         await pilot.press("3")  # deny
         await until(pilot, lambda: view.pending == {} and view.status == "idle")
         assert (project / "notes.txt").read_text() == "hello\n"
+
+
+async def test_a_permission_asked_before_a_drop_is_answered_after_it(daemon_factory, project, client_factory):
+    """The link drops while the dialog is open: the dialog stays (the re-attach sync still carries the
+    request, keyed by request_id: one dialog), and the answer given after the reconnect resolves it.
+
+    Covers: R6.4.22, R6.4.25, R12.6.1
+    """
+    daemon = await daemon_factory([EDIT, text_step("Edited.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id, poll=0.02)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press(*"edit it", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
+        dialog = app.screen
+        client.drop()
+        await until(pilot, lambda: app.views[agent_id].syncs == 2 and app.link == "connected")
+        assert app.screen is dialog
+        assert len(app.screen_stack) == 2
+        await pilot.press("1")
+        await until(pilot, lambda: "Edited." in shown(app))
+        assert (project / "notes.txt").read_text() == "bye\n"
+
+
+async def test_the_list_creates_an_agent_and_switches_between_agents(
+    daemon_factory, project, tmp_path, client_factory
+):
+    """Without AGENT the list shows every agent; ctrl+n and a directory create one there and open it;
+    opening another agent from the list attaches it and detaches the first (one interactive
+    attachment, the selected agent's); the list follows both agents' status.
+
+    Covers: R10.2.11, R10.2.13, R3.3
+    """
+    other = tmp_path / "other"
+    other.mkdir()
+    daemon = await daemon_factory([text_step("hi")], loop=True)
+    client = await client_factory(daemon.home)
+    first = await client.create_agent_id(project, name="first")
+    app = ShardApp(client, cwd=str(other))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: first in app.roster.rows)
+        assert app.selected is None
+        await pilot.press("ctrl+n", "enter")  # the field holds the directory given as cwd
+        await until(pilot, lambda: app.selected is not None and app.selected != first)
+        created = app.selected
+        await until(pilot, lambda: app.views[created].syncs == 1)
+        assert app.roster.rows[created].cwd == str(other)
+        assert set(client.agents) == {created}
+        await pilot.press("ctrl+a")
+        listing = app.query_one(AgentList)
+        listing.highlighted = listing.get_option_index(first)
+        await pilot.press("enter")
+        await until(pilot, lambda: first in app.views and app.views[first].syncs == 1)
+        assert set(client.agents) == {first}
+        await pilot.press(*"hello", "enter")
+        await until(pilot, lambda: "agent hi" in shown(app))

@@ -22,7 +22,7 @@ def test_rows_follow_spawn_status_activity_and_exit():
     """Every client sees each agent's status and activity, attached or not; an agent that waits on
     a request says it needs an answer.
 
-    Covers: R10.2.11, R10.2.1, R10.2.20
+    Covers: R10.2.11, R10.2.12, R10.2.13, R10.2.14, R10.2.20
     """
     roster = Roster.of([info("a1", name="one")])
     assert roster.rows["a1"].line() == "one · idle"

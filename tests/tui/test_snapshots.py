@@ -21,7 +21,7 @@ def turns_done(app: ShardApp) -> int:
 
 
 async def test_main_screens(daemon_factory, project: Path, client_factory):
-    """Covers: R9.4.14, R11.0.6, R9.5.5, R10.1.1"""
+    """Covers: R9.4.14, R11.0.6, R9.5.5, R10.2.15"""
     steps = [text_step("Ready when you are."), tool_step("edit", CHANGE, "Editing."), text_step("Edited.")]
     daemon = await daemon_factory(steps)
     client = await client_factory(daemon.home)

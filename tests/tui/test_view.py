@@ -88,7 +88,7 @@ def test_pending_requests_are_keyed_and_resolved_by_anyone():
     """The sync's pending request and its re-sent event make one request; permission_resolved from
     another client removes it and records who answered.
 
-    Covers: R6.3.6, R9.5.8
+    Covers: R6.3.6, R6.4.22
     """
     view = AgentView(A)
     view.apply(sync(pending_requests=[asked().to_wire()]))

@@ -64,7 +64,7 @@ class ShardApp(App[None]):
         Binding("f2", "pick_mode", "Mode"),
         Binding("f3", "pick_model", "Model"),
         Binding("ctrl+r", "reopen", "Requests"),
-        Binding("ctrl+a", "focus_agents", "Agents"),
+        Binding("ctrl+a", "focus_agents", "Agents", priority=True),  # before the text field's "home"
         Binding("ctrl+n", "focus_new", "New agent"),
     ]
 

@@ -22,18 +22,15 @@ class EntryView(Static):
 
     def __init__(self, item: Entry) -> None:
         self.text = render.entry(item)
-        self.signature = _signature(item, self.text)
+        self.signature = _signature(item)
         super().__init__(self.text, id=_dom_id(item.key), classes=item.kind)
 
     def change(self, item: Entry) -> None:
-        """Re-render only when what the entry shows changed."""
-        if item.kind != "tool" and (item.text, item.live) == self.signature:
-            return
-        text = render.entry(item)
-        signature = _signature(item, text)
+        """Re-render only when what the entry shows changed (a delta touches one entry)."""
+        signature = _signature(item)
         if signature != self.signature:
-            self.text, self.signature = text, signature
-            self.update(text)
+            self.text, self.signature = render.entry(item), signature
+            self.update(self.text)
 
 
 class Conversation(VerticalScroll):
@@ -81,8 +78,6 @@ class Conversation(VerticalScroll):
         return [text.plain for text in self.texts()]
 
 
-def _signature(item: Entry, text: Text) -> object:
-    """A text entry changes with its text; a tool card (mutated in place) with what it renders."""
-    if item.kind != "tool":
-        return (item.text, item.live)
-    return (text.plain, tuple((span.start, span.end, str(span.style)) for span in text.spans))
+def _signature(item: Entry) -> tuple[object, ...]:
+    """What an entry's look depends on: its text, whether it streams, and its card's version."""
+    return (item.kind, item.text, item.live, item.card.version if item.card else None)

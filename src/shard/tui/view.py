@@ -68,6 +68,7 @@ class ToolCard:
     duration_ms: float | None = None
     done: bool = False
     unknown: Any = None  # a RenderDescriptor of a kind this client does not know (R11.0.13)
+    version: int = 0  # bumped on every change: the screen re-renders a card only when it moved
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ class AgentView:
         elif isinstance(event, ToolCall):
             card = self._card(event.tool_call_id, event.name, event.args)
             card.preview = event.render or card.preview
+            card.version += 1
         elif isinstance(event, ToolResult):
             self._apply_result(event)
         elif isinstance(event, ErrorEvent):
@@ -153,6 +155,7 @@ class AgentView:
                         card.done = True
                         card.is_error = bool(block.is_error)
                         card.result_text = _content_text(block.content)
+                        card.version += 1
 
     def _apply_result(self, event: ToolResult) -> None:
         card = self.cards.get(event.tool_call_id) or self._card(event.tool_call_id, "tool", {})
@@ -163,6 +166,7 @@ class AgentView:
         card.render = event.render
         card.unknown = (event.model_extra or {}).get("unknown_render")  # a kind this client lacks
         card.result_text = _content_text(event.content)
+        card.version += 1
 
     def _card(self, tool_call_id: str, name: str, args: dict[str, Any]) -> ToolCard:
         card = self.cards.get(tool_call_id)

@@ -96,3 +96,42 @@ async def test_a_catalog_from_a_superseded_runtime_is_discarded(tmp_path: Path):
             assert len(asked) == 2
             assert [c["type"] for c in peer.received].count("list_modes") == 2
         await client.close()
+
+
+async def test_the_prompt_box_sends_prompt_follow_up_steer_and_abort(tmp_path: Path):
+    """Idle, Enter sends a plain prompt; mid-turn Enter is a follow-up, ctrl+s a steer and Esc an
+    abort — exactly those commands reach the server, in that order.
+
+    Covers: R9.2.1, R9.2.2, R9.2.3, R9.2.6, R9.2.7
+    """
+
+    def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
+        if command["type"] == "agent.list":
+            return [ok(command, {"agents": [INFO]})]
+        if command["type"] == "agent.attach":
+            return [ok(command, {"status": "idle", "info": INFO}), sync()]
+        replies = [{**ok(command), "agent_id": AGENT}]
+        if command["type"] == "prompt" and "streaming_behavior" not in command:
+            replies.append({"type": "status", "agent_id": AGENT, "status": "streaming"})
+        return replies
+
+    async with Peer(tmp_path / "fake.sock", answer) as peer:
+        client = await connect(tmp_path, path=peer.path)
+        app = ShardApp(client, agent_id=AGENT)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.views[AGENT].syncs == 1)
+            await pilot.press(*"one", "enter")
+            await until(pilot, lambda: app.views[AGENT].status == "streaming")
+            assert "Esc: abort" in str(app.query_one("#hint").render())
+            await pilot.press(*"two", "enter")
+            await pilot.press(*"three", "ctrl+s")
+            await pilot.press("escape")
+            await until(pilot, lambda: [c["type"] for c in peer.received][-1] == "abort")
+        sent = [c for c in peer.received if c["type"] in ("prompt", "steer", "abort")]
+        assert [(c["type"], c.get("message"), c.get("streaming_behavior")) for c in sent] == [
+            ("prompt", "one", None),
+            ("prompt", "two", "follow_up"),
+            ("steer", "three", None),
+            ("abort", None, None),
+        ]
+        await client.close()
