@@ -15,7 +15,7 @@ from shard.protocol.events import (
     ToolResult,
     TurnEnd,
 )
-from shard.tui.view import AgentView
+from shard.tui.view import AgentView, window
 
 A = "agent-1"
 DIFF = {"kind": "diff", "path": "a.txt", "hunks": [{"old_start": 1, "old_lines": 1, "new_start": 1,
@@ -137,3 +137,14 @@ def test_turn_usage_follows_its_turn():
     view.apply(sync([user("u1", "hi"), user("u2", "again")]))
     assert [e.key for e in view.entries()] == ["u1:0", "usage:t1", "u2:0"]
     assert view.headline("reconnecting…") == "agent-1 · idle · mode build · reconnecting…"
+
+
+def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():
+    view = AgentView(A)
+    view.apply(sync([user(f"u{i}", f"message {i}") for i in range(1000)]))
+    shown = window(view.entries(), 300)
+    assert len(shown) == 301
+    assert shown[0].text.startswith("… 700 earlier entries not shown")
+    assert shown[1].key == "u700:0"
+    assert shown[-1].text == "message 999"
+    assert window(shown[1:], 300) == shown[1:]

@@ -33,7 +33,7 @@ from shard.tui.conversation import Conversation
 from shard.tui.dialogs import Answer, PermissionDialog, RequestDialog, UiDialog
 from shard.tui.pickers import Picker
 from shard.tui.roster import Roster
-from shard.tui.view import AgentView
+from shard.tui.view import AgentView, window
 
 log = logging.getLogger("shard.tui")
 
@@ -43,6 +43,7 @@ _LINK = {
     State.RECONNECTING: "reconnecting…",
     State.CLOSED: "disconnected",
 }
+SHOWN_ENTRIES = 300  # conversation entries on screen at once (the rest stays data)
 _GATED = {"pick_mode": "mode", "pick_model": "model"}
 
 
@@ -191,7 +192,7 @@ class ShardApp(App[None]):
             self.notify(f"{view.agent_id}: {exc}", severity="error")
 
     def _refresh(self, view: AgentView) -> None:
-        self.query_one(Conversation).show(view.entries())
+        self.query_one(Conversation).show(window(view.entries(), SHOWN_ENTRIES))
         self.query_one("#status", Static).update(Text(view.headline(self.link)))
         hint = "Enter: follow-up · ctrl+s: steer · Esc: abort" if view.busy else "Enter: send"
         self.query_one("#hint", Static).update(Text(hint))

@@ -266,6 +266,18 @@ class AgentView:
         return token == self.token(generation)
 
 
+def window(entries: list[Entry], limit: int) -> list[Entry]:
+    """The last ``limit`` entries, after one line saying how many earlier ones are not on screen:
+    a long session's live window would otherwise be thousands of widgets."""
+    hidden = len(entries) - limit
+    if hidden <= 0:
+        return entries
+    note = Entry(
+        "earlier", "notice", f"… {hidden} earlier entries not shown (shard sessions show prints them)"
+    )
+    return [note, *entries[-limit:]]
+
+
 def _content_text(content: ToolResultContent) -> str:
     if isinstance(content, TextContent):
         return content.text
