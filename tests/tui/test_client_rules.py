@@ -135,3 +135,40 @@ async def test_the_prompt_box_sends_prompt_follow_up_steer_and_abort(tmp_path: P
             ("abort", None, None),
         ]
         await client.close()
+
+
+async def test_the_reasoning_picker_uses_the_servers_levels(tmp_path: Path):
+    """With reasoning-catalog and reasoning-switch, F4 lists the server's levels (names never
+    hard-coded) and picking one sends set_reasoning_level with the catalog's model as precondition.
+
+    Covers: R7.10, R9.1.10
+    """
+    caps = ["reasoning-catalog", "reasoning-switch"]
+    model = {"id": "t/m", "provider": "t", "model": "m"}
+    levels = {"model": model, "active": "low", "levels": [{"id": "low", "label": "Low"}, {"id": "deep",
+              "label": "Deep", "description": "think longer"}]}  # fmt: skip
+
+    def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
+        if command["type"] == "agent.list":
+            return [ok(command, {"agents": [INFO]})]
+        if command["type"] == "agent.attach":
+            return [ok(command, {"status": "idle", "info": INFO}), sync(capabilities=caps)]
+        if command["type"] == "list_reasoning_levels":
+            return [{**ok(command, levels), "agent_id": AGENT}]
+        data = {"model": model, "previous": "low", "active": "deep"}
+        return [{**ok(command, data), "agent_id": AGENT}]
+
+    async with Peer(tmp_path / "fake.sock", answer) as peer:
+        client = await connect(tmp_path, path=peer.path)
+        app = ShardApp(client, agent_id=AGENT)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.views[AGENT].syncs == 1)
+            assert {"pick_reasoning"} <= footer_keys(app)
+            assert "pick_mode" not in footer_keys(app)
+            await pilot.press("f4")
+            await until(pilot, lambda: isinstance(app.screen, Picker))
+            assert app.screen.entries == [("low", "Low"), ("deep", "think longer")]
+            await pilot.press("down", "enter")
+            await until(pilot, lambda: peer.received[-1]["type"] == "set_reasoning_level")
+        assert {k: peer.received[-1][k] for k in ("model", "effort")} == {"model": "t/m", "effort": "deep"}
+        await client.close()

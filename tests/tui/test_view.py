@@ -107,12 +107,12 @@ def test_pickers_follow_the_capabilities_only():
     """
     view = AgentView(A)
     view.apply(sync())
-    assert view.pickers() == {"mode": False, "model": False}
+    assert view.pickers() == {"mode": False, "model": False, "reasoning": False}
     view.apply(sync(capabilities=["mode-catalog", "model-catalog", "model-switch"]))
-    assert view.pickers() == {"mode": False, "model": True}
+    assert view.pickers() == {"mode": False, "model": True, "reasoning": False}
     model = {"id": "t/m", "provider": "t", "model": "m"}
     view.apply(ModelChanged.model_validate({"agent_id": A, "previous": model, "active": model}))
-    assert view.pickers() == {"mode": False, "model": True}
+    assert view.pickers() == {"mode": False, "model": True, "reasoning": False}
     assert view.model == "t/m"
 
 

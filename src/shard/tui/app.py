@@ -7,9 +7,9 @@ this module only feeds them events and sends what the user decides. One agent is
 the orchestrator events every client receives.
 
 Keys: Enter sends (a follow-up while the agent is busy), ctrl+s steers, Escape aborts the turn,
-F2 / F3 open the mode / model pickers (only when the capabilities allow), ctrl+r reopens a request
-closed without answering, ctrl+n goes to the new-agent field, ctrl+a to the agent list, q (outside a
-text field) or ctrl+c quits.
+F2 / F3 / F4 open the mode / model / reasoning-level pickers (only when the capabilities allow),
+ctrl+r reopens a request closed without answering, ctrl+n goes to the new-agent field, ctrl+a to
+the agent list, q (outside a text field) or ctrl+c quits.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from shard.protocol.events import PermissionRequest, UiRequest
 from shard.tui.agents import AgentList, NewAgent
 from shard.tui.conversation import Conversation
 from shard.tui.dialogs import Answer, PermissionDialog, RequestDialog, UiDialog
-from shard.tui.pickers import Picker
+from shard.tui.pickers import Catalog, Kind, Picker, fetch, switch
 from shard.tui.roster import Roster
 from shard.tui.view import AgentView, window
 
@@ -44,7 +44,7 @@ _LINK = {
     State.CLOSED: "disconnected",
 }
 SHOWN_ENTRIES = 300  # conversation entries on screen at once (the rest stays data)
-_GATED = {"pick_mode": "mode", "pick_model": "model"}
+_GATED: dict[str, Kind] = {"pick_mode": "mode", "pick_model": "model", "pick_reasoning": "reasoning"}
 
 
 class ShardApp(App[None]):
@@ -64,6 +64,7 @@ class ShardApp(App[None]):
         Binding("ctrl+s", "steer", "Steer"),
         Binding("f2", "pick_mode", "Mode"),
         Binding("f3", "pick_model", "Model"),
+        Binding("f4", "pick_reasoning", "Reasoning"),
         Binding("ctrl+r", "reopen", "Requests"),
         Binding("ctrl+a", "focus_agents", "Agents", priority=True),  # before the text field's "home"
         Binding("ctrl+n", "focus_new", "New agent"),
@@ -325,22 +326,16 @@ class ShardApp(App[None]):
     async def action_pick_model(self) -> None:
         await self._pick("model")
 
-    async def _pick(self, what: str) -> None:
+    async def action_pick_reasoning(self) -> None:
+        await self._pick("reasoning")
+
+    async def _pick(self, what: Kind) -> None:
         agent, view = self._agent(), self.view
         if agent is None or view is None or not view.pickers()[what]:
             return
         token = view.token(self.client.generation)
         try:
-            if what == "mode":
-                modes = await agent.list_modes()
-                entries = [(m.name, m.description) for m in modes.modes]
-                active: str | None = modes.active
-            else:
-                models = await agent.list_models()
-                entries = [
-                    (m.id, f"{m.context_window:,} tokens" if m.context_window else "") for m in models.models
-                ]
-                active = models.active.id if models.active else None
+            catalog = await fetch(agent, what)
         except StaleRuntime:
             log.info("shard tui: a %s catalog from a superseded runtime was discarded", what)
             return
@@ -351,16 +346,13 @@ class ShardApp(App[None]):
             return  # answered under another connection or runtime: discarded (R9.1.17)
 
         def chosen(choice: str | None) -> None:
-            if choice is not None and choice != active:
-                self.run_worker(self._switch(agent, what, choice), group="switch")
+            if choice is not None and choice != catalog.active:
+                self.run_worker(self._switch(agent, catalog, choice), group="switch")
 
-        self.push_screen(Picker(f"Choose a {what}", entries, active), chosen)
+        self.push_screen(Picker(f"Choose a {what}", catalog.entries, catalog.active), chosen)
 
-    async def _switch(self, agent: Agent, what: str, choice: str) -> None:
+    async def _switch(self, agent: Agent, catalog: Catalog, choice: str) -> None:
         try:
-            if what == "mode":
-                await agent.set_mode(choice)
-            else:
-                await agent.set_model(choice)
+            await switch(agent, catalog, choice)
         except ShardClientError as exc:
-            self.notify(f"{what} not changed: {exc}", severity="error")
+            self.notify(f"{catalog.kind} not changed: {exc}", severity="error")

@@ -1,8 +1,11 @@
-"""The mode and model pickers: a list of the server's catalog, the active entry marked. The app
-opens one only when the agent's capabilities advertise the catalog and the switch (R9.1.10, R7.10);
-the options come from the catalog alone."""
+"""The mode, model and reasoning-level pickers: a list of the server's catalog, the active entry
+marked. The app opens one only when the agent's capabilities advertise the catalog and the switch
+(R9.1.10, R7.10); the options come from the catalog alone, never hard-coded names."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,6 +14,45 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
+
+from shard.client import Agent
+from shard.protocol.commands import ListReasoningLevels, SetReasoningLevel
+from shard.protocol.results import ListReasoningLevelsResult
+
+Kind = Literal["mode", "model", "reasoning"]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    kind: Kind
+    entries: list[tuple[str, str]]  # (id, description), in the server's order
+    active: str | None
+    model: str | None = None  # reasoning levels belong to a model: set_reasoning_level's precondition
+
+
+async def fetch(agent: Agent, kind: Kind) -> Catalog:
+    """The server's catalog of ``kind`` for ``agent`` (the SDK raises CapabilityMissing first)."""
+    if kind == "mode":
+        modes = await agent.list_modes()
+        return Catalog(kind, [(m.name, m.description) for m in modes.modes], modes.active)
+    if kind == "model":
+        models = await agent.list_models()
+        entries = [(m.id, f"{m.context_window:,} tokens" if m.context_window else "") for m in models.models]
+        return Catalog(kind, entries, models.active.id if models.active else None)
+    agent.require("reasoning-catalog")
+    levels = ListReasoningLevelsResult.model_validate((await agent.send(ListReasoningLevels())).data)
+    entries = [(level.id, level.description or level.label) for level in levels.levels]
+    return Catalog(kind, entries, levels.active, model=levels.model.id)
+
+
+async def switch(agent: Agent, catalog: Catalog, choice: str) -> None:
+    if catalog.kind == "mode":
+        await agent.set_mode(choice)
+    elif catalog.kind == "model":
+        await agent.set_model(choice)
+    else:
+        agent.require("reasoning-switch")
+        await agent.send(SetReasoningLevel(model=catalog.model or "", effort=choice))
 
 
 class Picker(ModalScreen[str | None]):

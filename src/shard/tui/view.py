@@ -253,8 +253,8 @@ class AgentView:
     def pickers(self) -> dict[str, bool]:
         """Which pickers exist: a catalog to choose from and the switch to apply it (R9.1.10)."""
         return {
-            "mode": self.supports("mode-catalog") and self.supports("mode-switch"),
-            "model": self.supports("model-catalog") and self.supports("model-switch"),
+            kind: self.supports(f"{kind}-catalog") and self.supports(f"{kind}-switch")
+            for kind in ("mode", "model", "reasoning")
         }
 
     def token(self, generation: int) -> Token:
