@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import Input
 from tui_helpers import SIZE, until
 
 from shard.client import ShardClient, choice_for
@@ -203,9 +204,10 @@ async def test_the_list_creates_an_agent_and_switches_between_agents(
 ):
     """Without AGENT the list shows every agent; ctrl+n and a directory create one there and open it;
     opening another agent from the list attaches it and detaches the first (one interactive
-    attachment, the selected agent's); the list follows both agents' status.
+    attachment, the selected agent's); the list follows both agents' status. ctrl+t terminates the
+    open (idle) agent: its row says stopped. q is a letter in the prompt box and quits from the list.
 
-    Covers: R10.2.11, R10.2.13, R3.3
+    Covers: R10.2.11, R10.2.13, R3.3, R3.8
     """
     other = tmp_path / "other"
     other.mkdir()
@@ -230,3 +232,11 @@ async def test_the_list_creates_an_agent_and_switches_between_agents(
         assert set(client.agents) == {first}
         await pilot.press(*"hello", "enter")
         await until(pilot, lambda: "agent hi" in shown(app))
+        await until(pilot, lambda: app.views[first].status == "idle")
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: app.roster.rows[first].runtime_state == "stopped")
+        await pilot.press("q")  # in the prompt box: a letter
+        assert app.query_one("#prompt", Input).value == "q"
+        assert app.is_running
+        await pilot.press("ctrl+a", "q")  # in the list: quit
+        await until(pilot, lambda: not app.is_running)

@@ -9,7 +9,7 @@ the orchestrator events every client receives.
 Keys: Enter sends (a follow-up while the agent is busy), ctrl+s steers, Escape aborts the turn,
 F2 / F3 / F4 open the mode / model / reasoning-level pickers (only when the capabilities allow),
 ctrl+r reopens a request closed without answering, ctrl+n goes to the new-agent field, ctrl+a to
-the agent list, q (outside a text field) or ctrl+c quits.
+the agent list, ctrl+t terminates the open agent, ctrl+c (or q in the agent list) quits.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class ShardApp(App[None]):
     """
     BINDINGS = [
         Binding("ctrl+c", "quit", "Quit", priority=True),
-        Binding("q", "quit", "Quit", show=False),
+        Binding("q", "leave", "Quit", show=False),
         Binding("escape", "abort", "Abort"),
         Binding("ctrl+s", "steer", "Steer"),
         Binding("f2", "pick_mode", "Mode"),
@@ -68,6 +68,7 @@ class ShardApp(App[None]):
         Binding("ctrl+r", "reopen", "Requests"),
         Binding("ctrl+a", "focus_agents", "Agents", priority=True),  # before the text field's "home"
         Binding("ctrl+n", "focus_new", "New agent"),
+        Binding("ctrl+t", "terminate", "Terminate"),
     ]
 
     def __init__(
@@ -243,6 +244,22 @@ class ShardApp(App[None]):
             with contextlib.suppress(ShardClientError):
                 await agent.abort()
 
+    def action_leave(self) -> None:
+        """q quits from the agent list only: in a dialog or a text field it is just a letter."""
+        if isinstance(self.focused, AgentList):
+            self.exit()
+
+    async def action_terminate(self) -> None:
+        """agent.terminate the open agent: it stops now if idle, else when its work is done."""
+        if self.selected is None:
+            return
+        try:
+            result = await self.client.terminate(self.selected)
+        except ShardClientError as exc:
+            self.notify(f"not terminated: {exc}", severity="error")
+            return
+        self.notify("terminating when the turn ends" if result.deferred else "terminated")
+
     def action_focus_agents(self) -> None:
         self.query_one(AgentList).focus()
 
@@ -348,6 +365,7 @@ class ShardApp(App[None]):
         def chosen(choice: str | None) -> None:
             if choice is not None and choice != catalog.active:
                 self.run_worker(self._switch(agent, catalog, choice), group="switch")
+            self._show_requests(view)  # a request that came while the picker was open
 
         self.push_screen(Picker(f"Choose a {what}", catalog.entries, catalog.active), chosen)
 
