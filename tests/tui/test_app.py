@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 from tui_helpers import SIZE, until
 
@@ -240,3 +241,31 @@ async def test_the_list_creates_an_agent_and_switches_between_agents(
         assert app.is_running
         await pilot.press("ctrl+a", "q")  # in the list: quit
         await until(pilot, lambda: not app.is_running)
+
+
+@pytest.mark.slow
+async def test_a_daemon_restart_resumes_the_conversation_once(daemon_factory, project, client_factory):
+    """The daemon stops and a new one starts on the same SHARD_HOME (a new socket): the SDK finds it
+    through daemon.json, re-attaches, the agent is restored from its session, and the screen shows
+    each message once.
+
+    Covers: R2.2.6, R2.2.8, R6.4.17, R6.4.18, R6.4.20, R6.4.21
+    """
+    daemon = await daemon_factory([text_step("Before the restart.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id, poll=0.02)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press(*"hello", "enter")
+        await until(
+            pilot, lambda: "Before the restart." in shown(app) and app.views[agent_id].status == "idle"
+        )
+        before = app.query_one(Conversation).plain()
+        await daemon.stop()
+        await until(pilot, lambda: app.link == "reconnecting…")
+        await daemon_factory(None)
+        await until(pilot, lambda: app.views[agent_id].syncs == 2 and app.link == "connected", limit=30)
+        after = app.query_one(Conversation).plain()
+        assert after == before  # usage notices included: the view keeps them across the resync
+        assert after.count("agent Before the restart.") == 1
