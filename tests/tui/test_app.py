@@ -11,7 +11,7 @@ from textual.widgets import Input
 from tui_helpers import SIZE, until
 
 from shard.client import ShardClient, choice_for
-from shard.protocol.events import PermissionRequest
+from shard.protocol.events import PermissionRequest, PermissionResolved
 from shard.testing.home import text_step, tool_step
 from shard.tui.agents import AgentList
 from shard.tui.app import ShardApp
@@ -55,21 +55,27 @@ async def test_a_permission_answered_here_then_the_diff_is_shown(
     """The edit asks; the dialog shows the server's prompt and choices, the choice's key answers with
     its choice_id; the tool card then shows the diff, removed and added lines coloured.
 
-    Covers: R6.3.1, R6.3.6, R9.5.5, R11.0.6
+    Covers: R6.3.1, R6.3.6, R9.5.5, R9.5.8, R11.0.6
     """
     daemon = await daemon_factory([EDIT, text_step("Edited.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
     app = ShardApp(client, agent_id=agent_id)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, await ShardClient.connect_unix(home=daemon.home) as other:
+        watcher = (await other.attach(agent_id, role="observer")).subscribe()
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
         await pilot.press(*"edit it", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         dialog = app.screen
         assert isinstance(dialog, PermissionDialog)
-        labels = [c.label for c in dialog.request.choices or []]
-        assert labels[0].lower().startswith("allow")
+        choices = dialog.request.choices or []
+        assert choices[0].label.lower().startswith("allow")
         await pilot.press("1")  # the first choice: allow once
+        resolved = await watcher.next(20)
+        while not isinstance(resolved, PermissionResolved):
+            resolved = await watcher.next(20)
+        assert resolved.choice_id == choices[0].id  # answered by choice_id, not a legacy decision
+        watcher.close()
         await until(pilot, lambda: "Edited." in shown(app))
         assert (project / "notes.txt").read_text() == "bye\n"
         assert not isinstance(app.screen, PermissionDialog)
