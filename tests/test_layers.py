@@ -75,11 +75,23 @@ def test_start_up_path_imports_neither_pydantic_nor_asyncio():
     code = (
         "import sys\n"
         "import shard.cli.main, shard.cli.agent, shard.agent.boot\n"
-        "heavy = sorted(m for m in ('pydantic', 'asyncio', 'anthropic', 'openai') if m in sys.modules)\n"
+        "heavy = ('pydantic', 'asyncio', 'anthropic', 'openai', 'textual', 'rich')\n"
+        "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_only_shard_attach_loads_textual():
+    """Textual (and rich) load only for ``shard attach``: not for the daemon, the runtime or the SDK."""
+    code = (
+        "import sys\n"
+        "import shard.cli.main, shard.daemon.server, shard.agent.runtime, shard.client, shard.cli.attach\n"
+        "print(sorted(m for m in ('textual', 'rich') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_daemon_runs_without_aiohttp():
