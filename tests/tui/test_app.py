@@ -275,3 +275,23 @@ async def test_a_daemon_restart_resumes_the_conversation_once(daemon_factory, pr
         after = app.query_one(Conversation).plain()
         assert after == before  # usage notices included: the view keeps them across the resync
         assert after.count("agent Before the restart.") == 1
+
+
+async def test_an_editor_request_answers_with_the_edited_text(daemon_factory, project, client_factory):
+    """An editor request opens with its prefill in a multi-line field; Enter is a newline there and
+    ctrl+s answers with the text.
+
+    Covers: R9.5.20, R9.5.21
+    """
+    ask = tool_step("ask", {"kind": "editor", "title": "Edit the note", "prefill": "line one"})
+    daemon = await daemon_factory([ask, text_step("Thanks.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press(*"note", "enter")
+        await until(pilot, lambda: isinstance(app.screen, UiDialog))
+        await pilot.press(*"zero", "enter", "ctrl+s")
+        await until(pilot, lambda: "Thanks." in shown(app))
+        assert '"answer": "zero\\nline one"' in shown(app)

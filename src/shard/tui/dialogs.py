@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 
 from shard.protocol.events import PermissionRequest, UiRequest
 
@@ -33,6 +33,7 @@ RequestDialog .title { text-style: bold; margin-bottom: 1; }
 RequestDialog .detail { margin-bottom: 1; }
 RequestDialog Horizontal { height: auto; margin-top: 1; }
 RequestDialog Button { margin-right: 1; }
+RequestDialog TextArea { height: 8; }
 """
 
 
@@ -103,6 +104,7 @@ class PermissionDialog(RequestDialog):
 
 class UiDialog(RequestDialog):
     request: UiRequest
+    BINDINGS = [Binding("ctrl+s", "submit", "OK", priority=True)]  # the editor's Enter is a newline
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -116,9 +118,12 @@ class UiDialog(RequestDialog):
                 with Horizontal():
                     yield Button("Yes", id="ui-yes")
                     yield Button("No", id="ui-no")
+            elif request.kind == "editor":
+                yield TextArea(request.prefill or "", id="ui-editor")
             elif request.kind != "notify":
                 yield Input(value=request.prefill or "", placeholder=request.placeholder or "", id="ui-input")
-            yield Label(Text("Esc: dismiss", style="dim"))
+            keys = "ctrl+s: OK · Esc: dismiss" if request.kind == "editor" else "Esc: dismiss"
+            yield Label(Text(keys, style="dim"))
 
     def action_close(self) -> None:
         self.dismiss(("value", None))  # Escape is Dismiss: the tool is told there was no answer
@@ -128,6 +133,12 @@ class UiDialog(RequestDialog):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(("value", "yes" if event.button.id == "ui-yes" else "no"))
+
+    def action_submit(self) -> None:
+        if self.request.kind == "editor":
+            self.dismiss(("value", self.query_one(TextArea).text))
+        elif self.request.kind == "input":
+            self.dismiss(("value", self.query_one(Input).value))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
