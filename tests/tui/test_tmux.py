@@ -1,10 +1,12 @@
 """``shard attach`` for real, in a terminal: tmux runs it against a real daemon, the test types with
 ``send-keys`` and reads the screen with ``capture-pane``. ``pipe-pane`` copies what the program
-writes into a FIFO: each write is the event on which the screen is read again (within a deadline)."""
+writes into a FIFO: each write is the event on which the screen is read again (within a deadline;
+a quiet pane is re-read every 0.5 s, as the copy may arrive before tmux has drawn it)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import shutil
@@ -51,7 +53,10 @@ class Pane:
         assert self.reader.stdout is not None
         async with asyncio.timeout(limit):
             while text not in (screen := self.screen()):
-                await self.reader.stdout.read(1 << 16)  # the program wrote: read the screen again
+                # the program wrote: read the screen again (the copy can reach the FIFO before tmux
+                # has drawn it, so a quiet pane is read again after a short while too)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.reader.stdout.read(1 << 16), 0.5)
         return screen
 
 
@@ -77,10 +82,13 @@ async def test_shard_attach_in_tmux(daemon_factory, project: Path, pane: Pane):
     created, _ = await client.request({"type": "agent.create", "id": "c", "cwd": str(project)})
     agent_id = created["data"]["agent_id"]
     command = shlex.join([*shard_command("attach", agent_id, "--home", str(daemon.home))])
-    shell = f'cd {shlex.quote(str(project))} && {command}; echo "exit status $?"; sleep 60'
+    # COLUMNS / LINES (pytest's own terminal may set them) would override the pane's size
+    shell = (
+        f'cd {shlex.quote(str(project))} && unset COLUMNS LINES && {command}; echo "exit status $?"; sleep 60'
+    )
     await pane.start(shell)
-    screen = await pane.shows(f"{agent_id} · idle")
-    assert "Enter: send" in screen
+    await pane.shows(f"{agent_id} · idle")
+    await pane.shows("^t Terminate")  # the footer, drawn last (at 110 columns)
     pane.keys("what is up?", "Enter")
     screen = await pane.shows("Hello from inside tmux.")
     assert "you what is up?" in screen

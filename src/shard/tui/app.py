@@ -44,6 +44,7 @@ _LINK = {
     State.CLOSED: "disconnected",
 }
 SHOWN_ENTRIES = 300  # conversation entries on screen at once (the rest stays data)
+_WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate"})
 _GATED: dict[str, Kind] = {"pick_mode": "mode", "pick_model": "model", "pick_reasoning": "reasoning"}
 
 
@@ -175,13 +176,13 @@ class ShardApp(App[None]):
         view = self.views.setdefault(agent_id, AgentView(agent_id))
         self._show_roster()
         self._refresh(view)
+        self.query_one("#prompt", Input).focus()  # before the sync shows: typing goes to the prompt
         try:
             agent = await self.client.attach(agent_id)
         except ShardClientError as exc:
             self.notify(f"cannot attach {agent_id}: {exc}", severity="error")
             return
         self.run_worker(self._follow(agent, view), group=f"agent-{agent_id}")
-        self.query_one("#prompt", Input).focus()
 
     async def _follow(self, agent: Agent, view: AgentView) -> None:
         """Fold the agent's stream (sync first, then each event once, across reconnects)."""
@@ -331,11 +332,14 @@ class ShardApp(App[None]):
     # --- pickers (capability-gated, R9.1.10; stale answers discarded, R9.1.17) ------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        gate = _GATED.get(action)
-        if gate is None:
-            return True
+        """Which keys exist now (False: not in the footer, and the key does nothing)."""
         view = self.view
-        return view is not None and view.pickers()[gate]  # False: not shown in the footer
+        gate = _GATED.get(action)
+        if gate is not None:
+            return view is not None and view.pickers()[gate]
+        if action in _WITH_AGENT:
+            return view is not None
+        return True
 
     async def action_pick_mode(self) -> None:
         await self._pick("mode")
