@@ -147,6 +147,7 @@ async def test_reconnect_resumes_without_duplicates(daemon_factory, project: Pat
         await until(pilot, lambda: app.views[agent_id].status == "idle")
 
 
+@pytest.mark.slow
 async def test_a_ui_select_is_answered_and_esc_leaves_a_permission_open(
     daemon_factory, project, client_factory
 ):
@@ -182,6 +183,7 @@ async def test_a_ui_select_is_answered_and_esc_leaves_a_permission_open(
         assert (project / "notes.txt").read_text() == "hello\n"
 
 
+@pytest.mark.slow
 async def test_a_permission_asked_before_a_drop_is_answered_after_it(daemon_factory, project, client_factory):
     """The link drops while the dialog is open: the dialog stays (the re-attach sync still carries the
     request, keyed by request_id: one dialog), and the answer given after the reconnect resolves it.
@@ -206,6 +208,7 @@ async def test_a_permission_asked_before_a_drop_is_answered_after_it(daemon_fact
         assert (project / "notes.txt").read_text() == "bye\n"
 
 
+@pytest.mark.slow
 async def test_the_list_creates_an_agent_and_switches_between_agents(
     daemon_factory, project, tmp_path, client_factory
 ):

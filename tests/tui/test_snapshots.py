@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_helpers import SIZE, check_snapshot, screen_text, stable, until
 
 from shard.testing.home import text_step, tool_step
@@ -20,6 +21,7 @@ def turns_done(app: ShardApp) -> int:
     return sum(line.startswith("turn done") for line in app.query_one(Conversation).plain())
 
 
+@pytest.mark.slow
 async def test_main_screens(daemon_factory, project: Path, client_factory):
     """Covers: R9.4.14, R11.0.6, R9.5.5, R10.2.15"""
     steps = [text_step("Ready when you are."), tool_step("edit", CHANGE, "Editing."), text_step("Edited.")]
