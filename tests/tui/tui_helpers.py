@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -50,14 +52,15 @@ def stable(text: str, project: Path) -> str:
 
 def check_snapshot(name: str, text: str) -> None:
     """Compare with ``snapshots/NAME.txt``; SHARD_UPDATE_SNAPSHOTS=1 rewrites it instead."""
-    import os
-
     path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("SHARD_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+    updating = os.environ.get("SHARD_UPDATE_SNAPSHOTS") == "1"
+    if updating or not path.exists():
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
-        assert os.environ.get("SHARD_UPDATE_SNAPSHOTS") == "1", f"wrote a new snapshot {path}: check it in"
-    assert text == path.read_text()
+        assert updating, f"wrote a new snapshot {path}: check it in"
+    expected = path.read_text()
+    diff = difflib.unified_diff(expected.splitlines(), text.splitlines(), str(path), "this run", lineterm="")
+    assert text == expected, "\n".join(diff)
 
 
 async def connect(home: Path, first: float = 0.05, path: Path | None = None) -> ShardClient:
