@@ -352,8 +352,8 @@ class ShardApp(App[None]):
 
     async def _pick(self, what: Kind) -> None:
         agent, view = self._agent(), self.view
-        if agent is None or view is None or not view.pickers()[what]:
-            return
+        if agent is None or view is None or not view.pickers()[what] or len(self.screen_stack) > 1:
+            return  # not offered, or a dialog or picker is already open
         token = view.token(self.client.generation)
         try:
             catalog = await fetch(agent, what)
