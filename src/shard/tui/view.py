@@ -145,7 +145,7 @@ class AgentView:
         self.runtime_epoch = sync.runtime_epoch
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
         self.pending = {r.request_id: r for r in sync.pending_requests}
-        for message in sync.live_window.messages:  # cards the page never saw live: from the window
+        for message in sync.live_window.messages:  # cards this client never saw live: from the window
             for block in message.content:
                 if isinstance(block, ToolCallBlock):
                     self._card(block.id, block.name, block.args)
