@@ -48,9 +48,11 @@ ANTHROPIC_REPLY = [
 class Server:
     def __init__(self) -> None:
         self.first_request_at: float | None = None
+        self.requests = 0
 
     async def openai(self, request: web.Request) -> web.StreamResponse:
         self.first_request_at = self.first_request_at or time.perf_counter()
+        self.requests += 1
         await request.read()
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await resp.prepare(request)

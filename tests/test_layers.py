@@ -20,8 +20,9 @@ ALLOWED: dict[str, set[str]] = {
     "web": {"protocol"},
     "client": {"protocol"},
     "testing": {"protocol", "agent", "daemon"},
+    "acp": {"protocol", "client"},
     "tui": {"protocol", "client"},
-    "cli": {"protocol", "agent", "daemon", "web", "client", "tui"},
+    "cli": {"protocol", "agent", "daemon", "web", "client", "acp", "tui"},
 }
 L0_THIRD_PARTY = {"pydantic", "pydantic_core", "orjson"}
 
@@ -75,7 +76,7 @@ def test_start_up_path_imports_neither_pydantic_nor_asyncio():
     code = (
         "import sys\n"
         "import shard.cli.main, shard.cli.agent, shard.agent.boot\n"
-        "heavy = ('pydantic', 'asyncio', 'anthropic', 'openai', 'textual', 'rich')\n"
+        "heavy = ('pydantic', 'asyncio', 'anthropic', 'openai', 'mcp', 'textual', 'rich')\n"
         "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print(','.join(heavy))\n"
     )
@@ -89,6 +90,18 @@ def test_only_shard_attach_loads_textual():
         "import sys\n"
         "import shard.cli.main, shard.daemon.server, shard.agent.runtime, shard.client, shard.cli.attach\n"
         "print(sorted(m for m in ('textual', 'rich') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_runtime_loads_the_mcp_sdk_only_for_a_turn_that_needs_it():
+    """The ``mcp`` SDK (and anyio, httpx2, starlette with it) is imported by
+    ``shard.agent.mcp.connection`` alone, when a config with ``[[mcp_servers]]`` starts its servers:
+    the runtime and its transports do not load it."""
+    code = (
+        "import sys, shard.agent.stdio, shard.agent.runtime, shard.cli.run, shard.agent.mcp.host\n"
+        "print(sorted(m for m in ('mcp', 'anyio', 'httpx2') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

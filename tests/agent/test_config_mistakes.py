@@ -35,7 +35,8 @@ def _mistake(home: Path, text: str) -> str:
         (
             'default_model = "x/y"\ntheme = "dark"\n',
             "config.toml line 2: unknown key theme (known: default_model, [[providers]], [retry], "
-            "[permissions], [compaction], [limits], [tools], [daemon], [subagents], [sandbox])",
+            "[permissions], [compaction], [limits], [tools], [daemon], [subagents], [sandbox], "
+            "[[mcp_servers]])",
         ),
         (
             PROVIDER + 'api_key_evn = "LOCAL_KEY"\n',
@@ -76,7 +77,10 @@ def _mistake(home: Path, text: str) -> str:
             "[daemon]\nmax_runtimes = 4\nmax_runtime = 4\n",
             "config.toml line 3: unknown key daemon.max_runtime (did you mean max_runtimes?)",
         ),
-        ("[daemon]\nport = 9\n", "config.toml line 2: unknown key daemon.port (known: max_runtimes)"),
+        (
+            "[daemon]\nport = 9\n",
+            "config.toml line 2: unknown key daemon.port (known: max_runtimes, warm_start)",
+        ),
     ],
     ids=[
         "providers-table",

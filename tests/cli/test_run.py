@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from agent.mcp._servers import alive, pids, server_toml
 from shard.testing import recorded_requests, shard_command, text_step, tool_step, write_scripted_home
 
 TOOLS = ["shard.testing.tools:TouchTool"]
@@ -135,6 +136,30 @@ async def test_allow_a_tool_inside_the_working_directory_only(tmp_path, project,
     assert (project / "out.txt").read_text() == "made\n"
     assert not outside.exists()
     assert "allowed inside the working directory: write" in err
+
+
+async def test_allow_names_an_mcp_tool_before_its_server_has_started(tmp_path, project):
+    """``--allow demo__shout`` is accepted for a configured MCP server (its tools are known only once
+    it starts, in the run's first turn): that tool runs, another of its mutating tools is denied,
+    and the run stops the server on its way out."""
+    written = tmp_path / "pids"
+    steps = [
+        tool_step("demo__shout", {"text": "hi"}),
+        tool_step("demo__env_names", {}),
+        text_step("done"),
+    ]
+    servers = server_toml(env={"DEMO_PIDS": str(written)})
+    home = write_scripted_home(tmp_path / "home", steps, extra_toml=servers)
+    code, _out, err = await _run(home, project, "--allow", "demo__shout", "--json", "go")
+    assert code == 0, err
+    results = [row for row in map(orjson.loads, _out.splitlines()) if row["type"] == "tool_result"]
+    assert results[0]["content"] == {"kind": "text", "text": "HI!"}
+    assert results[1]["is_error"] is True
+    assert "Permission denied" in results[1]["content"]["message"]
+    assert not alive(pids(written)[0])
+    code, _out, err = await _run(home, project, "--allow", "nope__shout", "go")
+    assert code == 2
+    assert "nope__shout" in err
 
 
 async def test_allow_bash_pattern_uses_the_gate_rules(tmp_path, project):

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from shard._home import HomeError, read_config
 from shard.agent._config_mistakes import KeyPath, Mistake
+from shard.agent.mcp.config import McpServerConfig, parse_servers
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
@@ -107,8 +108,10 @@ class Config(NamedTuple):
     headless_timeout: float = 300.0  # [permissions]: how long a queued request waits with no client
     compaction: CompactionConfig = CompactionConfig()
     max_runtimes: int | None = None  # [daemon]: live runtimes at once (the daemon's default if unset)
+    warm_start: bool = True  # [daemon]: fork runtimes from the pre-imported template (issue 16)
     subagents: SubagentConfig = SubagentConfig()
     sandbox: SandboxConfig = SandboxConfig()
+    mcp_servers: tuple[McpServerConfig, ...] = ()  # [[mcp_servers]] (shard.agent.mcp.config)
     source: Path | None = None
 
     def resolve_path(self, value: str) -> Path:
@@ -154,6 +157,7 @@ _TOP_LEVEL = {
     "daemon": "[daemon]",
     "subagents": "[subagents]",
     "sandbox": "[sandbox]",
+    "mcp_servers": "[[mcp_servers]]",
 }
 _TABLES = {
     "retry": ("max_attempts", "base_delay", "max_delay"),
@@ -161,7 +165,7 @@ _TABLES = {
     "compaction": ("enabled", "threshold", "keep_recent_tokens"),
     "limits": ("max_input_bytes",),
     "tools": ("extensions",),
-    "daemon": ("max_runtimes",),
+    "daemon": ("max_runtimes", "warm_start"),
     "subagents": ("max_tasks", "max_depth", "run_timeout"),
     "sandbox": ("mode", "network", "writable", "hidden"),
 }
@@ -253,6 +257,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
     max_runtimes = _opt(tables["daemon"], "max_runtimes", int, ("daemon",))
     if max_runtimes is not None and max_runtimes < 1:
         raise Mistake(("daemon", "max_runtimes"), f"must be a positive integer, got {max_runtimes}")
+    warm_start = _opt(tables["daemon"], "warm_start", bool, ("daemon",))
     subagents = _subagents(tables["subagents"])
     sandbox = _sandbox(tables["sandbox"])
     return Config(
@@ -265,8 +270,10 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         headless_timeout=headless_timeout,
         compaction=compaction,
         max_runtimes=max_runtimes,
+        warm_start=True if warm_start is None else warm_start,
         subagents=subagents,
         sandbox=sandbox,
+        mcp_servers=parse_servers(data.get("mcp_servers")),
         source=path,
     )
 

@@ -22,6 +22,7 @@ from shard.agent import ui
 from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
 from shard.agent.compaction import compact
 from shard.agent.config import Config
+from shard.agent.mcp.host import McpHost
 from shard.agent.modes import ModeController
 from shard.agent.permissions.board import RequestBoard, Responders
 from shard.agent.permissions.gate import Gate
@@ -83,6 +84,7 @@ class Runtime:
         headless_timeout: float = 300.0,
         has_responder: bool = True,
         instructions: str | None = None,
+        mcp: McpHost | None = None,
     ) -> None:
         self.config = config
         self.cwd = cwd
@@ -132,6 +134,7 @@ class Runtime:
             compaction=config.compaction,
             instructions=instructions,
             context=store.header.get("context"),
+            prepare=mcp.prepare if mcp is not None else None,
         )
 
     @classmethod
@@ -142,6 +145,7 @@ class Runtime:
         sink: Sink,
         has_responder: bool = True,
         tools: dict[str, Tool[Any]] | None = None,
+        mcp: McpHost | None = None,
     ) -> Runtime:
         """The runtime for what start-up decided (``shard agent --stdio``, ``shard run``, tests)."""
         return cls(
@@ -164,6 +168,7 @@ class Runtime:
             headless_timeout=prepared.config.headless_timeout,
             has_responder=has_responder,
             instructions=prepared.instructions,
+            mcp=mcp,
         )
 
     # --- outbound -----------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import sys
 import threading
 
 from shard.agent.boot import Prepared
+from shard.agent.mcp.host import McpHost
 from shard.agent.runtime import Runtime
 from shard.protocol.errors import ShardError
 from shard.protocol.events import ErrorEvent, EventBase
@@ -127,8 +128,9 @@ async def serve(prepared: Prepared) -> int:
     loop = asyncio.get_running_loop()
     out = _Output(loop)
     await out.open()
+    mcp = McpHost.for_config(prepared.config, prepared.cwd, prepared.options.tools)
     try:
-        runtime = Runtime.from_prepared(prepared, sink=out.send)
+        runtime = Runtime.from_prepared(prepared, sink=out.send, mcp=mcp)
         _record_startup_choices(runtime, prepared)
     except ShardError as exc:
         out.send(ErrorEvent(code=exc.code.value, message=exc.message, fatal=True))
@@ -169,6 +171,8 @@ async def serve(prepared: Prepared) -> int:
     for task in (closed, stopped, pump, consumer):
         task.cancel()
     await asyncio.gather(pump, consumer, closed, stopped, return_exceptions=True)
+    if mcp is not None:
+        await mcp.close()  # no MCP server outlives its runtime
     await out.finish()
     prepared.store.close()
     return 3 if runtime.fatal is not None else 0

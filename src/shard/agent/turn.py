@@ -60,6 +60,7 @@ ABORTED = "Aborted by the user before this tool call ran."
 CUT_OFF = "Not run: the model's response was cut off before it finished."
 
 Approve = Callable[[Tool[Any], ToolParams, dict[str, Any], ToolContext], Awaitable[Verdict]]
+Prepare = Callable[[dict[str, Tool[Any]], EventSink], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ class TurnContext:
     compaction: CompactionConfig
     instructions: str | None = None  # appended to the system prompt (a delegated child's)
     context: str | None = None  # the session's environment and project instructions (instructions.py)
+    prepare: Prepare | None = None  # before a turn's first model call: MCP servers add their tools
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +218,8 @@ class _Turn:
         ctx.strict.begin(self.id)
         try:
             self._deliver(inp)
+            if ctx.prepare is not None:
+                await ctx.prepare(ctx.tools, ctx.events)
             while True:
                 while ctx.steers:
                     self._deliver(ctx.steers.popleft())

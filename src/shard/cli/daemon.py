@@ -82,6 +82,7 @@ def main_daemon(args: argparse.Namespace) -> int:
                 ticket_ttl=args.ws_ticket_ttl,
                 fallback_model=fallback_model,
                 jobs=job_settings(home, config, args.run_timeout),
+                warm_pool=config.warm_start and not args.cold_start,
             )
         )
     except StartError as exc:

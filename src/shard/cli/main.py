@@ -107,6 +107,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="let this run do ANYTHING without asking: every write, command and path outside",
     )
     run.add_argument(
+        "--keep",
+        action="store_true",
+        help="when a daemon runs the prompt: keep its agent afterwards (to open in the web client or "
+        "shard attach); by default it is removed, and its session kept either way",
+    )
+    run.add_argument(
+        "--direct",
+        action="store_true",
+        help="run in this process even when a daemon is running on this SHARD_HOME (runs with --allow "
+        "or --yes-to-all always do)",
+    )
+    run.add_argument(
         "--continue",
         dest="continue_",
         action="store_true",
@@ -151,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
         " in config.toml, else no limit)",
     )
     daemon.add_argument(
+        "--cold-start",
+        action="store_true",
+        help="spawn every runtime as a fresh process instead of forking it from the warm, pre-imported "
+        "template (default: [daemon] warm_start in config.toml, else warm)",
+    )
+    daemon.add_argument(
         "--max-input-bytes",
         type=_input_cap,
         help="largest message a client may send (a JSONL line or a WebSocket message); a bigger one "
@@ -187,6 +205,20 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("--forks", action="store_true", help="also remove the session's forks")
     for action in (show, rm):  # SUPPRESS: the action's own defaults must not undo `sessions --home H`
         action.add_argument("--home", default=argparse.SUPPRESS, help="SHARD_HOME")
+
+    acp = sub.add_parser("acp", help="serve agents to an editor over ACP (Agent Client Protocol), on stdio")
+    acp.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    acp.add_argument("--cwd", metavar="DIR", help="run every session in DIR, whatever the editor sends")
+    acp.add_argument(
+        "--direct",
+        action="store_true",
+        help="run each session in its own agent process even when a daemon is running",
+    )
+    mcp = sub.add_parser("mcp", help="MCP servers configured in config.toml ([[mcp_servers]])")
+    mcp_actions = mcp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    mcp_list = mcp_actions.add_parser("list", help="start each server briefly and list its tools")
+    mcp_list.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    mcp_list.add_argument("--json", action="store_true", help="one JSON object a line, one per server")
 
     attach = sub.add_parser("attach", help="the terminal client: the agent list, or one agent's conversation")
     attach.add_argument("agent", nargs="?", metavar="AGENT", help="the agent to open (default: the list)")
@@ -256,6 +288,14 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.sessions import main_sessions
 
         return main_sessions(args)
+    if args.command == "acp":
+        from shard.cli.acp import main_acp
+
+        return main_acp(args)
+    if args.command == "mcp":
+        from shard.cli.mcp import main_mcp
+
+        return main_mcp(args)
     if args.command == "attach":
         from shard.cli.attach import main_attach
 

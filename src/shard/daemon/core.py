@@ -17,6 +17,7 @@ from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
+from shard import _secrets
 from shard._home import private_dirs, write_private
 from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
@@ -46,6 +47,7 @@ from shard.daemon.manifests import RegistryManifests
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.daemon.runtime_proc import RuntimeProcess
+from shard.daemon.warm_pool import WarmPool
 from shard.protocol.errors import ShardError
 from shard.protocol.framing import Oversized, Record
 
@@ -62,6 +64,7 @@ class Daemon:
         max_runtimes: int = DEFAULT_MAX_RUNTIMES,
         fallback_model: str | None = None,
         jobs: JobSettings | None = None,
+        warm_pool: bool = True,
     ) -> None:
         self.home = home
         self.socket_path = socket_path
@@ -85,6 +88,9 @@ class Daemon:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._resumes: dict[Client, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
+        self.pool = WarmPool(
+            home / "config.toml", self._env, lambda: sorted(_secrets.held()), enabled=warm_pool
+        )
 
     # --- connections ----------------------------------------------------------------------------
 
@@ -115,7 +121,9 @@ class Daemon:
             await waiter
 
     def started(self) -> None:
-        """Both listeners are up: the broker picks up what a previous daemon left."""
+        """Both listeners are up: the broker picks up what a previous daemon left, and the warm
+        template starts importing."""
+        self.pool.start()
         self._perform(self.broker.startup())
 
     async def shutdown(self, *, force: bool) -> None:
@@ -173,6 +181,7 @@ class Daemon:
         elif isinstance(effect, Offload):
             self._background(self._offload(effect))
         elif isinstance(effect, Stopped):
+            self.pool.close()
             for conn in list(self._clients):
                 conn.close("the daemon is shutting down")
             with contextlib.suppress(sqlite3.Error):
@@ -207,9 +216,10 @@ class Daemon:
     async def _start(self, gen: Generation, record: AgentRecord, overrides: bool) -> None:
         proc = RuntimeProcess(
             self._argv(record, overrides),
-            self._env(),
+            self._env(record.subagents),
             lambda _, line: self._on_line(gen, line),
             lambda _, code, stderr: self._on_exit(gen, code, stderr),
+            launch=self.pool.launch,
         )
         self._procs[gen] = proc
         try:
@@ -258,5 +268,9 @@ class Daemon:
             argv += ["--system-prompt-file", str(path)]
         return argv
 
-    def _env(self) -> dict[str, str]:
-        return {**os.environ, "SHARD_HOME": str(self.home), "SHARD_DAEMON_SOCKET": str(self.socket_path)}
+    def _env(self, subagents: bool = True) -> dict[str, str]:
+        """A runtime's environment; the daemon's socket in it is what offers the subagent tools."""
+        env = {**os.environ, "SHARD_HOME": str(self.home)}
+        if subagents:
+            env["SHARD_DAEMON_SOCKET"] = str(self.socket_path)
+        return env

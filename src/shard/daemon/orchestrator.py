@@ -126,6 +126,8 @@ class Orchestrator:
             depth=parent.record.depth + 1 if parent else 0,
             adopted=command.session_id is not None,
             sandbox=command.sandbox or (parent.record.sandbox if parent else None),
+            subagents=command.subagents is not False,
+            ephemeral=command.ephemeral is True,
         )
         b.manifests.add(record)  # the manifest, written atomically before the runtime starts
         slot = AgentSlot(record, adoption_overrides=record.adopted and bool(model or command.mode))

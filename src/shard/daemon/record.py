@@ -29,5 +29,9 @@ class AgentRecord:
     names: list[str] | None = None  # the friendly-alias pool for this agent's own children
     workspace_id: str | None = None  # the workspace (git worktree) it was made in
     sandbox: str | None = None  # off | ask | auto for its bash; None: config.toml's [sandbox] mode
+    # For this daemon's life only, not kept in state.db (see AgentCreate): its runtimes get the
+    # subagent tools; terminating it once stopped removes it.
+    subagents: bool = True
+    ephemeral: bool = False
     created_at: float = field(default_factory=time.time)
     started_at: float | None = None

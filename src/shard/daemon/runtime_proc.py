@@ -19,13 +19,14 @@ import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
 
 from shard import _secrets
 from shard._version import PROTOCOL_VERSION
+from shard.daemon.children import Child, spawn
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, Oversized, Record
 
@@ -33,6 +34,9 @@ START_TIMEOUT = 60.0
 STOP_GRACE = 10.0
 _READ = 256 * 1024
 _STDERR_LINE = 16 * 1024  # a stderr line explains a crash in its first words; longer ones are cut
+
+# how a runtime process is made: argv, env, the key pipe's read end (or None) -> the child
+Launcher = Callable[[list[str], dict[str, str], int | None], Awaitable[Child]]
 
 
 class RuntimeProcess:
@@ -44,12 +48,14 @@ class RuntimeProcess:
         on_exit: Callable[[RuntimeProcess, int | None, str], None],
         *,
         max_line: int = DEFAULT_MAX_LINE_BYTES,
+        launch: Launcher = spawn,
     ) -> None:
         self.argv = argv
+        self._launch = launch
         self.env = env
         self.on_line = on_line
         self.on_exit = on_exit
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: Child | None = None
         self.hello: dict[str, Any] = {}
         self.sync: dict[str, Any] = {}
         self.stopping = False
@@ -65,23 +71,14 @@ class RuntimeProcess:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.returncode is None and not self.stopping
+        return self.proc is not None and not self.proc.finished and not self.stopping
 
     async def start(self) -> None:
         # Provider keys travel through a pipe the child reads once: never in its environment or
         # command line, which any process of the user can read through /proc.
         keys = _secrets.handoff()
-        env = self.env if keys is None else {**self.env, _secrets.FD_VARIABLE: str(keys)}
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-                pass_fds=() if keys is None else (keys,),
-                start_new_session=True,  # a signal to the daemon's group does not hit its runtimes
-            )
+            self.proc = await self._launch(self.argv, self.env, keys)
         except OSError as exc:
             raise ShardError(
                 ErrorCode.RUNTIME_START_FAILED, f"cannot start the runtime: {exc.strerror}"
@@ -209,7 +206,7 @@ class RuntimeProcess:
     async def stop(self) -> None:
         """Graceful: close stdin (the runtime finishes its work, then exits), then escalate."""
         self.close_input()
-        if self.proc is None or self.proc.returncode is not None:
+        if self.proc is None or self.proc.finished:
             return
         try:
             await asyncio.wait_for(self.proc.wait(), STOP_GRACE)
@@ -218,13 +215,13 @@ class RuntimeProcess:
 
     async def kill(self, sig: int = signal.SIGKILL) -> None:
         self.stopping = True
-        if self.proc is None or self.proc.returncode is not None:
+        if self.proc is None or self.proc.finished:
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, sig)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.proc.wait(), STOP_GRACE)
-        if self.proc.returncode is None:
+        if not self.proc.finished:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             await self.proc.wait()

@@ -57,6 +57,7 @@ async def run(
     ticket_ttl: float = TICKET_TTL,
     fallback_model: str | None = None,
     jobs: JobSettings | None = None,
+    warm_pool: bool = True,
 ) -> int:
     sock = home / "daemon.sock"
     try:
@@ -70,6 +71,7 @@ async def run(
         max_runtimes=max_runtimes,
         fallback_model=fallback_model,
         jobs=jobs,
+        warm_pool=warm_pool,
     )
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None

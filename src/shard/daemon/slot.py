@@ -87,11 +87,12 @@ class AgentSlot:
     @property
     def forgettable(self) -> bool:
         """Nothing to stop and nothing worth keeping the agent for: no runtime running or starting,
-        and none ever became ready or the last one failed (agent.terminate then forgets it)."""
+        and none ever became ready, or the last one failed, or the agent was made to be removed once
+        stopped (agent.terminate then forgets it)."""
         return (
             self.gen is None
             and not self.start_pending
-            and (self.runtime.state == "failed" or self.record.started_at is None)
+            and (self.runtime.state == "failed" or self.record.started_at is None or self.record.ephemeral)
         )
 
     def attach(self, client: Client, role: Role) -> None:
@@ -125,6 +126,7 @@ class AgentSlot:
             "alias": r.alias,
             "definition_name": r.definition_name,
             "display_name": r.display_name,
+            "session_id": r.session_id,
             "usage": Usage.model_validate(self.usage) if self.usage else None,
         }
         return AgentInfo(

@@ -73,3 +73,6 @@ class AgentInfo(WireModel):
     alias: str | None = None
     definition_name: str | None = None
     display_name: str | None = None
+    # Additive (Shard): the session the agent runs on, so a client can find the agent holding a
+    # session (`shard acp`'s session/load attaches to it rather than adopting the session twice).
+    session_id: str | None = None

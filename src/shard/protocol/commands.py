@@ -212,6 +212,12 @@ class AgentCreate(CommandBase):
     parent_agent_id: str | None = None
     # Additive (Shard): how this agent's bash is confined; absent: [sandbox] mode of config.toml.
     sandbox: Literal["off", "ask", "auto"] | None = None
+    # Additive (Shard): false offers this agent's runtime no subagent tools — what a one-shot
+    # `shard run` asks for, since a direct run has none. Held for this daemon's life, not in state.db.
+    subagents: bool | None = None
+    # Additive (Shard): true lets agent.terminate of the stopped agent remove it from the registry
+    # (its session stays), as for one that never started — a one-shot's agent. This daemon's life only.
+    ephemeral: bool | None = None
     # Managed-child manifest fields: set by the daemon, never by clients (R10.1.6).
     system_prompt: str | None = None
     depth: int | None = None

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import sys
 from pathlib import Path
 
 from pydantic import Field
@@ -88,6 +91,58 @@ class AskTool(Tool[AskParams]):
         fields = args.model_dump(exclude_none=True, exclude={"kind"})
         answer = await ctx.ui(args.kind, **fields)
         return ToolOutput(content=JsonContent(value={"answer": answer}))
+
+
+class ProbeParams(ToolParams):
+    pass
+
+
+class ProbeTool(Tool[ProbeParams]):
+    """Reports the process the runtime runs in, as its own tools would find it: environment, working
+    directory, session and process group, descriptors, signal masks, session locks (a testing tool:
+    a forked runtime must be indistinguishable from a spawned one)."""
+
+    name = "probe"
+    description = "Describe the runtime's own process (a testing tool)."
+    params = ProbeParams
+    read_only = True
+
+    async def execute(self, args: ProbeParams, ctx: ToolContext) -> ToolOutput:
+        pid = os.getpid()
+        fds = {}
+        for entry in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                fds[int(entry)] = os.readlink(f"/proc/self/fd/{entry}")
+        status = dict(
+            line.split(":\t", 1) for line in _read("/proc/self/status").splitlines() if ":\t" in line
+        )
+        locks = [line.split()[1:4] for line in _read("/proc/locks").splitlines() if f" {pid} " in line]
+        value = {
+            "env": dict(os.environ),
+            "cwd": os.getcwd(),
+            "pid": pid,
+            "sid": os.getsid(0),
+            "pgid": os.getpgid(0),
+            "fds": {str(fd): target for fd, target in sorted(fds.items())},
+            "signals": {k: status[k].strip() for k in ("SigBlk", "SigIgn", "SigCgt")},
+            "umask": _umask(),
+            "locks": locks,
+            "argv": sys.argv[1:],
+            "path": sys.path,
+            "flags": repr(sys.flags),
+        }
+        return ToolOutput(content=JsonContent(value=value))
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 # The extension tools a test home offers (write_scripted_home's ``extensions``), by import path.

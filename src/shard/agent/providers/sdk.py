@@ -20,7 +20,9 @@ _pending: dict[tuple[int, str], asyncio.Future[ModuleType]] = {}  # per event lo
 SDK_MODULES = {"anthropic": "anthropic", "openai": "openai"}
 
 
-def _import(name: str) -> ModuleType:
+def import_now(name: str) -> ModuleType:
+    """Import the SDK ``name`` on this thread (the warm-runtime template, before it forks), so
+    :func:`load` finds it loaded."""
     with _lock:
         module = _loaded.get(name)
         if module is None:
@@ -37,7 +39,7 @@ async def load(name: str) -> ModuleType:
     key = (id(asyncio.get_running_loop()), name)
     pending = _pending.get(key)
     if pending is None:
-        pending = asyncio.ensure_future(asyncio.to_thread(_import, name))
+        pending = asyncio.ensure_future(asyncio.to_thread(import_now, name))
         _pending[key] = pending
     try:
         return await asyncio.shield(pending)

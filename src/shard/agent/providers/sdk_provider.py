@@ -54,3 +54,25 @@ class SdkProvider(ABC):
     @abstractmethod
     def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         """The SDK call, folded into normalized events (failures translated by ``stream``)."""
+
+
+async def warm_up(provider_class: type[SdkProvider], kind: str) -> None:
+    """Make one call of ``provider_class`` that fails at once (a refused loopback port, no retries):
+    everything its first real call imports — the SDK's resources, its HTTP transport, our fold — is
+    then loaded. The warm-runtime template runs this before it forks any runtime."""
+    from shard.agent.config import ModelConfig, ProviderConfig
+    from shard.protocol.content import Message, TextBlock
+
+    entry = ModelEntry(ProviderConfig("warm", kind, base_url="http://127.0.0.1:1"), ModelConfig("m"))
+    provider = provider_class.__new__(provider_class)
+    provider.entry, provider.name, provider._key, provider._client = entry, "warm", "warm-up", None
+    request = ProviderRequest(
+        model="m", system="", messages=[Message(id="msg-warm", role="user", content=[TextBlock(text="hi")])]
+    )
+    try:
+        async for _ in provider.stream(request):
+            pass
+    except ProviderError:
+        pass  # the refusal: what it was for
+    if provider._client is not None:
+        await provider._client.close()

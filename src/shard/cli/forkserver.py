@@ -1,0 +1,234 @@
+"""The warm-runtime template (issue 16): one process that has already imported a runtime — the
+protocol models, the turn loop, the tools and the configured providers' SDKs — and forks a new
+``shard agent --stdio`` from itself whenever the daemon asks, instead of a fresh interpreter paying
+for every import again.
+
+The daemon starts it as ``python -m shard.cli.forkserver FD KEY_NAMES PADDING`` with one end of a
+``SOCK_SEQPACKET`` socketpair at ``FD``. Every datagram is one JSON object:
+
+* daemon → template: ``{"args": [...], "env": {...}, "cwd": "..."}`` with the child's stdin, stdout
+  and stderr (and, when there are provider keys, the read end of the key pipe) attached as
+  ``SCM_RIGHTS``; the template answers ``{"pid": N}`` or ``{"error": "..."}``, in request order.
+* template → daemon: ``{"ready": true}`` once its imports are done, and ``{"exit": PID, "code": C}``
+  when it has reaped a child (``C`` as asyncio reports it: negative for a signal).
+
+The child is made exactly what a spawned runtime is: its own session (``setsid``), those three pipes
+as fds 0-2, the key pipe (if any) as fd 3 named by ``SHARD_SECRETS_FD``, no other descriptor, the
+environment and working directory the daemon sent, default signal dispositions; then it runs
+``shard`` with ``args`` and leaves with ``os._exit``. The template holds no secret and no thread, so a
+fork copies nothing it should not. When the daemon's end closes, the template exits; its children
+live on and end when their own stdin does.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import gc
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+from typing import Any
+
+_MAX_MESSAGE = 1 << 20
+_FDS = 4  # stdin, stdout, stderr and the key pipe
+_KEY_FD = 3
+
+
+def main(argv: list[str]) -> int:
+    control = socket.socket(fileno=int(argv[0]))
+    held_keys = [name for name in (argv[1] if len(argv) > 1 else "").split(",") if name]
+    _preload(held_keys)
+    wakeup_r, wakeup_w = os.pipe()
+    os.set_blocking(wakeup_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # the wakeup fd is what tells the loop
+    signal.set_wakeup_fd(wakeup_w)
+    selector = selectors.DefaultSelector()
+    selector.register(control, selectors.EVENT_READ, "control")
+    selector.register(wakeup_r, selectors.EVENT_READ, "children")
+    gc.collect()
+    gc.freeze()  # what the template built stays out of the children's collections: fewer copied pages
+    _send(control, {"ready": True})
+    children: set[int] = set()
+    while True:
+        for key, _ in selector.select():
+            if key.data == "children":
+                with contextlib.suppress(BlockingIOError):
+                    os.read(wakeup_r, 512)
+                _reap(control, children)
+                continue
+            try:
+                data, ancdata, _flags, _addr = control.recvmsg(_MAX_MESSAGE, socket.CMSG_SPACE(_FDS * 4))
+            except InterruptedError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                return 0  # the daemon is gone (or let this template go): its children live on
+            fds = _received_fds(ancdata)
+            try:
+                request = json.loads(data)
+                pid = os.fork()
+                if pid == 0:
+                    _become_runtime(request, fds, (control, selector, wakeup_r, wakeup_w))
+                children.add(pid)
+                reply: dict[str, Any] = {"pid": pid}
+            except (OSError, ValueError, TypeError, KeyError) as exc:
+                reply = {"error": f"{type(exc).__name__}: {exc}"}
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            _send(control, reply)
+
+
+def _preload(held_keys: list[str]) -> None:
+    """Import what a runtime uses up to its first provider request, and the SDKs of the providers
+    this configuration can reach (a broken config preloads less: the runtime itself reports it)."""
+    import asyncio
+
+    import shard.agent.providers.anthropic
+    import shard.agent.providers.openai
+    import shard.agent.providers.scripted
+    import shard.agent.runtime
+    import shard.agent.stdio
+    import shard.cli.agent
+    import shard.cli.main  # noqa: F401
+    from shard.agent.providers.sdk import SDK_MODULES, import_now
+
+    kinds: set[str] = set()
+    with contextlib.suppress(Exception):
+        from shard.agent.catalog import builtin_api_providers
+        from shard.agent.config import load_config, shard_home
+
+        config = load_config(shard_home(None))
+        kinds = {p.kind for p in config.providers}
+        kinds |= {p.kind for p in builtin_api_providers(dict.fromkeys(held_keys, "held"))}
+    _build_models()
+    warm = []
+    for kind in sorted(kinds):
+        name = SDK_MODULES.get(kind)
+        if name is not None:
+            with contextlib.suppress(Exception):
+                import_now(name)  # recorded as loaded: the forked runtime never waits for it
+                warm.append(kind)
+    if warm:
+        asyncio.run(_warm_up(warm))
+    if threading.active_count() > 1:  # a fork copies no thread: say so rather than fork a half state
+        sys.stderr.write(f"shard: the runtime template holds {threading.active_count()} threads\n")
+
+
+def _build_models() -> None:
+    """Build every Shard model a runtime may validate or serialize: they are deferred (built at first
+    use, which a spawned runtime pays once), so here they are built once for every fork."""
+    import pydantic
+
+    pending = [pydantic.BaseModel]
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if model.__module__.startswith("shard.") and not model.__pydantic_complete__:
+            with contextlib.suppress(Exception):
+                model.model_rebuild()
+
+
+async def _warm_up(kinds: list[str]) -> None:
+    """One failing call per SDK, so the first real one imports nothing more (``warm_up``)."""
+    from shard.agent.providers.anthropic import AnthropicProvider
+    from shard.agent.providers.openai import OpenAIProvider
+    from shard.agent.providers.sdk_provider import warm_up
+
+    classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+    for kind in kinds:
+        with contextlib.suppress(Exception):
+            await warm_up(classes[kind], kind)
+
+
+def _received_fds(ancdata: list[tuple[int, int, bytes]]) -> list[int]:
+    fds = array.array("i")
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+    return list(fds)
+
+
+def _send(control: socket.socket, message: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # a daemon that left reads nothing more
+        control.send(json.dumps(message).encode())
+
+
+def _reap(control: socket.socket, children: set[int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            children.clear()
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        _send(control, {"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def _become_runtime(request: dict[str, Any], fds: list[int], template: tuple[Any, ...]) -> None:
+    """In the forked child: never returns."""
+    code = 1
+    try:
+        control, selector, wakeup_r, wakeup_w = template
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        selector.close()
+        control.close()
+        os.close(wakeup_r)
+        os.close(wakeup_w)
+        os.setsid()
+        for target, fd in enumerate(fds[:3]):
+            os.dup2(fd, target)
+        env = dict(request["env"])
+        if len(fds) > 3:
+            os.dup2(fds[3], _KEY_FD, inheritable=False)
+            env["SHARD_SECRETS_FD"] = str(_KEY_FD)
+        os.closerange(_KEY_FD + (1 if len(fds) > 3 else 0), os.sysconf("SC_OPEN_MAX"))
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(env)
+        sys.argv = [sys.argv[0], *request["args"]]
+        _retitle(request.get("argv") or sys.argv)
+        from shard.cli.main import main
+
+        code = main(list(request["args"]))
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    except KeyboardInterrupt:
+        code = 130
+    except BaseException:  # the runtime's own handlers failed: said on its stderr, like a crash
+        with contextlib.suppress(Exception):
+            import traceback
+
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def _retitle(argv: list[str]) -> None:
+    """Make ``/proc/self/cmdline`` (what ps, pgrep and pkill read) the spawned runtime's command line,
+    written over the template's own argument area (the daemon pads it with 8 KiB of spaces). A
+    command line longer than that is cut (its tail is lost from ps, nothing else)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end: fields 48, 49 of stat(5)
+        data = b"\0".join(os.fsencode(a) for a in argv)[: end - start - 1]
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            mem.write(data + b"\0" * (end - start - len(data)))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

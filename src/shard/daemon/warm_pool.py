@@ -1,0 +1,281 @@
+"""Warm starts (issue 16): runtimes forked from a pre-imported template instead of spawned cold.
+
+A new ``shard agent --stdio`` costs an interpreter start and ~1 s of imports; a fork of the template
+(``shard.cli.forkserver``) has them all already, so it reaches ``hello`` in a few milliseconds. The
+pool keeps one template per configuration: before each launch it compares a fingerprint of what
+decides the template's imports (``config.toml``'s identity and the provider keys the daemon holds);
+when that changed, the template is retired and a new one built. A retired template lives until its
+last child has exited (it is the one that reaps them), then its socket closes and it exits.
+
+Whenever no template can serve — it is still importing past the wait, it died, it failed three times
+in a row, or the pool is off — the runtime is spawned as before: warm starts only ever make a start
+faster, never different or impossible.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import sys
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shard.daemon.children import Child, ForkedChild, pipe_streams, spawn
+
+READY_TIMEOUT = 60.0
+_MAX_FAILURES = 3
+Fingerprint = tuple[object, ...]
+
+
+class TemplateGone(Exception):
+    """The template ended (or could not start) before answering."""
+
+
+class Template:
+    """One template process and the daemon's end of its control socket."""
+
+    def __init__(self, fingerprint: Fingerprint, on_gone: Callable[[Template], None]) -> None:
+        self.fingerprint = fingerprint
+        self.retired = False
+        self.children: dict[int, ForkedChild] = {}
+        self.proc: asyncio.subprocess.Process | None = None
+        self._on_gone = on_gone
+        self._loop = asyncio.get_running_loop()
+        self._ready: asyncio.Future[None] = self._loop.create_future()
+        self._replies: deque[asyncio.Future[dict[str, Any]]] = deque()
+        self._sock: socket.socket | None = None
+
+    async def start(self, env: dict[str, str], key_names: list[str]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "shard.cli.forkserver",
+                str(theirs.fileno()),
+                ",".join(key_names),
+                " " * 8192,  # room for each runtime's own command line (forkserver._retitle)
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                env=env,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+        except OSError:
+            ours.close()
+            self._gone()
+            return
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        self._sock = ours
+        self._loop.add_reader(ours.fileno(), self._readable)
+
+    async def ready(self, within: float) -> bool:
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), within)
+        except (TimeoutError, TemplateGone):
+            return False
+        return True
+
+    @property
+    def alive(self) -> bool:
+        return self._sock is not None
+
+    async def fork(self, argv: list[str], env: dict[str, str], keys: int | None) -> Child:
+        """A new runtime, as ``argv`` (``python -m shard ARGS``) would start it, forked from the
+        template."""
+        if self._sock is None:
+            raise TemplateGone
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        theirs = [stdin_r, stdout_w, stderr_w] + ([] if keys is None else [keys])
+        request = json.dumps({"argv": argv, "args": argv[3:], "env": env, "cwd": os.getcwd()}).encode()
+        reply: asyncio.Future[dict[str, Any]] = self._loop.create_future()
+        try:
+            self._sock.sendmsg(
+                [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs).tobytes())]
+            )
+            self._replies.append(reply)
+        except OSError:
+            for fd in (stdin_w, stdout_r, stderr_r):
+                os.close(fd)
+            raise TemplateGone from None
+        finally:
+            for fd in theirs[:3]:
+                os.close(fd)  # the child's ends travel in the message; the key pipe is the caller's
+        try:
+            answer = await reply
+        except TemplateGone:
+            for fd in (stdin_w, stdout_r, stderr_r):
+                os.close(fd)
+            raise
+        if "pid" not in answer:
+            for fd in (stdin_w, stdout_r, stderr_r):
+                os.close(fd)
+            raise TemplateGone(answer.get("error"))
+        child = ForkedChild(answer["pid"], *await pipe_streams(stdin_w, stdout_r, stderr_r))
+        self.children[child.pid] = child
+        if not self.alive:  # the template died between its answer and here
+            child.watch()
+        return child
+
+    def retire(self) -> None:
+        """No new children; the template goes once the ones it reaps have all exited."""
+        self.retired = True
+        if not self.children:
+            self.close()
+
+    def close(self) -> None:
+        """Let the template go (its children live on; their ends are told by pidfds)."""
+        self.retired = True
+        self._gone()
+
+    async def wait_closed(self) -> None:
+        """Close, and wait for the template process to exit."""
+        self.close()
+        if self.proc is not None:
+            await self.proc.wait()
+
+    def _readable(self) -> None:
+        assert self._sock is not None
+        while self._sock is not None:
+            try:
+                data = self._sock.recv(65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._gone()
+                return
+            with contextlib.suppress(ValueError):
+                self._message(json.loads(data))
+
+    def _message(self, message: dict[str, Any]) -> None:
+        if message.get("ready"):
+            if not self._ready.done():
+                self._ready.set_result(None)
+        elif "exit" in message:
+            child = self.children.pop(message["exit"], None)
+            if child is not None:
+                child.exited(message.get("code"))
+            if self.retired and not self.children:
+                self.close()
+        elif self._replies:
+            self._replies.popleft().set_result(message)
+
+    def _gone(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(ValueError, RuntimeError):
+                self._loop.remove_reader(self._sock.fileno())
+            self._sock.close()
+            self._sock = None
+        if not self._ready.done():
+            self._ready.set_exception(TemplateGone())
+            self._ready.exception()  # retrieved: a template that never came up is not an error
+        while self._replies:
+            self._replies.popleft().set_exception(TemplateGone())
+        for child in self.children.values():
+            child.watch()
+        self.children.clear()
+        self._on_gone(self)
+
+
+class WarmPool:
+    """Launches runtimes: forked from the current template when there is one, spawned otherwise."""
+
+    def __init__(
+        self,
+        config_path: Path,
+        env: Callable[[], dict[str, str]],
+        key_names: Callable[[], list[str]],
+        *,
+        enabled: bool = True,
+        ready_timeout: float = READY_TIMEOUT,
+    ) -> None:
+        self.enabled = enabled
+        self._config_path = config_path
+        self._env = env
+        self._key_names = key_names
+        self._ready_timeout = ready_timeout
+        self._current: Template | None = None
+        self._failures = 0
+        self._closed = False
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    def fingerprint(self) -> Fingerprint:
+        """What decides the template's imports: the config file's identity, the keys held."""
+        try:
+            st = self._config_path.stat()
+            config: tuple[int, ...] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            config = ()
+        return (config, tuple(sorted(self._key_names())))
+
+    def start(self) -> None:
+        """Build the first template in the background (at daemon start)."""
+        if self.enabled:
+            self._template()
+
+    async def launch(self, argv: list[str], env: dict[str, str], keys: int | None) -> Child:
+        template = self._template()
+        if template is not None and await template.ready(self._ready_timeout):
+            try:
+                return await template.fork(argv, env, keys)
+            except TemplateGone:
+                pass  # a new one is built for the next launch; this one is spawned
+        return await spawn(argv, env, keys)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._current is not None:
+            self._current.close()
+            self._current = None
+
+    @property
+    def template_pid(self) -> int | None:
+        """The current template's pid (None while there is none)."""
+        current = self._current
+        return current.proc.pid if current is not None and current.proc is not None else None
+
+    def _template(self) -> Template | None:
+        if not self.enabled or self._closed or self._failures >= _MAX_FAILURES:
+            return None
+        fingerprint = self.fingerprint()
+        current = self._current
+        if current is not None and current.alive and current.fingerprint == fingerprint:
+            return current
+        if current is not None:
+            current.retire()
+        template = Template(fingerprint, self._gone)
+        self._current = template
+        task = asyncio.ensure_future(self._start(template))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return template
+
+    async def _start(self, template: Template) -> None:
+        await template.start(self._env(), self._key_names())
+        if await template.ready(self._ready_timeout):
+            self._failures = 0
+        else:
+            template.close()
+
+    def _gone(self, template: Template) -> None:
+        if template is self._current:
+            self._current = None
+            if not template.retired:
+                self._failures += 1
+                if self._failures == _MAX_FAILURES:
+                    sys.stderr.write(
+                        "shard daemon: the warm-runtime template failed to start three times; "
+                        "runtimes are spawned cold from now on\n"
+                    )

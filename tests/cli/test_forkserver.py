@@ -1,0 +1,97 @@
+"""The warm-runtime template (``shard.cli.forkserver``) driven through the daemon's own end
+(``shard.daemon.warm_pool.Template``): a forked child gets the environment, working directory and
+arguments of its request — not the template's — and its exit status comes back; the template leaves
+when the daemon's end closes, and the children it forked live on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from shard.daemon.warm_pool import Template
+from shard.testing import write_scripted_home
+from shard.testing.home import text_step, tool_step
+from shard.testing.tools import TEST_TOOLS
+
+pytestmark = pytest.mark.slow
+
+
+async def _template(env: dict[str, str]) -> Template:
+    gone: list[Template] = []
+    template = Template((), gone.append)
+    await template.start(env, [])
+    assert await template.ready(60), "the template came up"
+    return template
+
+
+async def _line(stream: asyncio.StreamReader) -> dict[str, Any]:
+    return orjson.loads(await asyncio.wait_for(stream.readline(), 30))
+
+
+async def test_a_child_gets_its_request_not_the_template(tmp_path: Path, project: Path):
+    """The request's env, cwd and arguments, the template's none of them."""
+    home = write_scripted_home(
+        tmp_path / "home",
+        [tool_step("probe", {}), text_step("done")],
+        extensions=[*TEST_TOOLS, "shard.testing.tools:ProbeTool"],
+    )
+    base = {k: v for k, v in os.environ.items() if k != "SHARD_HOME"}
+    template = await _template({**base, "ONLY_IN_TEMPLATE": "1"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    argv = [sys.executable, "-m", "shard", "agent", "--stdio", "--home", str(home), "--cwd", str(project)]
+    here = os.getcwd()
+    os.chdir(elsewhere)  # the request carries the daemon's cwd of the moment
+    try:
+        child = await template.fork(argv, {**base, "ONLY_IN_CHILD": "yes"}, None)
+    finally:
+        os.chdir(here)
+    try:
+        assert child.stdout is not None
+        assert child.stdin is not None
+        assert (await _line(child.stdout))["type"] == "hello"
+        assert (await _line(child.stdout))["type"] == "sync"
+        child.stdin.write(orjson.dumps({"type": "prompt", "id": "p", "message": "probe"}) + b"\n")
+        while (event := await _line(child.stdout))["type"] != "tool_result":
+            pass
+        probe = event["content"]["value"]
+        assert probe["env"].get("ONLY_IN_CHILD") == "yes"
+        assert "ONLY_IN_TEMPLATE" not in probe["env"]
+        assert probe["cwd"] == str(elsewhere.resolve())
+        assert probe["argv"] == argv[3:]
+        assert probe["sid"] == probe["pid"] == child.pid
+        child.stdin.close()
+        assert await asyncio.wait_for(child.wait(), 30) == 0, "a clean exit is reported as 0"
+    finally:
+        await template.wait_closed()
+
+
+async def test_exit_status_comes_back_and_the_template_leaves_with_the_daemon(tmp_path: Path):
+    """A child's exit status as asyncio reports a spawned one's; a closed control socket ends the
+    template, and a child it forked is still running and still reported (by pidfd) when it ends."""
+    base = dict(os.environ)
+    template = await _template(base)
+    usage = await template.fork([sys.executable, "-m", "shard", "agent"], base, None)
+    assert await asyncio.wait_for(usage.wait(), 30) == 2, "a usage mistake exits 2"
+    assert usage.stderr is not None
+    assert b"--stdio" in await usage.stderr.read(), "its stderr is its own pipe"
+    home = write_scripted_home(tmp_path / "home", [text_step("x")])
+    argv = [sys.executable, "-m", "shard", "agent", "--stdio", "--home", str(home), "--cwd", str(tmp_path)]
+    child = await template.fork(argv, base, None)
+    assert child.stdout is not None
+    assert child.stdin is not None
+    assert (await _line(child.stdout))["type"] == "hello"
+    await asyncio.wait_for(template.wait_closed(), 30)
+    assert template.proc is not None
+    assert template.proc.returncode == 0, "the template left"
+    assert not child.finished
+    assert Path(f"/proc/{child.pid}").exists(), "its child lives on"
+    child.stdin.close()
+    assert await asyncio.wait_for(child.wait(), 30) is None, "ended; the status died with the template"
+    assert child.finished

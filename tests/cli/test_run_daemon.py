@@ -1,0 +1,173 @@
+"""``shard run`` through a running daemon (issue 16): the same output and exit status as a run in
+the process (``--direct``), a fresh agent that is gone afterwards (``--keep`` keeps it), runs with
+their own allowances kept direct, and Ctrl-C ending the daemon's turn with 130.
+
+Every test runs the real command in a subprocess beside a real ``shard daemon``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from shard.testing import (
+    DaemonProcess,
+    recorded_requests,
+    shard_command,
+    text_step,
+    tool_step,
+    write_scripted_home,
+)
+
+pytestmark = pytest.mark.slow
+_IDS = re.compile(rb"\b(turn|msg|tc|sess|req)-[0-9a-f]+")
+_TIMES = re.compile(rb'"(duration_ms|ts|created_at)":[0-9.]+')
+
+
+async def _run(home: Path, cwd: Path, *args: str) -> tuple[int, bytes, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *shard_command("run", *args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env={**os.environ, "SHARD_HOME": str(home)},
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out, err.decode()
+
+
+def _modulo_ids_and_times(stream: bytes) -> list[bytes]:
+    return [_TIMES.sub(rb'"\1":T', _IDS.sub(rb"\1-ID", line)) for line in stream.splitlines()]
+
+
+async def _agents(daemon: DaemonProcess) -> list[dict[str, Any]]:
+    client = await daemon.unix()
+    listed, _ = await client.request({"type": "agent.list", "id": "list"})
+    await client.close()
+    return listed["data"]["agents"]
+
+
+@pytest.mark.parametrize(
+    ("steps", "status"),
+    [
+        ([tool_step("ls", {}), text_step("two files")], 0),
+        ([{"blocks": [{"type": "text", "text": "half"}], "error": "the provider broke"}], 1),
+    ],
+    ids=["done", "failed"],
+)
+async def test_through_the_daemon_and_direct_print_the_same_stream(tmp_path, project, steps, status):
+    """``--json`` streams equal line for line modulo ids and times, and the exit status equal —
+    for a turn with a tool call and for one whose provider fails. The run really went through the
+    daemon: it created (and then removed) an agent the daemon announced.
+
+    Covers: R6.1.1, R9.4.1
+    """
+    home = write_scripted_home(tmp_path / "home", steps, loop=True)
+    daemon = await DaemonProcess.start(home)
+    try:
+        watcher = await daemon.unix()
+        via_daemon = await _run(home, project, "--json", "what is here?")
+        spawned = await watcher.until(lambda m: m.get("type") == "agent_spawned")
+        direct = await _run(home, project, "--json", "--direct", "what is here?")
+        assert via_daemon[0] == direct[0] == status, (via_daemon[2], direct[2])
+        assert _modulo_ids_and_times(via_daemon[1]) == _modulo_ids_and_times(direct[1])
+        assert len(via_daemon[1].splitlines()) > 5
+        assert spawned[-1]["info"]["name"] == "shard run"
+        assert await _agents(daemon) == [], "the run's agent is removed afterwards"
+        assert len(list((home / "sessions").glob("sess-*"))) == 2, "both sessions are kept"
+    finally:
+        await daemon.kill()
+
+
+async def test_keep_leaves_the_agent_and_its_runtime_has_no_subagent_tools(tmp_path, project):
+    """``--keep``: the agent stays in the daemon, on the run's session; like a direct run, its model
+    was offered no subagent tools (a daemon-hosted agent otherwise has them)."""
+    home = write_scripted_home(tmp_path / "home", [text_step("kept")], loop=True)
+    daemon = await DaemonProcess.start(home)
+    try:
+        code, out, err = await _run(home, project, "--keep", "hello")
+        assert (code, out) == (0, b"kept\n"), err
+        (agent,) = await _agents(daemon)
+        session = re.search(r"session (sess-[0-9a-f]+)", err)
+        assert session is not None
+        assert agent["name"] == "shard run"
+        client = await daemon.unix()
+        attached, _ = await client.request({"type": "agent.attach", "id": "a", "agent_id": agent["agent_id"]})
+        assert attached["success"], attached
+        sync = await client.until(lambda m: m.get("type") == "sync")
+        assert sync[-1]["session_id"] == session.group(1)
+        offered = set(recorded_requests(home)[-1]["tools"])
+        assert "read" in offered
+        assert not any(name.startswith("subagent") for name in offered), offered
+    finally:
+        await daemon.kill()
+
+
+async def test_a_run_with_its_own_allowances_stays_direct(tmp_path, project):
+    """``--allow`` grants belong to this process: the run does not go through the daemon (with
+    ``--keep`` a daemon run would have left its agent listed; this one leaves none)."""
+    home = write_scripted_home(tmp_path / "home", [text_step("ok")], loop=True)
+    daemon = await DaemonProcess.start(home)
+    try:
+        code, out, err = await _run(home, project, "--keep", "--allow", "write", "hello")
+        assert (code, out) == (0, b"ok\n"), err
+        assert await _agents(daemon) == []
+        code, _, err = await _run(home, project, "--keep", "hello")
+        assert code == 0, err
+        assert len(await _agents(daemon)) == 1, "the same run without --allow went through the daemon"
+    finally:
+        await daemon.kill()
+
+
+async def test_a_refused_run_says_what_a_direct_one_says(tmp_path, project):
+    """An unknown model: one line, the same as a direct run's, exit 2, and no agent left behind."""
+    home = write_scripted_home(tmp_path / "home", [text_step("x")])
+    daemon = await DaemonProcess.start(home)
+    try:
+        via_daemon = await _run(home, project, "--model", "nope/x", "hi")
+        direct = await _run(home, project, "--direct", "--model", "nope/x", "hi")
+        assert via_daemon[0] == direct[0] == 2
+        assert via_daemon[2].strip().splitlines()[-1] == direct[2].strip().splitlines()[-1]
+        assert "unknown model 'nope/x'" in via_daemon[2]
+        assert await _agents(daemon) == []
+    finally:
+        await daemon.kill()
+
+
+async def test_ctrl_c_ends_the_daemons_turn_and_exits_130(tmp_path, project):
+    """SIGINT while the daemon's agent streams: the turn is aborted, the run exits 130 without a
+    traceback, and its agent is removed."""
+    home = write_scripted_home(
+        tmp_path / "home", [{"blocks": [{"type": "text", "text": "a"}], "stall": True}]
+    )
+    daemon = await DaemonProcess.start(home)
+    try:
+        watcher = await daemon.unix()
+        proc = await asyncio.create_subprocess_exec(
+            *shard_command("run", "--json", "go"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=project,
+            env={**os.environ, "SHARD_HOME": str(home)},
+        )
+        assert proc.stdout is not None
+        while b'"text_delta":"a"' not in await asyncio.wait_for(proc.stdout.readline(), 30):
+            pass
+        spawned = await watcher.until(lambda m: m.get("type") == "agent_spawned")
+        proc.send_signal(signal.SIGINT)
+        rest, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 130, err
+        assert b"Traceback" not in err
+        assert any(orjson.loads(line).get("type") == "turn_end" for line in rest.splitlines()), rest
+        assert spawned[-1]["info"]["name"] == "shard run"
+        assert await _agents(daemon) == []
+    finally:
+        await daemon.kill()
