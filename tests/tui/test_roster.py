@@ -24,8 +24,9 @@ def test_rows_follow_spawn_status_activity_and_exit():
 
     Covers: R10.2.11, R10.2.12, R10.2.13, R10.2.14, R10.2.20
     """
-    roster = Roster.of([info("a1", name="one")])
+    roster = Roster.of([info("a1", name="one", provider="t", model="m")])
     assert roster.rows["a1"].line() == "one · idle"
+    assert roster.rows["a1"].model == "t/m"
     assert roster.apply(AgentSpawned(agent_id="a2", info=info("a2")))
     activity = AgentActivity(agent_id="a1", timestamp=1, phase="tool", status="streaming", tool_name="bash")
     assert roster.apply(activity)

@@ -174,6 +174,9 @@ class ShardApp(App[None]):
             with contextlib.suppress(ShardClientError):
                 await self.client.detach(previous)
         view = self.views.setdefault(agent_id, AgentView(agent_id))
+        row = self.roster.rows.get(agent_id)
+        if view.model is None and row is not None:
+            view.model = row.model  # until a model_changed says otherwise
         self._show_roster()
         self._refresh(view)
         self.query_one("#prompt", Input).focus()  # before the sync shows: typing goes to the prompt

@@ -19,6 +19,7 @@ class Row:
     status: AgentStatus
     runtime_state: RuntimeState
     activity: str = ""
+    model: str | None = None  # provider/model as the registry knows it (sync does not carry it)
 
     @property
     def needs_answer(self) -> bool:
@@ -37,7 +38,8 @@ class Row:
 
 def row_of(info: AgentInfo) -> Row:
     label = info.display_name or info.name or info.alias or info.agent_id
-    return Row(info.agent_id, label, info.cwd, info.status, info.runtime_state)
+    model = f"{info.provider}/{info.model}" if info.provider and info.model else info.model
+    return Row(info.agent_id, label, info.cwd, info.status, info.runtime_state, model=model)
 
 
 @dataclass
