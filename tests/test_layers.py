@@ -21,7 +21,8 @@ ALLOWED: dict[str, set[str]] = {
     "client": {"protocol"},
     "testing": {"protocol", "agent", "daemon"},
     "acp": {"protocol", "client"},
-    "cli": {"protocol", "agent", "daemon", "web", "client", "acp"},
+    "tui": {"protocol", "client"},
+    "cli": {"protocol", "agent", "daemon", "web", "client", "acp", "tui"},
 }
 L0_THIRD_PARTY = {"pydantic", "pydantic_core", "orjson"}
 
@@ -75,12 +76,23 @@ def test_start_up_path_imports_neither_pydantic_nor_asyncio():
     code = (
         "import sys\n"
         "import shard.cli.main, shard.cli.agent, shard.agent.boot\n"
-        "heavy = ('pydantic', 'asyncio', 'anthropic', 'openai', 'mcp')\n"
+        "heavy = ('pydantic', 'asyncio', 'anthropic', 'openai', 'mcp', 'textual', 'rich')\n"
         "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_only_shard_attach_loads_textual():
+    """Textual (and rich) load only for ``shard attach``: not for the daemon, the runtime or the SDK."""
+    code = (
+        "import sys\n"
+        "import shard.cli.main, shard.daemon.server, shard.agent.runtime, shard.client, shard.cli.attach\n"
+        "print(sorted(m for m in ('textual', 'rich') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_runtime_loads_the_mcp_sdk_only_for_a_turn_that_needs_it():

@@ -220,6 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_list.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
     mcp_list.add_argument("--json", action="store_true", help="one JSON object a line, one per server")
 
+    attach = sub.add_parser("attach", help="the terminal client: the agent list, or one agent's conversation")
+    attach.add_argument("agent", nargs="?", metavar="AGENT", help="the agent to open (default: the list)")
+    attach.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
 
@@ -292,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.mcp import main_mcp
 
         return main_mcp(args)
+    if args.command == "attach":
+        from shard.cli.attach import main_attach
+
+        return main_attach(args)
     if args.command == "schema":
         import orjson
 

@@ -1,0 +1,52 @@
+"""``shard attach [AGENT]``: the terminal client (shard.tui) on the daemon's unix socket.
+
+Connects first, so a missing daemon or a protocol major this client does not speak is one line on
+stderr and exit status 1, before the screen is taken over. Textual loads only here."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from pathlib import Path
+
+from shard.client import CommandError, ConnectError, ProtocolVersionError, ShardClient, ShardClientError
+from shard.client.connectors import shard_home
+
+
+def main_attach(args: argparse.Namespace) -> int:
+    home = shard_home(args.home)
+    try:
+        return asyncio.run(_attach(home, args.agent))
+    except KeyboardInterrupt:  # Ctrl-C before the screen was ours (afterwards it is a key)
+        return 130
+
+
+async def _attach(home: Path, agent_id: str | None) -> int:
+    logging.getLogger("shard.client").setLevel(logging.CRITICAL)  # the screen says it, not stderr
+    try:
+        client = await ShardClient.connect_unix(home=home)
+    except ProtocolVersionError as exc:
+        print(f"shard attach: {exc}", file=sys.stderr)
+        return 1
+    except (ConnectError, OSError):
+        print(f"shard attach: no daemon is running for {home} (start one: shard daemon)", file=sys.stderr)
+        return 1
+    try:
+        if agent_id is not None:
+            known = {info.agent_id for info in await client.list_agents()}
+            if agent_id not in known:
+                print(f"shard attach: no agent {agent_id} (shard attach lists them)", file=sys.stderr)
+                return 1
+        from shard.tui.app import ShardApp
+
+        await ShardApp(client, agent_id=agent_id).run_async()
+        return 0
+    except (CommandError, ShardClientError) as exc:
+        print(f"shard attach: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        with contextlib.suppress(ShardClientError, OSError):
+            await client.close()

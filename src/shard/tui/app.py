@@ -1,0 +1,383 @@
+"""The terminal client's application: the agent list, one agent's conversation, the prompt box, the
+request dialogs and the pickers, wired to a connected :class:`~shard.client.ShardClient`.
+
+State lives in the pure folds (:class:`~shard.tui.view.AgentView`, :class:`~shard.tui.roster.Roster`);
+this module only feeds them events and sends what the user decides. One agent is attached at a time
+(the selected one, interactive, as the web client does, R4.1.2.29); the others are watched through
+the orchestrator events every client receives.
+
+Keys: Enter sends (a follow-up while the agent is busy), ctrl+s steers, Escape aborts the turn,
+F2 / F3 / F4 open the mode / model / reasoning-level pickers (only when the capabilities allow),
+ctrl+r reopens a request closed without answering, ctrl+n goes to the new-agent field, ctrl+a to
+the agent list, ctrl+t terminates the open agent, ctrl+c (or q in the agent list) quits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input, OptionList, Static
+
+from shard.client import Agent, ShardClient, ShardClientError, StaleRuntime, State
+from shard.protocol.events import PermissionRequest, UiRequest
+from shard.tui.agents import AgentList, NewAgent
+from shard.tui.conversation import Conversation
+from shard.tui.dialogs import Answer, PermissionDialog, RequestDialog, UiDialog
+from shard.tui.pickers import Catalog, Kind, Picker, fetch, switch
+from shard.tui.roster import Roster
+from shard.tui.view import AgentView, window
+
+log = logging.getLogger("shard.tui")
+
+_LINK = {
+    State.OPEN: "connected",
+    State.CONNECTING: "connecting…",
+    State.RECONNECTING: "reconnecting…",
+    State.CLOSED: "disconnected",
+}
+SHOWN_ENTRIES = 300  # conversation entries on screen at once (the rest stays data)
+_WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate"})
+_GATED: dict[str, Kind] = {"pick_mode": "mode", "pick_model": "model", "pick_reasoning": "reasoning"}
+
+
+class ShardApp(App[None]):
+    TITLE = "shard"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #side { width: 38; border-right: solid $primary; }
+    #new-agent { dock: bottom; }
+    #status { height: 1; background: $primary-background; padding: 0 1; }
+    #prompt { dock: bottom; }
+    #hint { height: 1; color: $text-muted; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("ctrl+c", "quit", "Quit", priority=True),
+        Binding("q", "leave", "Quit", show=False),
+        Binding("escape", "abort", "Abort"),
+        Binding("ctrl+s", "steer", "Steer"),
+        Binding("f2", "pick_mode", "Mode"),
+        Binding("f3", "pick_model", "Model"),
+        Binding("f4", "pick_reasoning", "Reasoning"),
+        Binding("ctrl+r", "reopen", "Requests"),
+        Binding("ctrl+a", "focus_agents", "Agents", priority=True),  # before the text field's "home"
+        Binding("ctrl+n", "focus_new", "New agent"),
+        Binding("ctrl+t", "terminate", "Terminate"),
+    ]
+
+    def __init__(
+        self, client: ShardClient, *, agent_id: str | None = None, cwd: str | None = None, poll: float = 0.2
+    ) -> None:
+        super().__init__()
+        self.client = client
+        self.initial_agent = agent_id
+        self.cwd = cwd or str(Path.cwd())
+        self.poll = poll
+        self.roster = Roster({})
+        self.views: dict[str, AgentView] = {}
+        self.selected: str | None = None
+        self.link = "connected"
+        self._generation = client.generation
+        self._dialog: RequestDialog | None = None
+        self._hidden: set[str] = set()  # requests closed without an answer (ctrl+r reopens them)
+        self._answered: set[str] = set()  # answered here, waiting for the resolution to arrive
+        self.updated = asyncio.Event()  # set on every change shown: tests wait on it, never sleep
+
+    # --- layout -----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            with Vertical(id="side"):
+                yield AgentList()
+                yield NewAgent(self.cwd)
+            with Vertical(id="main"):
+                yield Static(Text("no agent selected"), id="status")
+                yield Conversation()
+                yield Static(Text("Select an agent (Enter) or create one on a directory (ctrl+n)"), id="hint")
+                yield Input(placeholder="Enter: send", id="prompt")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.set_interval(self.poll, self._watch_link)
+        self.run_worker(self._follow_orchestrator(), group="orchestrator")
+        await self._relist()
+        if self.initial_agent:
+            await self.select(self.initial_agent)
+        else:
+            self.query_one(AgentList).focus()
+
+    @property
+    def view(self) -> AgentView | None:
+        return self.views.get(self.selected) if self.selected else None
+
+    # --- the agent list -----------------------------------------------------------------------------
+
+    async def _relist(self) -> None:
+        try:
+            infos = await self.client.list_agents()
+        except ShardClientError as exc:
+            self.notify(f"cannot list agents: {exc}", severity="error")
+            return
+        self.roster = Roster.of(infos)
+        self._show_roster()
+
+    def _show_roster(self) -> None:
+        listing = self.query_one(AgentList)
+        listing.selected = self.selected
+        listing.show(sorted(self.roster.rows.values(), key=lambda r: r.agent_id))
+        self.updated.set()
+
+    async def _follow_orchestrator(self) -> None:
+        with contextlib.suppress(ShardClientError):
+            async for event in self.client.orchestrator_events():
+                if self.roster.apply(event):
+                    self._show_roster()
+
+    async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if isinstance(event.option_list, AgentList) and event.option.id:
+            await self.select(event.option.id)
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if isinstance(event.input, NewAgent):
+            await self._create(event.value.strip())
+        elif event.input.id == "prompt":
+            await self._send(event.value, steer=False)
+
+    async def _create(self, cwd: str) -> None:
+        if not cwd:
+            return
+        try:
+            agent_id = await self.client.create_agent_id(cwd)
+        except ShardClientError as exc:
+            self.notify(f"cannot create an agent in {cwd}: {exc}", severity="error")
+            return
+        await self._relist()
+        await self.select(agent_id)
+
+    # --- one agent ------------------------------------------------------------------------------------
+
+    async def select(self, agent_id: str) -> None:
+        """Attach ``agent_id`` (interactive) and show it; the previously shown agent is detached."""
+        if agent_id == self.selected and agent_id in self.client.agents:
+            self.query_one("#prompt", Input).focus()
+            return
+        previous, self.selected = self.selected, agent_id
+        self.query_one(Conversation).clear()
+        if previous is not None and previous in self.client.agents:
+            with contextlib.suppress(ShardClientError):
+                await self.client.detach(previous)
+        view = self.views.setdefault(agent_id, AgentView(agent_id))
+        row = self.roster.rows.get(agent_id)
+        if view.model is None and row is not None:
+            view.model = row.model  # until a model_changed says otherwise
+        self._show_roster()
+        self._refresh(view)
+        self.query_one("#prompt", Input).focus()  # before the sync shows: typing goes to the prompt
+        try:
+            agent = await self.client.attach(agent_id)
+        except ShardClientError as exc:
+            self.notify(f"cannot attach {agent_id}: {exc}", severity="error")
+            return
+        self.run_worker(self._follow(agent, view), group=f"agent-{agent_id}")
+
+    async def _follow(self, agent: Agent, view: AgentView) -> None:
+        """Fold the agent's stream (sync first, then each event once, across reconnects)."""
+        try:
+            async for event in agent.events():
+                view.apply(event)
+                if view.agent_id == self.selected:
+                    self._refresh(view)
+        except ShardClientError as exc:
+            self.notify(f"{view.agent_id}: {exc}", severity="error")
+
+    def _refresh(self, view: AgentView) -> None:
+        self.query_one(Conversation).show(window(view.entries(), SHOWN_ENTRIES))
+        self.query_one("#status", Static).update(Text(view.headline(self.link)))
+        hint = "Enter: follow-up · ctrl+s: steer · Esc: abort" if view.busy else "Enter: send"
+        self.query_one("#hint", Static).update(Text(hint))
+        self.refresh_bindings()
+        self._show_requests(view)
+        self.updated.set()
+
+    def _watch_link(self) -> None:
+        link = _LINK[self.client.connection.state]
+        error = self.client.connection.error
+        if link == "disconnected" and error is not None:
+            link = f"disconnected: {error}"
+        if self.client.generation != self._generation:  # a new hello: what happened meanwhile
+            self._generation = self.client.generation
+            self.run_worker(self._relist(), group="relist")
+        if link != self.link:
+            self.link = link
+            view = self.view
+            status = view.headline(link) if view else link
+            self.query_one("#status", Static).update(Text(status))
+            self.updated.set()
+
+    # --- the prompt box --------------------------------------------------------------------------------
+
+    def _agent(self) -> Agent | None:
+        return self.client.agents.get(self.selected) if self.selected else None
+
+    async def _send(self, text: str, *, steer: bool) -> None:
+        agent = self._agent()
+        if agent is None or not text.strip():
+            return
+        self.query_one("#prompt", Input).value = ""
+        try:
+            if steer and agent.status not in (None, "idle"):
+                await agent.steer(text)
+            else:
+                await agent.prompt(text)  # the SDK adds follow_up mid-turn, nothing when idle
+        except ShardClientError as exc:
+            self.notify(f"not sent: {exc}", severity="error")
+
+    async def action_steer(self) -> None:
+        await self._send(self.query_one("#prompt", Input).value, steer=True)
+
+    async def action_abort(self) -> None:
+        agent = self._agent()
+        if agent is not None and agent.status not in (None, "idle"):
+            with contextlib.suppress(ShardClientError):
+                await agent.abort()
+
+    def action_leave(self) -> None:
+        """q quits from the agent list only: in a dialog or a text field it is just a letter."""
+        if isinstance(self.focused, AgentList):
+            self.exit()
+
+    async def action_terminate(self) -> None:
+        """agent.terminate the open agent: it stops now if idle, else when its work is done."""
+        if self.selected is None:
+            return
+        try:
+            result = await self.client.terminate(self.selected)
+        except ShardClientError as exc:
+            self.notify(f"not terminated: {exc}", severity="error")
+            return
+        self.notify("terminating when the turn ends" if result.deferred else "terminated")
+
+    def action_focus_agents(self) -> None:
+        self.query_one(AgentList).focus()
+
+    def action_focus_new(self) -> None:
+        self.query_one(NewAgent).focus()
+
+    # --- requests -----------------------------------------------------------------------------------
+
+    def _show_requests(self, view: AgentView) -> None:
+        dialog = self._dialog
+        if dialog is not None:
+            request_id = dialog.request.request_id
+            if request_id in view.pending:
+                return
+            self._dialog = None  # answered elsewhere (or here): first response wins
+            if dialog.is_current:
+                dialog.dismiss(None)
+            source = view.resolved.get(request_id)
+            if source and request_id not in self._answered:
+                self.notify(f"answered by {source}")
+        if len(self.screen_stack) > 1:
+            return  # a picker is open: the request waits for it
+        for request in view.pending.values():
+            if request.request_id not in self._hidden | self._answered:
+                self._open(view.agent_id, request)
+                return
+
+    def _open(self, agent_id: str, request: PermissionRequest | UiRequest) -> None:
+        dialog: RequestDialog
+        asker = request.agent_id if request.agent_id not in (None, agent_id) else None
+        dialog = (
+            PermissionDialog(request, asker) if isinstance(request, PermissionRequest) else UiDialog(request)
+        )
+        self._dialog = dialog
+
+        def answered(answer: Answer | None) -> None:
+            if self._dialog is dialog:
+                self._dialog = None
+            view = self.views.get(agent_id)
+            if answer is None:
+                if view is not None and request.request_id in view.pending:
+                    self._hidden.add(request.request_id)
+                return
+            self._answered.add(request.request_id)
+            self.run_worker(self._answer(agent_id, request, answer), group="answers")
+
+        self.push_screen(dialog, answered)
+
+    async def _answer(self, agent_id: str, request: PermissionRequest | UiRequest, answer: Answer) -> None:
+        agent = self.client.agents.get(agent_id)
+        if agent is None:
+            return
+        kind, value = answer
+        fields: dict[str, Any] = {"choice_id": value} if kind == "choice" else {"decision": value}
+        try:
+            if isinstance(request, PermissionRequest):
+                await agent.answer_permission(request.request_id, **fields)
+            else:
+                await agent.answer_ui(request.request_id, value)
+        except ShardClientError as exc:
+            self._answered.discard(request.request_id)
+            self.notify(f"answer not taken: {exc}", severity="warning")
+
+    def action_reopen(self) -> None:
+        self._hidden.clear()
+        if self.view is not None:
+            self._show_requests(self.view)
+
+    # --- pickers (capability-gated, R9.1.10; stale answers discarded, R9.1.17) ------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Which keys exist now (False: not in the footer, and the key does nothing)."""
+        view = self.view
+        gate = _GATED.get(action)
+        if gate is not None:
+            return view is not None and view.pickers()[gate]
+        if action in _WITH_AGENT:
+            return view is not None
+        return True
+
+    async def action_pick_mode(self) -> None:
+        await self._pick("mode")
+
+    async def action_pick_model(self) -> None:
+        await self._pick("model")
+
+    async def action_pick_reasoning(self) -> None:
+        await self._pick("reasoning")
+
+    async def _pick(self, what: Kind) -> None:
+        agent, view = self._agent(), self.view
+        if agent is None or view is None or not view.pickers()[what] or len(self.screen_stack) > 1:
+            return  # not offered, or a dialog or picker is already open
+        token = view.token(self.client.generation)
+        try:
+            catalog = await fetch(agent, what)
+        except StaleRuntime:
+            log.info("shard tui: a %s catalog from a superseded runtime was discarded", what)
+            return
+        except ShardClientError as exc:
+            self.notify(f"no {what} catalog: {exc}", severity="error")
+            return
+        if not view.current(token, self.client.generation) or self.selected != view.agent_id:
+            return  # answered under another connection or runtime: discarded (R9.1.17)
+
+        def chosen(choice: str | None) -> None:
+            if choice is not None and choice != catalog.active:
+                self.run_worker(self._switch(agent, catalog, choice), group="switch")
+            self._show_requests(view)  # a request that came while the picker was open
+
+        self.push_screen(Picker(f"Choose a {what}", catalog.entries, catalog.active), chosen)
+
+    async def _switch(self, agent: Agent, catalog: Catalog, choice: str) -> None:
+        try:
+            await switch(agent, catalog, choice)
+        except ShardClientError as exc:
+            self.notify(f"{catalog.kind} not changed: {exc}", severity="error")

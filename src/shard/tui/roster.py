@@ -1,0 +1,71 @@
+"""The agent list as a pure fold: ``agent.list`` once, then the orchestrator events every client
+receives (PROTOCOL §10.2) — spawned, exited, status changed, activity. No Textual, no asyncio."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from shard.protocol.agents import AgentInfo, AgentStatus, RuntimeState
+from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged, EventBase
+
+_ASKING: frozenset[str] = frozenset({"waiting_for_permission", "waiting_for_ui"})
+
+
+@dataclass(frozen=True)
+class Row:
+    agent_id: str
+    label: str
+    cwd: str
+    status: AgentStatus
+    runtime_state: RuntimeState
+    activity: str = ""
+    model: str | None = None  # provider/model as the registry knows it (sync does not carry it)
+
+    @property
+    def needs_answer(self) -> bool:
+        return self.status in _ASKING
+
+    def line(self) -> str:
+        """The row as one line: name, status (runtime state when not running), activity, badge."""
+        state = self.status if self.runtime_state == "running" else self.runtime_state
+        parts = [self.label, state]
+        if self.activity and self.activity != self.status and self.runtime_state == "running":
+            parts.append(self.activity)
+        if self.needs_answer:
+            parts.append("needs an answer")
+        return " · ".join(parts)
+
+
+def row_of(info: AgentInfo) -> Row:
+    label = info.display_name or info.name or info.alias or info.agent_id
+    model = f"{info.provider}/{info.model}" if info.provider and info.model else info.model
+    return Row(info.agent_id, label, info.cwd, info.status, info.runtime_state, model=model)
+
+
+@dataclass
+class Roster:
+    rows: dict[str, Row]
+
+    @classmethod
+    def of(cls, infos: list[AgentInfo]) -> Roster:
+        return cls({info.agent_id: row_of(info) for info in infos})
+
+    def apply(self, event: EventBase) -> bool:
+        """Fold one orchestrator event; whether the list changed."""
+        if isinstance(event, AgentSpawned):
+            self.rows[event.agent_id] = row_of(event.info)
+            return True
+        row = self.rows.get(getattr(event, "agent_id", None) or "")
+        if row is None:
+            return False
+        if isinstance(event, AgentStatusChanged):
+            new = replace(row, status=event.status, runtime_state=event.runtime_state)
+        elif isinstance(event, AgentExited):
+            new = replace(row, runtime_state=event.runtime_state, activity=event.reason)
+        elif isinstance(event, AgentActivity):
+            activity = f"{event.phase}: {event.tool_name}" if event.tool_name else event.phase
+            new = replace(row, status=event.status, activity=activity)
+        else:
+            return False
+        self.rows[row.agent_id] = new
+        return new != row

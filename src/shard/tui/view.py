@@ -1,0 +1,286 @@
+"""The pure view model of one agent: a fold of its protocol events into what the terminal shows.
+
+``AgentView.apply(event)`` is the only way state changes; the widgets read the result. It imports
+no Textual and no asyncio, so tests drive it with plain event objects. What it keeps, and why:
+
+* the conversation is the SDK's :class:`~shard.client.Transcript` (``sync`` is authoritative: a
+  re-attach folds the new ``sync`` and the events after it, each exactly once, PROTOCOL §6.4);
+* tool cards are keyed by ``tool_call_id`` and keep the RenderDescriptors the live events carried,
+  because a ``sync``'s messages carry none (a resync must not lose the diff already shown);
+* pending permission / UI requests are keyed by ``request_id``, so ``sync.pending_requests`` and a
+  re-sent ``permission_request`` make one dialog, and a ``*_resolved`` from any client removes it
+  (first response wins, §6.3);
+* controls follow ``sync.capabilities`` only, never the protocol version (R9.1.10, R7.10), and a
+  catalog answered under another ``runtime_epoch`` or connection generation is discarded (R9.1.17).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from shard.client.transcript import Transcript
+from shard.protocol.agents import AgentStatus
+from shard.protocol.content import (
+    ErrorContent,
+    Message,
+    TextBlock,
+    TextContent,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolResultContent,
+)
+from shard.protocol.events import (
+    AgentEvent,
+    ErrorEvent,
+    ModeChanged,
+    ModelChanged,
+    PermissionRequest,
+    PermissionResolved,
+    ReasoningLevelChanged,
+    Status,
+    Sync,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    UiRequest,
+    UiResolved,
+)
+from shard.protocol.render import RenderDescriptor
+
+Kind = Literal["user", "assistant", "thinking", "tool", "notice", "error"]
+PendingRequest = PermissionRequest | UiRequest
+Token = tuple[int, int | None]  # (connection generation, runtime_epoch) a request was sent under
+
+
+@dataclass
+class ToolCard:
+    tool_call_id: str
+    name: str
+    args: dict[str, Any]
+    preview: RenderDescriptor | None = None  # the tool_call's start-time render
+    render: RenderDescriptor | None = None  # the tool_result's render: supersedes the preview
+    result_text: str | None = None
+    is_error: bool = False
+    exit_code: int | None = None
+    duration_ms: float | None = None
+    done: bool = False
+    unknown: Any = None  # a RenderDescriptor of a kind this client does not know (R11.0.13)
+    version: int = 0  # bumped on every change: the screen re-renders a card only when it moved
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing shown in the conversation, in order. ``key`` is stable across resyncs."""
+
+    key: str
+    kind: Kind
+    text: str = ""
+    card: ToolCard | None = None
+    live: bool = False  # still streaming
+
+
+@dataclass
+class AgentView:
+    agent_id: str
+    status: AgentStatus | None = None
+    mode: str | None = None
+    model: str | None = None
+    reasoning: str | None = None
+    capabilities: frozenset[str] | None = None
+    runtime_epoch: int | None = None
+    transcript: Transcript = field(default_factory=Transcript)
+    cards: dict[str, ToolCard] = field(default_factory=dict)
+    pending: dict[str, PendingRequest] = field(default_factory=dict)
+    resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered
+    # errors and turn usage, each after the message that was last when it came (None: at the end)
+    notices: list[tuple[str | None, Entry]] = field(default_factory=list)
+    syncs: int = 0
+
+    # --- the fold ---------------------------------------------------------------------------------
+
+    def apply(self, event: AgentEvent) -> None:
+        if isinstance(event, Sync):
+            self._apply_sync(event)
+        elif isinstance(event, Status):
+            self.status = event.status
+        elif isinstance(event, ModeChanged):
+            self.mode = event.mode
+        elif isinstance(event, ModelChanged):
+            self.model = event.active.id
+            if event.capabilities is not None:  # absent: unchanged (R10.2.4)
+                self.capabilities = frozenset(event.capabilities)
+        elif isinstance(event, ReasoningLevelChanged):
+            self.reasoning = event.active
+        elif isinstance(event, PermissionRequest | UiRequest):
+            self.pending[event.request_id] = event
+        elif isinstance(event, PermissionResolved):
+            self._resolve(event.request_id, event.source or "another client")
+        elif isinstance(event, UiResolved):
+            self._resolve(event.request_id, "another client")
+        elif isinstance(event, ToolCall):
+            card = self._card(event.tool_call_id, event.name, event.args)
+            card.preview = event.render or card.preview
+            card.version += 1
+        elif isinstance(event, ToolResult):
+            self._apply_result(event)
+        elif isinstance(event, ErrorEvent):
+            self._notice(Entry(f"error:{len(self.notices)}", "error", f"{event.code}: {event.message}"))
+        elif isinstance(event, TurnEnd) and event.usage is not None:
+            usage = event.usage
+            text = f"turn done · {usage.input} in / {usage.output} out tokens"
+            self._notice(Entry(f"usage:{event.turn_id}", "notice", text))
+        self.transcript.apply(event)
+
+    def _notice(self, entry: Entry) -> None:
+        last = self.transcript.messages[-1].id if self.transcript.messages else None
+        self.notices.append((last, entry))
+
+    def _apply_sync(self, sync: Sync) -> None:
+        self.syncs += 1
+        self.status = sync.status
+        self.mode = sync.mode
+        self.runtime_epoch = sync.runtime_epoch
+        self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
+        self.pending = {r.request_id: r for r in sync.pending_requests}
+        for message in sync.live_window.messages:  # cards this client never saw live: from the window
+            for block in message.content:
+                if isinstance(block, ToolCallBlock):
+                    self._card(block.id, block.name, block.args)
+                elif isinstance(block, ToolResultBlock) and block.tool_call_id in self.cards:
+                    card = self.cards[block.tool_call_id]
+                    if not card.done:
+                        card.done = True
+                        card.is_error = bool(block.is_error)
+                        card.result_text = _content_text(block.content)
+                        card.version += 1
+
+    def _apply_result(self, event: ToolResult) -> None:
+        card = self.cards.get(event.tool_call_id) or self._card(event.tool_call_id, "tool", {})
+        card.done = True
+        card.is_error = event.is_error
+        card.exit_code = event.exit_code
+        card.duration_ms = event.duration_ms
+        card.render = event.render
+        card.unknown = (event.model_extra or {}).get("unknown_render")  # a kind this client lacks
+        card.result_text = _content_text(event.content)
+        card.version += 1
+
+    def _card(self, tool_call_id: str, name: str, args: dict[str, Any]) -> ToolCard:
+        card = self.cards.get(tool_call_id)
+        if card is None:
+            card = self.cards[tool_call_id] = ToolCard(tool_call_id, name, args)
+        return card
+
+    def _resolve(self, request_id: str, source: str) -> None:
+        if self.pending.pop(request_id, None) is not None:
+            self.resolved[request_id] = source
+
+    # --- what is shown --------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.status not in (None, "idle")
+
+    def entries(self) -> list[Entry]:
+        """The conversation in order: the window's messages, the message streaming now, cards the
+        messages do not place yet, then the notices."""
+        out: list[Entry] = []
+        placed: set[str] = set()
+        after: dict[str | None, list[Entry]] = {}
+        for anchor, notice in self.notices:
+            after.setdefault(anchor, []).append(notice)
+        for message in self.transcript.messages:
+            out.extend(self._message_entries(message, placed))
+            out.extend(after.pop(message.id, []))
+        for message_id, blocks in self.transcript.streaming.items():
+            for index in sorted(blocks):
+                block = blocks[index]
+                key = f"{message_id}:{index}"
+                if block.kind == "tool_call" and block.tool_call_id:
+                    placed.add(block.tool_call_id)
+                    card = self.cards.get(block.tool_call_id) or ToolCard(
+                        block.tool_call_id, block.name or "tool", {}
+                    )
+                    out.append(Entry(key, "tool", block.args_text, card, live=True))
+                elif block.kind in ("text", "thinking"):
+                    kind: Kind = "assistant" if block.kind == "text" else "thinking"
+                    out.append(Entry(key, kind, block.text, live=True))
+        out.extend(
+            Entry(f"tool:{c.tool_call_id}", "tool", card=c)
+            for c in self.cards.values()
+            if c.tool_call_id not in placed
+        )
+        for rest in after.values():  # anchored to a message no longer in the window, or to none
+            out.extend(rest)
+        return out
+
+    def _message_entries(self, message: Message, placed: set[str]) -> list[Entry]:
+        out: list[Entry] = []
+        for index, block in enumerate(message.content):
+            key = f"{message.id}:{index}"
+            if isinstance(block, TextBlock):
+                out.append(Entry(key, "user" if message.role == "user" else "assistant", block.text))
+            elif isinstance(block, ThinkingBlock):
+                out.append(Entry(key, "thinking", block.text))
+            elif isinstance(block, ToolCallBlock):
+                placed.add(block.id)
+                out.append(
+                    Entry(f"tool:{block.id}", "tool", card=self._card(block.id, block.name, block.args))
+                )
+        return out
+
+    def headline(self, link: str) -> str:
+        """The status line: agent, status, mode, model, and the connection when it is not open."""
+        parts = [self.agent_id, self.status or "attaching…"]
+        if self.mode:
+            parts.append(f"mode {self.mode}")
+        if self.model:
+            parts.append(f"model {self.model}")
+        if self.pending:
+            parts.append(f"{len(self.pending)} waiting for an answer (ctrl+r)")
+        if link != "connected":
+            parts.append(link)
+        return " · ".join(parts)
+
+    # --- controls (capability gating, stale answers) ------------------------------------------------
+
+    def supports(self, capability: str) -> bool:
+        return self.capabilities is not None and capability in self.capabilities
+
+    def pickers(self) -> dict[str, bool]:
+        """Which pickers exist: a catalog to choose from and the switch to apply it (R9.1.10)."""
+        return {
+            kind: self.supports(f"{kind}-catalog") and self.supports(f"{kind}-switch")
+            for kind in ("mode", "model", "reasoning")
+        }
+
+    def token(self, generation: int) -> Token:
+        return (generation, self.runtime_epoch)
+
+    def current(self, token: Token, generation: int) -> bool:
+        """Whether an answer requested under ``token`` still applies: same connection, same runtime
+        (R9.1.17: a superseded runtime's answers are discarded)."""
+        return token == self.token(generation)
+
+
+def window(entries: list[Entry], limit: int) -> list[Entry]:
+    """The last ``limit`` entries, after one line saying how many earlier ones are not on screen:
+    a long session's live window would otherwise be thousands of widgets."""
+    hidden = len(entries) - limit
+    if hidden <= 0:
+        return entries
+    note = Entry(
+        "earlier", "notice", f"… {hidden} earlier entries not shown (shard sessions show prints them)"
+    )
+    return [note, *entries[-limit:]]
+
+
+def _content_text(content: ToolResultContent) -> str:
+    if isinstance(content, TextContent):
+        return content.text
+    if isinstance(content, ErrorContent):
+        return content.message
+    return json.dumps(content.value, indent=1, sort_keys=True, default=str)

@@ -1,0 +1,40 @@
+"""The agent list's fold of orchestrator events."""
+
+from __future__ import annotations
+
+from shard.protocol.agents import AgentInfo
+from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged
+from shard.tui.roster import Roster
+
+
+def info(agent_id: str, **extra: object) -> AgentInfo:
+    fields = {
+        "agent_id": agent_id,
+        "cwd": "/p",
+        "status": "idle",
+        "runtime_state": "running",
+        "created_at": 0,
+    }
+    return AgentInfo.model_validate({**fields, **extra})
+
+
+def test_rows_follow_spawn_status_activity_and_exit():
+    """Every client sees each agent's status and activity, attached or not; an agent that waits on
+    a request says it needs an answer.
+
+    Covers: R10.2.11, R10.2.12, R10.2.13, R10.2.14, R10.2.20
+    """
+    roster = Roster.of([info("a1", name="one", provider="t", model="m")])
+    assert roster.rows["a1"].line() == "one · idle"
+    assert roster.rows["a1"].model == "t/m"
+    assert roster.apply(AgentSpawned(agent_id="a2", info=info("a2")))
+    activity = AgentActivity(agent_id="a1", timestamp=1, phase="tool", status="streaming", tool_name="bash")
+    assert roster.apply(activity)
+    assert roster.rows["a1"].line() == "one · streaming · tool: bash"
+    waiting = AgentStatusChanged(agent_id="a1", status="waiting_for_permission", runtime_state="running")
+    assert roster.apply(waiting)
+    assert roster.rows["a1"].needs_answer
+    assert roster.rows["a1"].line().endswith("needs an answer")
+    assert roster.apply(AgentExited(agent_id="a2", reason="crashed", exit_code=1))
+    assert roster.rows["a2"].line() == "a2 · failed"
+    assert not roster.apply(AgentStatusChanged(agent_id="ghost", status="idle", runtime_state="running"))

@@ -1,0 +1,150 @@
+"""The pure fold behind the terminal client, driven with plain event objects (no Textual)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shard.protocol.events import (
+    MessageComplete,
+    MessageDelta,
+    ModelChanged,
+    PermissionRequest,
+    PermissionResolved,
+    Sync,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+)
+from shard.tui.view import AgentView, window
+
+A = "agent-1"
+DIFF = {"kind": "diff", "path": "a.txt", "hunks": [{"old_start": 1, "old_lines": 1, "new_start": 1,
+        "new_lines": 1, "lines": ["-old", "+new"]}]}  # fmt: skip
+
+
+def sync(messages: list[dict[str, Any]] | None = None, **extra: Any) -> Sync:
+    fields: dict[str, Any] = {
+        "agent_id": A, "status": "idle", "mode": "build",
+        "live_window": {"messages": messages or []}, "pending_requests": [], **extra,
+    }  # fmt: skip
+    return Sync.model_validate(fields)
+
+
+def user(mid: str, text: str) -> dict[str, Any]:
+    return {"id": mid, "role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def asked(rid: str = "r1") -> PermissionRequest:
+    return PermissionRequest(
+        agent_id=A, request_id=rid, tool_name="edit", input={}, prompt="Edit?", options=["allow", "deny"]
+    )
+
+
+def test_deltas_stream_into_one_entry_that_the_complete_message_settles():
+    """A message's deltas grow one live entry; message_complete replaces it under the same key."""
+    view = AgentView(A)
+    view.apply(sync([user("u1", "hi")]))
+    for piece in ("Hel", "lo"):
+        view.apply(MessageDelta(agent_id=A, message_id="m1", block_index=0, kind="text", text_delta=piece))
+    live = view.entries()[-1]
+    assert (live.key, live.text, live.live) == ("m1:0", "Hello", True)
+    message = {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Hello"}]}
+    view.apply(MessageComplete.model_validate({"agent_id": A, "message_id": "m1", "message": message}))
+    assert [(e.key, e.kind, e.text, e.live) for e in view.entries()] == [
+        ("u1:0", "user", "hi", False),
+        ("m1:0", "assistant", "Hello", False),
+    ]
+
+
+def test_a_resync_keeps_each_message_once_and_the_cards_render():
+    """After a re-attach the fresh sync replaces the window: nothing twice; the tool card keeps the
+    diff the live tool_result carried, which the sync's messages cannot.
+
+    Covers: R6.4.18, R6.4.21, R11.0.6
+    """
+    call = {"type": "tool_call", "id": "t1", "name": "edit", "args": {"path": "a.txt"}}
+    result = {"type": "tool_result", "tool_call_id": "t1", "content": {"kind": "text", "text": "ok"}}
+    window = [user("u1", "edit"), {"id": "m1", "role": "assistant", "content": [call]}, {
+        "id": "u2", "role": "user", "content": [result]}]  # fmt: skip
+    view = AgentView(A)
+    view.apply(sync(window[:2]))
+    view.apply(ToolCall(agent_id=A, tool_call_id="t1", name="edit", args={"path": "a.txt"}))
+    view.apply(ToolResult.model_validate({"agent_id": A, "tool_call_id": "t1", "is_error": False,
+        "content": {"kind": "text", "text": "ok"}, "render": DIFF}))  # fmt: skip
+    before = [e.key for e in view.entries()]
+    view.apply(sync(window))
+    view.apply(sync(window))
+    after = view.entries()
+    assert [e.key for e in after] == before == ["u1:0", "tool:t1"]
+    card = after[1].card
+    assert card is not None
+    assert card.done
+    assert card.render is not None
+    assert card.render.kind == "diff"
+    assert view.syncs == 3
+
+
+def test_pending_requests_are_keyed_and_resolved_by_anyone():
+    """The sync's pending request and its re-sent event make one request; permission_resolved from
+    another client removes it and records who answered.
+
+    Covers: R6.3.6, R6.4.22
+    """
+    view = AgentView(A)
+    view.apply(sync(pending_requests=[asked().to_wire()]))
+    view.apply(asked())
+    assert list(view.pending) == ["r1"]
+    view.apply(PermissionResolved(agent_id=A, request_id="r1", choice_id="allow", source="client-2"))
+    assert view.pending == {}
+    assert view.resolved == {"r1": "client-2"}
+
+
+def test_pickers_follow_the_capabilities_only():
+    """No capabilities: no pickers. A catalog without its switch is no picker either; model_changed
+    without capabilities leaves them as they were.
+
+    Covers: R9.1.10, R7.10, R10.2.4
+    """
+    view = AgentView(A)
+    view.apply(sync())
+    assert view.pickers() == {"mode": False, "model": False, "reasoning": False}
+    view.apply(sync(capabilities=["mode-catalog", "model-catalog", "model-switch"]))
+    assert view.pickers() == {"mode": False, "model": True, "reasoning": False}
+    model = {"id": "t/m", "provider": "t", "model": "m"}
+    view.apply(ModelChanged.model_validate({"agent_id": A, "previous": model, "active": model}))
+    assert view.pickers() == {"mode": False, "model": True, "reasoning": False}
+    assert view.model == "t/m"
+
+
+def test_an_answer_from_another_epoch_or_connection_is_stale():
+    """A catalog asked for under (generation, runtime_epoch) applies only while both are unchanged.
+
+    Covers: R9.1.17
+    """
+    view = AgentView(A)
+    view.apply(sync(runtime_epoch=0))
+    token = view.token(1)
+    assert view.current(token, 1)
+    assert not view.current(token, 2)  # reconnected meanwhile
+    view.apply(sync(runtime_epoch=1))  # a replacement runtime took over
+    assert not view.current(token, 1)
+
+
+def test_turn_usage_follows_its_turn():
+    view = AgentView(A)
+    view.apply(sync([user("u1", "hi")]))
+    view.apply(TurnEnd.model_validate({"agent_id": A, "turn_id": "t1", "usage": {"input": 5, "output": 2}}))
+    view.apply(sync([user("u1", "hi"), user("u2", "again")]))
+    assert [e.key for e in view.entries()] == ["u1:0", "usage:t1", "u2:0"]
+    assert view.headline("reconnecting…") == "agent-1 · idle · mode build · reconnecting…"
+
+
+def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():
+    view = AgentView(A)
+    view.apply(sync([user(f"u{i}", f"message {i}") for i in range(1000)]))
+    shown = window(view.entries(), 300)
+    assert len(shown) == 301
+    assert shown[0].text.startswith("… 700 earlier entries not shown")
+    assert shown[1].key == "u700:0"
+    assert shown[-1].text == "message 999"
+    assert window(shown[1:], 300) == shown[1:]

@@ -1,0 +1,129 @@
+"""Helpers for the terminal client's tests: run the app with Textual's pilot on a real client, wait
+for what the screen shows (on the app's ``updated`` event, never a sleep), and export the screen as
+stable text for the snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from shard.client import Backoff, ShardClient
+from shard.tui.app import ShardApp
+
+SIZE = (110, 32)
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+async def until(pilot: Any, check: Callable[[], bool], limit: float = 20.0) -> None:
+    """Wait until ``check()`` holds on the app; re-checked on each change the app shows (a short
+    cap covers a screen popped without a model change)."""
+    app = pilot.app
+    async with asyncio.timeout(limit):
+        while True:
+            app.updated.clear()
+            await pilot.pause()
+            if check():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(app.updated.wait(), 0.25)
+
+
+def screen_text(app: ShardApp) -> str:
+    """The active screen as plain text lines (trailing blanks trimmed)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join(strip.text.rstrip() for strip in strips).rstrip() + "\n"
+
+
+def stable(text: str, project: Path) -> str:
+    """What varies between runs made constant: agent ids, the project path, token counts, times."""
+    text = re.sub(r"agent-[0-9a-f]{16}", "agent-XXXXXXXXXXXXXXXX", text)
+    text = text.replace(str(project), "<project>")
+    text = re.sub(r"\d+ in / \d+ out", "N in / N out", text)
+    return re.sub(r"\d+\.\d s\b", "T s", text)
+
+
+def check_snapshot(name: str, text: str) -> None:
+    """Compare with ``snapshots/NAME.txt``; SHARD_UPDATE_SNAPSHOTS=1 rewrites it instead."""
+    path = SNAPSHOTS / f"{name}.txt"
+    updating = os.environ.get("SHARD_UPDATE_SNAPSHOTS") == "1"
+    if updating or not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        assert updating, f"wrote a new snapshot {path}: check it in"
+    expected = path.read_text()
+    diff = difflib.unified_diff(expected.splitlines(), text.splitlines(), str(path), "this run", lineterm="")
+    assert text == expected, "\n".join(diff)
+
+
+async def connect(home: Path, first: float = 0.05, path: Path | None = None) -> ShardClient:
+    """A client that reconnects fast (the schedule itself is the SDK's, tested there)."""
+    return await ShardClient.connect_unix(path, home=home, backoff=Backoff(first=first, cap=0.5))
+
+
+# --- a fake daemon, for what a real one never sends (no capabilities, a superseded runtime) ----------
+
+HELLO = {"type": "hello", "protocol_version": "0.1.0", "server_version": "fake", "capabilities": []}
+AGENT = "agent-1"
+INFO = {"agent_id": AGENT, "cwd": "/fake", "status": "idle", "runtime_state": "running", "created_at": 0}
+
+
+def sync(**extra: Any) -> dict[str, Any]:
+    return {
+        "type": "sync",
+        "agent_id": AGENT,
+        "status": "idle",
+        "mode": "build",
+        "live_window": {"messages": []},
+        "pending_requests": [],
+        **extra,
+    }
+
+
+def ok(command: dict[str, Any], data: Any = None) -> dict[str, Any]:
+    return {
+        "type": "response",
+        "id": command["id"],
+        "command": command["type"],
+        "success": True,
+        "data": data,
+    }
+
+
+class Peer:
+    """A fake daemon on a unix socket: hello on connect, ``answer(command)`` gives the replies."""
+
+    def __init__(self, path: Path, answer: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
+        self.path = path
+        self.answer = answer
+        self.received: list[dict[str, Any]] = []
+
+    async def __aenter__(self) -> Peer:
+        self.server = await asyncio.start_unix_server(self._handle, str(self.path))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+
+    async def push(self, message: dict[str, Any]) -> None:
+        """Send an event unasked."""
+        self.writer.write(orjson.dumps(message) + b"\n")
+        await self.writer.drain()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+        writer.write(orjson.dumps(HELLO) + b"\n")
+        while line := await reader.readline():
+            command = orjson.loads(line)
+            self.received.append(command)
+            for reply in self.answer(command):
+                writer.write(orjson.dumps(reply) + b"\n")
+            await writer.drain()
+        writer.close()
