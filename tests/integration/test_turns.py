@@ -6,6 +6,7 @@ from __future__ import annotations
 from shard.testing import recorded_requests, text_step, tool_step, types
 
 ABORTED = "Aborted by the user before this tool call ran."
+ABORTED_RUNNING = "Aborted by the user while this tool call ran: it may have done part of its work."
 
 
 def _collapse(seq: list[str]) -> list[str]:
@@ -340,7 +341,8 @@ async def test_abort_with_a_half_streamed_tool_call_closes_it(start, home):
 
 
 async def test_abort_while_a_tool_runs(start, home):
-    """abort during a running tool cancels it: an aborted tool_result, turn_end, status idle.
+    """abort during a running tool cancels it: an aborted tool_result that says the call was cut
+    short (not that it never ran), turn_end, status idle.
 
     Covers: R9.2.7
     """
@@ -357,6 +359,7 @@ async def test_abort_while_a_tool_runs(start, home):
     assert seq == ["tool_result", "turn_end", "status"]
     assert before[0]["tool_call_id"] == call["tool_call_id"]
     assert before[0]["is_error"] is True
+    assert before[0]["content"] == {"kind": "error", "message": ABORTED_RUNNING}
     assert before[2]["status"] == "idle"
     await agent.send({"type": "prompt", "message": "next"})
     read2 = await agent.idle()

@@ -57,6 +57,7 @@ from shard.protocol.events import (
 from shard.protocol.ids import new_id
 
 ABORTED = "Aborted by the user before this tool call ran."
+ABORTED_RUNNING = "Aborted by the user while this tool call ran: it may have done part of its work."
 CUT_OFF = "Not run: the model's response was cut off before it finished."
 
 Approve = Callable[[Tool[Any], ToolParams, dict[str, Any], ToolContext], Awaitable[Verdict]]
@@ -210,6 +211,7 @@ class _Turn:
         self.ctx = ctx
         self.id = new_id("turn")
         self.usage = _TurnUsage()
+        self._executing: str | None = None  # the tool call whose execute() has begun
 
     async def run(self, inp: UserInput) -> Outcome:
         ctx = self.ctx
@@ -359,7 +361,8 @@ class _Turn:
                 self._finish_call(call.id, output, (time.monotonic() - started) * 1000)
         except asyncio.CancelledError:
             for call in remaining:
-                self._finish_call(call.id, ToolOutput(ErrorContent(message=ABORTED), is_error=True), None)
+                text = ABORTED_RUNNING if call.id == self._executing else ABORTED
+                self._finish_call(call.id, ToolOutput(ErrorContent(message=text), is_error=True), None)
             raise
 
     async def _run_one(self, call: AssembledToolCall) -> ToolOutput:
@@ -391,6 +394,7 @@ class _Turn:
         if render is not None:
             event.render = render
         ctx.events.emit(event)
+        self._executing = call.id  # from here an abort cuts the call short rather than prevents it
         try:
             return await tool.execute(args, tool_ctx)
         except ToolFailure as exc:

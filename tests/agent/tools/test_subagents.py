@@ -161,7 +161,10 @@ async def test_an_aborted_wait_lets_the_parent_stop_and_the_children_go_on(
     await client.until(lambda m: m.get("type") == "subagent_run_changed" and m.get("state") == "active")
     await client.send({"type": "abort", "agent_id": parent})
     read = await client.idle(agent_id=parent)
-    assert _results(read, parent)[-1] == (True, "Aborted by the user before this tool call ran.")
+    assert _results(read, parent)[-1] == (
+        True,
+        "Aborted by the user while this tool call ran: it may have done part of its work.",
+    )
     status, _ = await client.request(
         {"type": "subagent.status", "id": "s", "parent_agent_id": parent, "targets": ["sleeper"]}
     )
