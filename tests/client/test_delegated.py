@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from shard.client import Backoff, ShardClient, choice_for
+from shard.client import Agent, Backoff, ShardClient, choice_for
 from shard.client.delegated import CLOSED_WHILE_AWAY, Delegated
 from shard.protocol.events import (
     AgentEvent,
@@ -232,3 +232,27 @@ async def test_an_open_request_comes_back_once_after_a_reconnect(
         gone = await _next(stream, PermissionResolved)
         assert (gone.request_id, gone.source) == (second.request_id, CLOSED_WHILE_AWAY)
         assert client.delegated.pending == {}
+
+
+def test_a_resolution_that_comes_through_an_attached_child_closes_it_too():
+    """The user attached the child itself after its request reached them as the parent's client: the
+    resolution then comes on the child's own stream, and still closes the delegated request; the
+    child's own requests no longer go to the delegated stream.
+
+    Covers: R6.3.10, R6.3.6
+    """
+
+    async def unused(*args: Any) -> Any:
+        raise AssertionError("nothing is sent in this test")
+
+    client = ShardClient(unused)
+    client._route(ask("r1"))
+    child = client.agents[CHILD] = Agent(unused, CHILD)
+    client._route(ask("r2"))
+    client._route(resolved("r1"))
+    assert [e.type for e in client.delegated_requests().take_ready()] == [
+        "permission_request",
+        "permission_resolved",
+    ]
+    assert client.delegated.pending == {}
+    assert list(child.pending) == ["r2"]

@@ -22,7 +22,7 @@ from shard.client.auth import WebSession
 from shard.client.backoff import Backoff
 from shard.client.connection import DEFAULT_REQUEST_TIMEOUT, Connection, Sleep, State
 from shard.client.connectors import Connector, TicketSource, unix, websocket
-from shard.client.delegated import DELEGATED_TYPES, Delegated
+from shard.client.delegated import DELEGATED_TYPES, RESOLUTIONS, Delegated
 from shard.client.errors import CommandError, ShardClientError
 from shard.client.streams import EventStream, broadcast, end_all
 from shard.protocol.agents import AgentInfo
@@ -154,7 +154,9 @@ class ShardClient:
             agent = self.agents.get(event.agent_id) if event.agent_id is not None else None
             if agent is not None:
                 agent._receive(event)
-            elif isinstance(event, DELEGATED_TYPES):  # a background child asks its ancestor (§6.3)
+            # a background child asks its ancestor (§6.3); a resolution closes a delegated request
+            # however it comes (the child may have been attached since)
+            if isinstance(event, RESOLUTIONS) or (agent is None and isinstance(event, DELEGATED_TYPES)):
                 self.delegated.receive(event)
             return  # any other event of an agent this client does not watch (R6.1.3): nothing to do
         broadcast(self._orchestrator, event)

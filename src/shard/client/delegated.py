@@ -19,6 +19,7 @@ from shard.client.streams import EventStream, broadcast, end_all
 from shard.protocol.events import AgentEvent, PermissionRequest, PermissionResolved, UiRequest, UiResolved
 
 DELEGATED_TYPES = (PermissionRequest, UiRequest, PermissionResolved, UiResolved)
+RESOLUTIONS = (PermissionResolved, UiResolved)
 CLOSED_WHILE_AWAY = "closed-while-disconnected"
 Key = tuple[str, str]  # (the asking agent's id, request_id)
 
