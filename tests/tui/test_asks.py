@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_roster import info
+from tui_helpers import info
 
 from shard.client import CLOSED_WHILE_AWAY
 from shard.protocol.events import PermissionRequest, PermissionResolved, UiRequest, UiResolved

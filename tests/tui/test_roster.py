@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from shard.protocol.agents import AgentInfo
+from tui_helpers import info
+
 from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged
 from shard.tui.roster import Roster
-
-
-def info(agent_id: str, **extra: object) -> AgentInfo:
-    fields = {
-        "agent_id": agent_id,
-        "cwd": "/p",
-        "status": "idle",
-        "runtime_state": "running",
-        "created_at": 0,
-    }
-    return AgentInfo.model_validate({**fields, **extra})
 
 
 def test_rows_follow_spawn_status_activity_and_exit():
