@@ -328,13 +328,17 @@ class ShardApp(App[None]):
                     self._hidden.add(request.request_id)
                 return
             self._answered.add(request.request_id)
-            self.run_worker(self._answer(request, answer), group="answers")
+            self.run_worker(self._answer(agent_id, request, answer), group="answers")
 
         self.push_screen(dialog, answered)
 
-    async def _answer(self, request: PermissionRequest | UiRequest, answer: Answer) -> None:
-        """Answer under the asker's ``agent_id``: the open agent's own, or a child's (R6.3.10)."""
-        agent = self.client.agents.get(request.agent_id or "")
+    async def _answer(self, agent_id: str, request: PermissionRequest | UiRequest, answer: Answer) -> None:
+        """Answer under the asker's ``agent_id``: the open agent's own (a request from a ``sync``
+        carries none), or a background child's (R6.3.10)."""
+        asker = request.agent_id or agent_id
+        agent = self.client.agents.get(asker)
+        if agent is None and asker == agent_id:
+            return  # the open agent was detached meanwhile
         kind, value = answer
         fields: dict[str, Any] = {"choice_id": value} if kind == "choice" else {"decision": value}
         try:
