@@ -25,6 +25,10 @@ STEPS: dict[str, tuple[list[dict[str, Any]], str]] = {
     "websocket": ([text_step("unused")], ""),
     "stdio": ([text_step("Hello from stdio!")], "Hello from stdio!"),
     "subagents": ([text_step("a.txt b.txt")], "scout completed a.txt b.txt"),
+    "delegated": (  # the child asks (only the parent has a client); the parent woken later asks too
+        [tool_step("touch", {"path": "done.txt"}), text_step("Created.")],
+        "writer completed",
+    ),
 }
 
 
@@ -55,7 +59,9 @@ async def test_example(
     await namespace["main"]()
     out = capsys.readouterr().out
     assert expected in out
-    if name == "permissions":
+    if name in ("permissions", "delegated"):
         assert (project / "done.txt").exists()
+    if name == "delegated":
+        assert "asks: " in out
     if name == "websocket":
         assert (tmp_path / "session.json").exists()

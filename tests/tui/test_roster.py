@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from shard.protocol.agents import AgentInfo
+from tui_helpers import info
+
 from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged
 from shard.tui.roster import Roster
-
-
-def info(agent_id: str, **extra: object) -> AgentInfo:
-    fields = {
-        "agent_id": agent_id,
-        "cwd": "/p",
-        "status": "idle",
-        "runtime_state": "running",
-        "created_at": 0,
-    }
-    return AgentInfo.model_validate({**fields, **extra})
 
 
 def test_rows_follow_spawn_status_activity_and_exit():
@@ -38,3 +28,29 @@ def test_rows_follow_spawn_status_activity_and_exit():
     assert roster.apply(AgentExited(agent_id="a2", reason="crashed", exit_code=1))
     assert roster.rows["a2"].line() == "a2 · failed"
     assert not roster.apply(AgentStatusChanged(agent_id="ghost", status="idle", runtime_state="running"))
+
+
+def test_descent_and_who_asks():
+    """A grandchild descends from its grandparent, not the other way round, and a cycle ends the
+    walk; a request dialog names the asker by its display name (else alias, …) and its id.
+
+    Covers: R6.3.8
+    """
+    roster = Roster.of(
+        [
+            info("root"),
+            info("kid", parent_agent_id="root", alias="scout", display_name="Scout the first"),
+            info("grandkid", parent_agent_id="kid", alias="runner"),
+            info("loop1", parent_agent_id="loop2"),
+            info("loop2", parent_agent_id="loop1"),
+        ]
+    )
+    assert roster.descends("grandkid", "root")
+    assert roster.descends("kid", "root")
+    assert not roster.descends("root", "kid")
+    assert not roster.descends("root", "root")
+    assert not roster.descends("loop1", "root")
+    assert roster.asker("kid") == "Scout the first (kid)"
+    assert roster.asker("grandkid") == "runner (grandkid)"
+    assert roster.asker("root") == "root"
+    assert roster.asker("unknown") == "unknown"

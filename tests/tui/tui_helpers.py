@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from shard.client import Backoff, ShardClient
+from shard.protocol.agents import AgentInfo
 from shard.tui.app import ShardApp
 
 SIZE = (110, 32)
@@ -66,6 +67,12 @@ def check_snapshot(name: str, text: str) -> None:
 async def connect(home: Path, first: float = 0.05, path: Path | None = None) -> ShardClient:
     """A client that reconnects fast (the schedule itself is the SDK's, tested there)."""
     return await ShardClient.connect_unix(path, home=home, backoff=Backoff(first=first, cap=0.5))
+
+
+def info(agent_id: str, **extra: object) -> AgentInfo:
+    """An agent as ``agent.list`` describes it (``extra``: its other fields)."""
+    fields = {"agent_id": agent_id, "cwd": "/p", "status": "idle", "runtime_state": "running"}
+    return AgentInfo.model_validate({**fields, "created_at": 0, **extra})
 
 
 # --- a fake daemon, for what a real one never sends (no capabilities, a superseded runtime) ----------

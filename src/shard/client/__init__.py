@@ -5,6 +5,8 @@ models of :mod:`shard.protocol`. See docs/sdk.md.
   commands, attached agents demultiplexed by ``agent_id``, reconnect with backoff and re-attach.
 * :func:`connect_stdio` — a direct connection to a spawned ``shard agent --stdio``.
 * :class:`Agent` — one agent: event streams, prompt / prompt_and_wait / permissions / modes / models.
+* :meth:`ShardClient.delegated_requests` — requests a background child asks this client as its
+  nearest interactive ancestor's (``answer_delegated`` / ``answer_delegated_ui`` answer them).
 * :class:`WebSession` — WebSocket credentials: an enrolled session cookie that buys tickets.
 """
 
@@ -13,6 +15,7 @@ from shard.client.auth import WebSession
 from shard.client.backoff import Backoff
 from shard.client.client import ShardClient
 from shard.client.connection import CLIENT_PROTOCOL_MAJOR, Connection, State
+from shard.client.delegated import CLOSED_WHILE_AWAY, Delegated
 from shard.client.direct import DirectAgent, connect_stdio
 from shard.client.errors import (
     AuthError,
@@ -34,6 +37,7 @@ from shard.client.turns import TurnResult
 
 __all__ = [
     "CLIENT_PROTOCOL_MAJOR",
+    "CLOSED_WHILE_AWAY",
     "Agent",
     "AuthError",
     "Backoff",
@@ -43,6 +47,7 @@ __all__ = [
     "ConnectError",
     "Connection",
     "ConnectionLost",
+    "Delegated",
     "DirectAgent",
     "EventStream",
     "ProtocolVersionError",

@@ -204,14 +204,7 @@ class Agent:
         reason: str | None = None,
     ) -> Response:
         """Answer a permission request: by ``choice_id`` (preferred) or by legacy ``decision``."""
-        fields: dict[str, Any] = {"request_id": request_id}
-        if choice_id is not None:
-            fields["choice_id"] = choice_id
-        if decision is not None:
-            fields["decision"] = decision
-        if reason is not None:
-            fields["reason"] = reason
-        return await self.send(PermissionResponse(**fields))
+        return await self.send(permission_response(request_id, choice_id, decision, reason))
 
     async def answer_ui(self, request_id: str, value: str | list[str] | None) -> Response:
         return await self.send(UiResponse(request_id=request_id, value=value))
@@ -238,6 +231,20 @@ class Agent:
         return await prompt_and_wait(
             self, message, timeout=timeout, on_permission=on_permission, streaming_behavior=streaming_behavior
         )
+
+
+def permission_response(
+    request_id: str, choice_id: str | None, decision: Decision | None, reason: str | None
+) -> PermissionResponse:
+    """The answer to permission request ``request_id``, with only the fields given."""
+    fields: dict[str, Any] = {"request_id": request_id}
+    if choice_id is not None:
+        fields["choice_id"] = choice_id
+    if decision is not None:
+        fields["decision"] = decision
+    if reason is not None:
+        fields["reason"] = reason
+    return PermissionResponse(**fields)
 
 
 def choice_for(request: PermissionRequest, intent: Literal["allow", "persist", "deny"] = "allow") -> str:

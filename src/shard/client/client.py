@@ -1,7 +1,8 @@
 """The daemon client: orchestrator commands (PROTOCOL §10.1), subagent job commands (§10.3), the
 orchestrator event stream (§10.2), and the agents it attached, demultiplexed by ``agent_id``
-(R5.2.8). It re-attaches every watched agent after a reconnect (R2.2.8, R6.4.18), and terminates the
-agents it created and owns when it closes (R3.7).
+(R5.2.8), and the requests background children ask it as their ancestor's client (§6.3, see
+:mod:`.delegated`). It re-attaches every watched agent after a reconnect (R2.2.8, R6.4.18), and
+terminates the agents it created and owns when it closes (R3.7).
 
     async with await ShardClient.connect_unix() as client:
         agent = await client.create_agent(cwd=".")
@@ -16,11 +17,12 @@ import logging
 import os
 from typing import Any, Literal
 
-from shard.client.agent import Agent
+from shard.client.agent import Agent, permission_response
 from shard.client.auth import WebSession
 from shard.client.backoff import Backoff
 from shard.client.connection import DEFAULT_REQUEST_TIMEOUT, Connection, Sleep, State
 from shard.client.connectors import Connector, TicketSource, unix, websocket
+from shard.client.delegated import DELEGATED_TYPES, RESOLUTIONS, Delegated
 from shard.client.errors import CommandError, ShardClientError
 from shard.client.streams import EventStream, broadcast, end_all
 from shard.protocol.agents import AgentInfo
@@ -41,9 +43,11 @@ from shard.protocol.commands import (
     SubagentSteer,
     SubagentStop,
     SubagentWait,
+    UiResponse,
 )
-from shard.protocol.events import AgentEvent, EventBase, Response
+from shard.protocol.events import AgentEvent, EventBase, PermissionRequest, Response, UiRequest
 from shard.protocol.jobs import TaskSpec
+from shard.protocol.permissions import Decision
 from shard.protocol.results import (
     AgentAttachResult,
     AgentCreateResult,
@@ -74,6 +78,7 @@ class ShardClient:
         self.agents: dict[str, Agent] = {}
         self._orchestrator: list[EventStream[EventBase]] = []
         self._primary = EventStream[EventBase](self._orchestrator)
+        self.delegated = Delegated()
         self.connection = Connection(
             connector,
             on_event=self._route,
@@ -149,16 +154,23 @@ class ShardClient:
             agent = self.agents.get(event.agent_id) if event.agent_id is not None else None
             if agent is not None:
                 agent._receive(event)
-            return  # an agent this client does not watch (R6.1.3): nothing to do
+            # a background child asks its ancestor (§6.3); a resolution closes a delegated request
+            # however it comes (the child may have been attached since)
+            if isinstance(event, RESOLUTIONS) or (agent is None and isinstance(event, DELEGATED_TYPES)):
+                self.delegated.receive(event)
+            return  # any other event of an agent this client does not watch (R6.1.3): nothing to do
         broadcast(self._orchestrator, event)
 
     def _closed(self, error: BaseException | None) -> None:
         for agent in self.agents.values():
             agent._end(error)
         end_all(self._orchestrator, error)
+        self.delegated.end(error)
 
     async def _reattach(self) -> None:
-        """After a reconnect: attach again to every agent watched, each yielding a fresh sync."""
+        """After a reconnect: attach again to every agent watched, each yielding a fresh sync; then
+        close the delegated requests the daemon did not show again (see :mod:`.delegated`)."""
+        self.delegated.reconnected()
         for agent in list(self.agents.values()):
             try:
                 await self._attach(agent)
@@ -170,6 +182,13 @@ class ShardClient:
             except ShardClientError as exc:  # dropped again: the next reconnect tries again
                 log.info("shard client: re-attach interrupted: %s", exc)
                 return
+        if self.delegated.unsettled:
+            try:  # a fence: its answer comes after everything the re-attaches made the daemon send
+                await self.request(AgentList())
+            except ShardClientError as exc:
+                log.info("shard client: re-attach interrupted: %s", exc)
+                return
+            self.delegated.settle()
 
     # --- requests -----------------------------------------------------------------------------
 
@@ -189,6 +208,35 @@ class ShardClient:
 
     def subscribe_orchestrator(self) -> EventStream[EventBase]:
         return EventStream[EventBase](self._orchestrator)
+
+    def delegated_requests(self) -> EventStream[AgentEvent]:
+        """Permission / UI requests of agents this client does not attach — a background child with
+        no client of its own asks its nearest interactive ancestor's clients (§6.3) — and their
+        ``*_resolved``: each request once (a re-shown one is not repeated), since connect.
+        ``client.delegated.pending`` holds the ones still open."""
+        return self.delegated.primary
+
+    def subscribe_delegated(self) -> EventStream[AgentEvent]:
+        return self.delegated.subscribe()
+
+    async def answer_delegated(
+        self,
+        request: PermissionRequest,
+        *,
+        choice_id: str | None = None,
+        decision: Decision | None = None,
+        reason: str | None = None,
+    ) -> Response:
+        """Answer a delegated permission request under the asking child's ``agent_id`` (R6.3.10):
+        by ``choice_id`` (preferred) or by legacy ``decision``."""
+        command = permission_response(request.request_id, choice_id, decision, reason)
+        command.agent_id = request.agent_id
+        return await self.request(command)
+
+    async def answer_delegated_ui(self, request: UiRequest, value: str | list[str] | None) -> Response:
+        """Answer a delegated UI request under the asking child's ``agent_id``."""
+        command = UiResponse(agent_id=request.agent_id, request_id=request.request_id, value=value)
+        return await self.request(command)
 
     # --- agent.* (§10.1) ----------------------------------------------------------------------
 

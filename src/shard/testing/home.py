@@ -47,6 +47,18 @@ def write_scripted_home(
     return home
 
 
+def scripted_provider(home: Path, name: str, steps: list[dict[str, Any]], *, loop: bool = False) -> str:
+    """Write ``home/<name>.json`` playing ``steps`` and return the config for a scripted provider
+    ``name`` (one model, ``<name>/m``) to pass as ``write_scripted_home(extra_toml=…)``: agents of
+    one home on different scripts (a parent and its background child, say)."""
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (home / f"{name}.json").write_bytes(orjson.dumps({"loop": loop, "steps": steps}))
+    return (
+        f'\n[[providers]]\nname = "{name}"\nkind = "scripted"\nscript = "{name}.json"\n'
+        f'models = [{{ id = "m", context_window = 100000 }}]\n'
+    )
+
+
 def text_step(text: str, **extra: Any) -> dict[str, Any]:
     """A script step that answers with one text block."""
     return {"blocks": [{"type": "text", "text": text}], **extra}

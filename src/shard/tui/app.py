@@ -4,7 +4,8 @@ request dialogs and the pickers, wired to a connected :class:`~shard.client.Shar
 State lives in the pure folds (:class:`~shard.tui.view.AgentView`, :class:`~shard.tui.roster.Roster`);
 this module only feeds them events and sends what the user decides. One agent is attached at a time
 (the selected one, interactive, as the web client does, R4.1.2.29); the others are watched through
-the orchestrator events every client receives.
+the orchestrator events every client receives. A background child's request (asked of this client
+as its parent's, PROTOCOL §6.3) shows in the open view of an ancestor, saying who asks.
 
 Keys: Enter sends (a follow-up while the agent is busy), ctrl+s steers, Escape aborts the turn,
 F2 / F3 / F4 open the mode / model / reasoning-level pickers (only when the capabilities allow),
@@ -29,6 +30,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from shard.client import Agent, ShardClient, ShardClientError, StaleRuntime, State
 from shard.protocol.events import PermissionRequest, UiRequest
 from shard.tui.agents import AgentList, NewAgent
+from shard.tui.asks import Asks
 from shard.tui.conversation import Conversation
 from shard.tui.dialogs import Answer, PermissionDialog, RequestDialog, UiDialog
 from shard.tui.pickers import Catalog, Kind, Picker, fetch, switch
@@ -81,6 +83,7 @@ class ShardApp(App[None]):
         self.cwd = cwd or str(Path.cwd())
         self.poll = poll
         self.roster = Roster({})
+        self.asks = Asks()  # background children's requests (the SDK's delegated stream)
         self.views: dict[str, AgentView] = {}
         self.selected: str | None = None
         self.link = "connected"
@@ -107,6 +110,7 @@ class ShardApp(App[None]):
     async def on_mount(self) -> None:
         self.set_interval(self.poll, self._watch_link)
         self.run_worker(self._follow_orchestrator(), group="orchestrator")
+        self.run_worker(self._follow_delegated(), group="delegated")
         await self._relist()
         if self.initial_agent:
             await self.select(self.initial_agent)
@@ -139,6 +143,13 @@ class ShardApp(App[None]):
             async for event in self.client.orchestrator_events():
                 if self.roster.apply(event):
                     self._show_roster()
+
+    async def _follow_delegated(self) -> None:
+        with contextlib.suppress(ShardClientError):
+            async for event in self.client.delegated_requests():
+                self.asks.apply(event)
+                if self.view is not None:
+                    self._refresh(self.view)
 
     async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if isinstance(event.option_list, AgentList) and event.option.id:
@@ -199,12 +210,15 @@ class ShardApp(App[None]):
 
     def _refresh(self, view: AgentView) -> None:
         self.query_one(Conversation).show(window(view.entries(), SHOWN_ENTRIES))
-        self.query_one("#status", Static).update(Text(view.headline(self.link)))
+        self.query_one("#status", Static).update(Text(self._headline(view)))
         hint = "Enter: follow-up · ctrl+s: steer · Esc: abort" if view.busy else "Enter: send"
         self.query_one("#hint", Static).update(Text(hint))
         self.refresh_bindings()
         self._show_requests(view)
         self.updated.set()
+
+    def _headline(self, view: AgentView) -> str:
+        return view.headline(self.link, asked=len(self.asks.shown_in(self.roster, view.agent_id)))
 
     def _watch_link(self) -> None:
         link = _LINK[self.client.connection.state]
@@ -217,7 +231,7 @@ class ShardApp(App[None]):
         if link != self.link:
             self.link = link
             view = self.view
-            status = view.headline(link) if view else link
+            status = self._headline(view) if view else link
             self.query_one("#status", Static).update(Text(status))
             self.updated.set()
 
@@ -273,29 +287,34 @@ class ShardApp(App[None]):
     # --- requests -----------------------------------------------------------------------------------
 
     def _show_requests(self, view: AgentView) -> None:
+        """The agent's own open requests, then its background children's (§6.3), one dialog at a time."""
+        theirs = self.asks.shown_in(self.roster, view.agent_id)
+        asked = {r.request_id: r for r in [*view.pending.values(), *theirs]}
         dialog = self._dialog
         if dialog is not None:
             request_id = dialog.request.request_id
-            if request_id in view.pending:
+            if request_id in asked:
                 return
             self._dialog = None  # answered elsewhere (or here): first response wins
             if dialog.is_current:
                 dialog.dismiss(None)
-            source = view.resolved.get(request_id)
+            source = view.resolved.get(request_id) or self.asks.resolved.get(request_id)
             if source and request_id not in self._answered:
                 self.notify(f"answered by {source}")
         if len(self.screen_stack) > 1:
             return  # a picker is open: the request waits for it
-        for request in view.pending.values():
+        for request in asked.values():
             if request.request_id not in self._hidden | self._answered:
                 self._open(view.agent_id, request)
                 return
 
     def _open(self, agent_id: str, request: PermissionRequest | UiRequest) -> None:
         dialog: RequestDialog
-        asker = request.agent_id if request.agent_id not in (None, agent_id) else None
+        asker = self.roster.asker(request.agent_id) if request.agent_id not in (None, agent_id) else None
         dialog = (
-            PermissionDialog(request, asker) if isinstance(request, PermissionRequest) else UiDialog(request)
+            PermissionDialog(request, asker)
+            if isinstance(request, PermissionRequest)
+            else UiDialog(request, asker)
         )
         self._dialog = dialog
 
@@ -304,7 +323,8 @@ class ShardApp(App[None]):
                 self._dialog = None
             view = self.views.get(agent_id)
             if answer is None:
-                if view is not None and request.request_id in view.pending:
+                mine = view is not None and request.request_id in view.pending
+                if mine or request.request_id in self.asks.pending:
                     self._hidden.add(request.request_id)
                 return
             self._answered.add(request.request_id)
@@ -313,16 +333,24 @@ class ShardApp(App[None]):
         self.push_screen(dialog, answered)
 
     async def _answer(self, agent_id: str, request: PermissionRequest | UiRequest, answer: Answer) -> None:
-        agent = self.client.agents.get(agent_id)
-        if agent is None:
-            return
+        """Answer under the asker's ``agent_id``: the open agent's own (a request from a ``sync``
+        carries none), or a background child's (R6.3.10)."""
+        asker = request.agent_id or agent_id
+        agent = self.client.agents.get(asker)
+        if agent is None and asker == agent_id:
+            return  # the open agent was detached meanwhile
         kind, value = answer
         fields: dict[str, Any] = {"choice_id": value} if kind == "choice" else {"decision": value}
         try:
             if isinstance(request, PermissionRequest):
-                await agent.answer_permission(request.request_id, **fields)
-            else:
+                if agent is not None:
+                    await agent.answer_permission(request.request_id, **fields)
+                else:
+                    await self.client.answer_delegated(request, **fields)
+            elif agent is not None:
                 await agent.answer_ui(request.request_id, value)
+            else:
+                await self.client.answer_delegated_ui(request, value)
         except ShardClientError as exc:
             self._answered.discard(request.request_id)
             self.notify(f"answer not taken: {exc}", severity="warning")

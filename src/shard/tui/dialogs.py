@@ -110,6 +110,8 @@ class UiDialog(RequestDialog):
         request = self.request
         with Vertical():
             yield Label(Text(request.title or "The agent asks"), classes="title")
+            if self.asker:
+                yield Label(Text(f"Asked by {self.asker}"))
             if request.message:
                 yield Static(Text(request.message), classes="detail")
             if request.kind == "select":

@@ -20,6 +20,7 @@ class Row:
     runtime_state: RuntimeState
     activity: str = ""
     model: str | None = None  # provider/model as the registry knows it (sync does not carry it)
+    parent: str | None = None  # parent_agent_id: a background child asks its ancestor's clients
 
     @property
     def needs_answer(self) -> bool:
@@ -39,7 +40,8 @@ class Row:
 def row_of(info: AgentInfo) -> Row:
     label = info.display_name or info.name or info.alias or info.agent_id
     model = f"{info.provider}/{info.model}" if info.provider and info.model else info.model
-    return Row(info.agent_id, label, info.cwd, info.status, info.runtime_state, model=model)
+    parent = info.parent_agent_id
+    return Row(info.agent_id, label, info.cwd, info.status, info.runtime_state, model=model, parent=parent)
 
 
 @dataclass
@@ -49,6 +51,22 @@ class Roster:
     @classmethod
     def of(cls, infos: list[AgentInfo]) -> Roster:
         return cls({info.agent_id: row_of(info) for info in infos})
+
+    def descends(self, agent_id: str, ancestor: str) -> bool:
+        """Whether ``agent_id`` is a child, grandchild, … of ``ancestor`` (a cycle ends the walk)."""
+        seen: set[str] = set()
+        row = self.rows.get(agent_id)
+        while row is not None and row.parent is not None and row.parent not in seen:
+            if row.parent == ancestor:
+                return True
+            seen.add(row.parent)
+            row = self.rows.get(row.parent)
+        return False
+
+    def asker(self, agent_id: str) -> str:
+        """Who asks, as a request dialog names it: "<display name or alias> (<agent_id>)"."""
+        row = self.rows.get(agent_id)
+        return f"{row.label} ({agent_id})" if row is not None and row.label != agent_id else agent_id
 
     def apply(self, event: EventBase) -> bool:
         """Fold one orchestrator event; whether the list changed."""

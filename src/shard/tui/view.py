@@ -232,15 +232,16 @@ class AgentView:
                 )
         return out
 
-    def headline(self, link: str) -> str:
-        """The status line: agent, status, mode, model, and the connection when it is not open."""
+    def headline(self, link: str, *, asked: int = 0) -> str:
+        """The status line: agent, status, mode, model, what waits for an answer (``asked``: the
+        background children's requests shown here too), and the connection when it is not open."""
         parts = [self.agent_id, self.status or "attaching…"]
         if self.mode:
             parts.append(f"mode {self.mode}")
         if self.model:
             parts.append(f"model {self.model}")
-        if self.pending:
-            parts.append(f"{len(self.pending)} waiting for an answer (ctrl+r)")
+        if self.pending or asked:
+            parts.append(f"{len(self.pending) + asked} waiting for an answer (ctrl+r)")
         if link != "connected":
             parts.append(link)
         return " · ".join(parts)
