@@ -8,59 +8,15 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from shard.client import CapabilityMissing, ConnectionLost, ShardClient, StaleRuntime, prompt_command
 from shard.protocol.events import ModelChanged, ToolResult
-
-HELLO = {"type": "hello", "protocol_version": "0.1.0", "server_version": "fake", "capabilities": []}
-AGENT = "agent-1"
-INFO = {"agent_id": AGENT, "cwd": "/", "status": "idle", "runtime_state": "running", "created_at": 0}
+from shard.testing.fake_daemon import AGENT, INFO, FakeDaemon, sync
 
 
-def sync(**extra: Any) -> dict[str, Any]:
-    return {
-        "type": "sync",
-        "agent_id": AGENT,
-        "status": "idle",
-        "mode": "build",
-        "live_window": {"messages": []},
-        "pending_requests": [],
-        **extra,
-    }
-
-
-class Peer:
-    """A fake daemon: hello on connect; ``answer(command)`` returns the lines to send back."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.received: list[dict[str, Any]] = []
-        self.answer: Any = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def __aenter__(self) -> Peer:
-        self.server = await asyncio.start_unix_server(self._handle, str(self.path))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.server.close()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.writer = writer
-        await self.send(HELLO)
-        while line := await reader.readline():
-            command = orjson.loads(line)
-            self.received.append(command)
-            for reply in self.answer(command):
-                await self.send(reply)
-        writer.close()
-
-    async def send(self, message: dict[str, Any]) -> None:
-        assert self.writer is not None
-        self.writer.write(orjson.dumps(message) + b"\n")
-        await self.writer.drain()
+class Peer(FakeDaemon):
+    """The fake daemon; each test sets ``answer``."""
 
 
 def attach_ok(command: dict[str, Any], **sync_extra: Any) -> list[dict[str, Any]]:

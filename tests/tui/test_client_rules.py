@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import AGENT, INFO, SIZE, Peer, connect, ok, sync, until
+from tui_helpers import SIZE, connect, until
 
+from shard.testing.fake_daemon import AGENT, INFO, ok, sync
+from shard.testing.fake_daemon import FakeDaemon as Peer
 from shard.tui.app import ShardApp
 from shard.tui.pickers import Picker
 
@@ -48,7 +50,7 @@ async def test_pickers_are_hidden_without_capabilities(tmp_path: Path):
             await pilot.pause()
             assert not isinstance(app.screen, Picker)
             assert [c["type"] for c in peer.received] == ["agent.list", "agent.attach"]
-            await peer.push(sync(capabilities=["mode-catalog", "mode-switch"]))
+            await peer.send(sync(capabilities=["mode-catalog", "mode-switch"]))
             await until(pilot, lambda: app.views[AGENT].syncs == 2)
             assert "pick_mode" in footer_keys(app)
             assert "pick_model" not in footer_keys(app)

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from shard.client import Backoff, ShardClient
 from shard.protocol.agents import AgentInfo
 from shard.tui.app import ShardApp
@@ -73,64 +71,3 @@ def info(agent_id: str, **extra: object) -> AgentInfo:
     """An agent as ``agent.list`` describes it (``extra``: its other fields)."""
     fields = {"agent_id": agent_id, "cwd": "/p", "status": "idle", "runtime_state": "running"}
     return AgentInfo.model_validate({**fields, "created_at": 0, **extra})
-
-
-# --- a fake daemon, for what a real one never sends (no capabilities, a superseded runtime) ----------
-
-HELLO = {"type": "hello", "protocol_version": "0.1.0", "server_version": "fake", "capabilities": []}
-AGENT = "agent-1"
-INFO = {"agent_id": AGENT, "cwd": "/fake", "status": "idle", "runtime_state": "running", "created_at": 0}
-
-
-def sync(**extra: Any) -> dict[str, Any]:
-    return {
-        "type": "sync",
-        "agent_id": AGENT,
-        "status": "idle",
-        "mode": "build",
-        "live_window": {"messages": []},
-        "pending_requests": [],
-        **extra,
-    }
-
-
-def ok(command: dict[str, Any], data: Any = None) -> dict[str, Any]:
-    return {
-        "type": "response",
-        "id": command["id"],
-        "command": command["type"],
-        "success": True,
-        "data": data,
-    }
-
-
-class Peer:
-    """A fake daemon on a unix socket: hello on connect, ``answer(command)`` gives the replies."""
-
-    def __init__(self, path: Path, answer: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
-        self.path = path
-        self.answer = answer
-        self.received: list[dict[str, Any]] = []
-
-    async def __aenter__(self) -> Peer:
-        self.server = await asyncio.start_unix_server(self._handle, str(self.path))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.server.close()
-
-    async def push(self, message: dict[str, Any]) -> None:
-        """Send an event unasked."""
-        self.writer.write(orjson.dumps(message) + b"\n")
-        await self.writer.drain()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.writer = writer
-        writer.write(orjson.dumps(HELLO) + b"\n")
-        while line := await reader.readline():
-            command = orjson.loads(line)
-            self.received.append(command)
-            for reply in self.answer(command):
-                writer.write(orjson.dumps(reply) + b"\n")
-            await writer.drain()
-        writer.close()
