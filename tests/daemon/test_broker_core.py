@@ -252,6 +252,35 @@ def test_child_requests_go_to_the_nearest_interactive_ancestor_and_are_shown_aga
     assert len(watcher.of_type("permission_resolved")) == 1
 
 
+def test_a_client_watching_the_child_and_driving_the_parent_gets_each_request_once(harness):
+    """One connection, observer of a child and interactive on its parent: the child's delegated
+    request, its resolution, and the request shown again on a later attach reach it once each
+    (as an attachment of the child, not a second time by delegation).
+
+    Covers: R6.3.9, R6.2.1
+    """
+    both = harness.connect()
+    parent = both.create()
+    both.attach(parent)
+    child = both.create(parent_agent_id=parent)
+    both.attach(child, role="observer")
+    runtime = harness.runtime(child)
+    runtime.ask("req-1")
+    assert [m["request_id"] for m in both.of_type("permission_request")] == ["req-1"]
+    runtime.emit({"type": "permission_resolved", "request_id": "req-1", "decision": "deny"})
+    assert len(both.of_type("permission_resolved")) == 1
+    runtime.ask("req-2")
+    other = harness.connect()
+    other.attach(parent)  # the parent's clients change: the open request is shown again, to the new one
+    assert [m["request_id"] for m in both.of_type("permission_request")] == ["req-1", "req-2"]
+    assert [m["request_id"] for m in other.of_type("permission_request")] == ["req-2"]
+    late = harness.connect()  # watches the child first, and only then takes the parent
+    late.attach(child, role="observer")
+    runtime.ask("req-3")
+    late.attach(parent)  # req-2 came in its sync, req-3 as the child's event: neither again
+    assert [m["request_id"] for m in late.of_type("permission_request")] == ["req-3"]
+
+
 def test_an_agents_own_interactive_client_answers_before_any_ancestor(harness):
     """Covers: R6.3.8, R8.10"""
     boss, own = harness.connect(), harness.connect()

@@ -276,7 +276,8 @@ class Broker:
                     for c in conns:
                         if c not in entry.delegated_to:
                             entry.delegated_to.add(c)
-                            self.send(c, entry.tagged)
+                            if c not in affected.attachments:  # else its sync showed it
+                                self.send(c, entry.tagged)
 
     # --- runtimes -------------------------------------------------------------------------------
 
@@ -395,9 +396,9 @@ class Broker:
             entry = OpenRequest(tagged, event)
             slot.open_requests[str(event.get("request_id"))] = entry
             conns, delegated = answerers(self.agents, slot)
-            if delegated:
+            if delegated:  # an ancestor's client attached here too has it from the fan-out below
                 entry.delegated_to.update(conns)
-                self.out.add(Send(tuple(conns), tagged))
+                self.out.add(Send(tuple(c for c in conns if c not in slot.attachments), tagged))
         elif kind in ("permission_resolved", "ui_resolved"):
             closed = slot.open_requests.pop(str(event.get("request_id")), None)
             if closed is not None and closed.delegated_to:
