@@ -139,3 +139,57 @@ async def test_no_ssl_context_for_an_http_base_url(server: ProviderServer):
 )
 def test_plain_http(url, plain):
     assert plain_http(url) is plain
+
+
+_SHARED = r"""
+import asyncio, json, os, ssl, sys
+os.environ["PROBE_KEY"] = "x"
+from shard.agent.catalog import ModelEntry
+from shard.agent.config import ModelConfig, ProviderConfig
+from shard.agent.providers.anthropic import AnthropicProvider
+from shard.agent.providers.openai import OpenAIProvider
+from shard.agent.providers.sdk_provider import warm_up
+
+made = []
+new = ssl.SSLContext.__new__
+def counted(cls, *args, **kwargs):  # every TLS context made from here on (each loads the CA bundle)
+    made.append(cls)
+    return new(cls, *args, **kwargs)
+
+def entry(kind, url):
+    return ModelEntry(ProviderConfig("p", kind, url, "PROBE_KEY"), ModelConfig("m"))
+
+async def main(warm):
+    if warm:
+        await warm_up(OpenAIProvider, "openai")
+        await warm_up(AnthropicProvider, "anthropic")
+    ssl.SSLContext.__new__ = counted
+    clients = [
+        await OpenAIProvider(entry("openai", "https://127.0.0.1:9/v1")).client(),
+        await OpenAIProvider(entry("openai", "https://127.0.0.1:8/v1")).client(),
+        await AnthropicProvider(entry("anthropic", "https://127.0.0.1:9")).client(),
+    ]
+    print(json.dumps({"made": len(made), "clients": len(clients)}))
+
+asyncio.run(main(sys.argv[1] == "warm"))
+"""
+
+
+async def _contexts_made(mode: str) -> dict:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _SHARED, mode, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    return json.loads(out)
+
+
+@pytest.mark.slow
+async def test_https_clients_share_the_context_the_warm_up_made():
+    """After ``warm_up`` (what the template runs before it forks), three https clients of both SDKs
+    make no TLS context: a forked runtime's first call loads no CA bundle. Without the warm-up (the
+    control) they make one — one, not one each: they share it."""
+    warm = await _contexts_made("warm")
+    cold = await _contexts_made("cold")
+    assert warm == {"made": 0, "clients": 3}
+    assert cold == {"made": 1, "clients": 3}

@@ -5,10 +5,18 @@ itself), and one boundary where every SDK or transport failure becomes a Provide
 For a plain ``http://`` base URL (a local server) the client is built without an SSL context: the
 SDK's default loads the CA bundle (40 to 60 ms) for a connection that never uses it. ``verify=None``
 leaves httpx's pool without a context, and httpcore builds its default one only should a request go
-to an ``https://`` URL after all (a redirect), so nothing is verified less."""
+to an ``https://`` URL after all (a redirect), so nothing is verified less.
+
+For ``https://`` every client of the process shares one context, made by the SDK's own HTTP library
+with its defaults (``create_ssl_context()``: its CA bundle, ``SSL_CERT_FILE``/``SSL_CERT_DIR``): the
+warm-runtime template makes it before it forks, so a forked runtime's first call does not load the CA
+bundle again (~20 ms)."""
 
 from __future__ import annotations
 
+import functools
+import ssl
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
@@ -47,6 +55,8 @@ class SdkProvider(ABC):
                 kwargs["base_url"] = base_url
             if plain_http(base_url):
                 kwargs["http_client"] = module.DefaultAsyncHttpxClient(verify=None)
+            elif (context := shared_tls_context(module)) is not None:
+                kwargs["http_client"] = module.DefaultAsyncHttpxClient(verify=context)
             self._client = getattr(module, self.client_class)(**kwargs)
         return self._client
 
@@ -84,6 +94,25 @@ async def warm_up(provider_class: type[SdkProvider], kind: str) -> None:
         pass  # the refusal: what it was for
     if provider._client is not None:
         await provider._client.close()
+    # An https client too (built, never used): the shared TLS context, and whatever else the SDK
+    # makes once per process for TLS, are then made here, before any fork.
+    secure = provider_class.__new__(provider_class)
+    secure.entry = ModelEntry(ProviderConfig("warm", kind, base_url="https://127.0.0.1:1"), ModelConfig("m"))
+    secure.name, secure._key, secure._client = "warm", "warm-up", None
+    await (await secure.client()).close()
+
+
+def shared_tls_context(module: Any) -> ssl.SSLContext | None:
+    """The TLS context every https client of SDK ``module`` shares (None: its HTTP library offers no
+    ``create_ssl_context``, and the SDK makes its own as before)."""
+    library = module.DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]
+    return _tls_context(library)
+
+
+@functools.cache
+def _tls_context(library: str) -> ssl.SSLContext | None:
+    make = getattr(sys.modules.get(library), "create_ssl_context", None)
+    return make() if callable(make) else None
 
 
 def plain_http(base_url: str | None) -> bool:
