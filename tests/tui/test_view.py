@@ -144,7 +144,7 @@ def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():
     view.apply(sync([user(f"u{i}", f"message {i}") for i in range(1000)]))
     shown = window(view.entries(), 300)
     assert len(shown) == 301
-    assert shown[0].text.startswith("… 700 earlier entries not shown")
+    assert shown[0].text.startswith("… 700 earlier entries not shown (F6 shows more)")
     assert shown[1].key == "u700:0"
     assert shown[-1].text == "message 999"
     assert window(shown[1:], 300) == shown[1:]

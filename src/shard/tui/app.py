@@ -10,7 +10,9 @@ as its parent's, PROTOCOL §6.3) shows in the open view of an ancestor, saying w
 Keys: Enter sends (a follow-up while the agent is busy), ctrl+s steers, Escape aborts the turn,
 F2 / F3 / F4 open the mode / model / reasoning-level pickers (only when the capabilities allow),
 ctrl+r reopens a request closed without answering, ctrl+n goes to the new-agent field, ctrl+a to
-the agent list, ctrl+t terminates the open agent, ctrl+c (or q in the agent list) quits.
+the agent list, ctrl+t terminates the open agent, F5 lists its folder's sessions (open one, or fork
+this one, as a new agent), F6 shows earlier entries, F8 kills it after a confirmation, ctrl+c (or q
+in the agent list) quits.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, OptionList, Static
@@ -33,6 +35,7 @@ from shard.tui.agents import AgentList, NewAgent
 from shard.tui.asks import Asks
 from shard.tui.conversation import Conversation
 from shard.tui.dialogs import Answer, PermissionDialog, RequestDialog, UiDialog
+from shard.tui.lifecycle import Lifecycle
 from shard.tui.pickers import Catalog, Kind, Picker, fetch, switch
 from shard.tui.roster import Roster
 from shard.tui.view import AgentView, window
@@ -45,12 +48,11 @@ _LINK = {
     State.RECONNECTING: "reconnecting…",
     State.CLOSED: "disconnected",
 }
-SHOWN_ENTRIES = 300  # conversation entries on screen at once (the rest stays data)
-_WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate"})
+_WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate", "sessions", "earlier", "kill"})
 _GATED: dict[str, Kind] = {"pick_mode": "mode", "pick_model": "model", "pick_reasoning": "reasoning"}
 
 
-class ShardApp(App[None]):
+class ShardApp(Lifecycle):
     TITLE = "shard"
     ENABLE_COMMAND_PALETTE = False
     CSS = """
@@ -72,6 +74,9 @@ class ShardApp(App[None]):
         Binding("ctrl+a", "focus_agents", "Agents", priority=True),  # before the text field's "home"
         Binding("ctrl+n", "focus_new", "New agent"),
         Binding("ctrl+t", "terminate", "Terminate"),
+        Binding("f5", "sessions", "Sessions"),
+        Binding("f6", "earlier", "Earlier"),
+        Binding("f8", "kill", "Kill"),
     ]
 
     def __init__(
@@ -91,6 +96,7 @@ class ShardApp(App[None]):
         self._dialog: RequestDialog | None = None
         self._hidden: set[str] = set()  # requests closed without an answer (ctrl+r reopens them)
         self._answered: set[str] = set()  # answered here, waiting for the resolution to arrive
+        self._pages: dict[str, int] = {}  # agent_id -> pages of earlier entries shown (F6)
         self.updated = asyncio.Event()  # set on every change shown: tests wait on it, never sleep
 
     # --- layout -----------------------------------------------------------------------------------
@@ -161,11 +167,12 @@ class ShardApp(App[None]):
         elif event.input.id == "prompt":
             await self._send(event.value, steer=False)
 
-    async def _create(self, cwd: str) -> None:
+    async def _create(self, cwd: str, session_id: str | None = None) -> None:
         if not cwd:
             return
         try:
-            agent_id = await self.client.create_agent_id(cwd)
+            fields = {"session_id": session_id} if session_id else {}
+            agent_id = await self.client.create_agent_id(cwd, **fields)
         except ShardClientError as exc:
             self.notify(f"cannot create an agent in {cwd}: {exc}", severity="error")
             return
@@ -209,7 +216,7 @@ class ShardApp(App[None]):
             self.notify(f"{view.agent_id}: {exc}", severity="error")
 
     def _refresh(self, view: AgentView) -> None:
-        self.query_one(Conversation).show(window(view.entries(), SHOWN_ENTRIES))
+        self.query_one(Conversation).show(window(view.entries(), self.shown_limit(view.agent_id)))
         self.query_one("#status", Static).update(Text(self._headline(view)))
         hint = "Enter: follow-up · ctrl+s: steer · Esc: abort" if view.busy else "Enter: send"
         self.query_one("#hint", Static).update(Text(hint))
@@ -266,17 +273,6 @@ class ShardApp(App[None]):
         """q quits from the agent list only: in a dialog or a text field it is just a letter."""
         if isinstance(self.focused, AgentList):
             self.exit()
-
-    async def action_terminate(self) -> None:
-        """agent.terminate the open agent: it stops now if idle, else when its work is done."""
-        if self.selected is None:
-            return
-        try:
-            result = await self.client.terminate(self.selected)
-        except ShardClientError as exc:
-            self.notify(f"not terminated: {exc}", severity="error")
-            return
-        self.notify("terminating when the turn ends" if result.deferred else "terminated")
 
     def action_focus_agents(self) -> None:
         self.query_one(AgentList).focus()

@@ -21,6 +21,7 @@ class Row:
     activity: str = ""
     model: str | None = None  # provider/model as the registry knows it (sync does not carry it)
     parent: str | None = None  # parent_agent_id: a background child asks its ancestor's clients
+    session_id: str | None = None  # the session it runs on: the sessions view marks it "current"
 
     @property
     def needs_answer(self) -> bool:
@@ -41,7 +42,16 @@ def row_of(info: AgentInfo) -> Row:
     label = info.display_name or info.name or info.alias or info.agent_id
     model = f"{info.provider}/{info.model}" if info.provider and info.model else info.model
     parent = info.parent_agent_id
-    return Row(info.agent_id, label, info.cwd, info.status, info.runtime_state, model=model, parent=parent)
+    return Row(
+        info.agent_id,
+        label,
+        info.cwd,
+        info.status,
+        info.runtime_state,
+        model=model,
+        parent=parent,
+        session_id=info.session_id,
+    )
 
 
 @dataclass

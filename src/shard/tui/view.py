@@ -273,9 +273,7 @@ def window(entries: list[Entry], limit: int) -> list[Entry]:
     hidden = len(entries) - limit
     if hidden <= 0:
         return entries
-    note = Entry(
-        "earlier", "notice", f"… {hidden} earlier entries not shown (shard sessions show prints them)"
-    )
+    note = Entry("earlier", "notice", f"… {hidden} earlier entries not shown (F6 shows more)")
     return [note, *entries[-limit:]]
 
 
