@@ -168,7 +168,7 @@ def _user(index: int) -> dict[str, Any]:
 
 async def test_f6_pages_back_through_a_long_window(tmp_path: Path):
     """700 messages: the pane shows the last 300 after a line saying 400 are left out; F6 shows 300
-    more, F6 again the rest (no line then); a further F6 does nothing."""
+    more, F6 again the rest (no line then, and no F6 in the footer); a further F6 does nothing."""
     window = {"messages": [_user(i) for i in range(700)]}
 
     def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
@@ -186,6 +186,7 @@ async def test_f6_pages_back_through_a_long_window(tmp_path: Path):
             await until(pilot, lambda: app.views[AGENT].syncs == 1 and len(pane.plain()) == 301)
             assert pane.plain()[0].endswith("400 earlier entries not shown (F6 shows more)")
             assert pane.plain()[1] == "you message 400"
+            assert app.check_action("earlier", ())
             await pilot.press("f6")
             await until(pilot, lambda: len(pane.plain()) == 601)
             assert pane.plain()[0].endswith("100 earlier entries not shown (F6 shows more)")
@@ -195,6 +196,7 @@ async def test_f6_pages_back_through_a_long_window(tmp_path: Path):
             await until(pilot, lambda: len(pane.plain()) == 700)
             assert pane.plain()[0] == "you message 0"
             assert pane.plain()[-1] == "you message 699"
+            assert not app.check_action("earlier", ())  # F6 leaves the footer: nothing above
             await pilot.press("f6")
             await pilot.pause()
             assert len(pane.plain()) == 700

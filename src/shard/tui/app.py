@@ -96,6 +96,7 @@ class ShardApp(Lifecycle):
         self._dialog: RequestDialog | None = None
         self._hidden: set[str] = set()  # requests closed without an answer (ctrl+r reopens them)
         self._answered: set[str] = set()  # answered here, waiting for the resolution to arrive
+        self.earlier = False  # the open agent has entries above the ones shown
         self._pages: dict[str, int] = {}  # agent_id -> pages of earlier entries shown (F6)
         self.updated = asyncio.Event()  # set on every change shown: tests wait on it, never sleep
 
@@ -216,7 +217,9 @@ class ShardApp(Lifecycle):
             self.notify(f"{view.agent_id}: {exc}", severity="error")
 
     def _refresh(self, view: AgentView) -> None:
-        self.query_one(Conversation).show(window(view.entries(), self.shown_limit(view.agent_id)))
+        entries = view.entries()
+        self.earlier = len(entries) > self.shown_limit(view.agent_id)
+        self.query_one(Conversation).show(window(entries, self.shown_limit(view.agent_id)))
         self.query_one("#status", Static).update(Text(self._headline(view)))
         hint = "Enter: follow-up · ctrl+s: steer · Esc: abort" if view.busy else "Enter: send"
         self.query_one("#hint", Static).update(Text(hint))
@@ -364,6 +367,8 @@ class ShardApp(Lifecycle):
         gate = _GATED.get(action)
         if gate is not None:
             return view is not None and view.pickers()[gate]
+        if action == "earlier":
+            return view is not None and self.earlier  # F6 in the footer only when it shows something
         if action in _WITH_AGENT:
             return view is not None
         return True

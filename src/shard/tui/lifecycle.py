@@ -26,6 +26,7 @@ class Lifecycle(App[None]):
     views: dict[str, AgentView]
     selected: str | None
     _pages: dict[str, int]  # agent_id -> how many SHOWN_ENTRIES its pane shows
+    earlier: bool  # the open agent has entries above the ones shown
 
     async def _create(self, cwd: str, session_id: str | None = None) -> None:
         raise NotImplementedError
@@ -68,7 +69,7 @@ class Lifecycle(App[None]):
     def action_earlier(self) -> None:
         """SHOWN_ENTRIES more of the earlier entries above the ones on screen, and scroll to them."""
         view = self.views.get(self.selected or "")
-        if view is None or len(view.entries()) <= self.shown_limit(view.agent_id):
+        if view is None or not self.earlier:
             return
         self._pages[view.agent_id] = self._pages.get(view.agent_id, 1) + 1
         self._refresh(view)
