@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import OptionList
 from tui_helpers import SIZE, connect, until
 
@@ -70,6 +71,7 @@ async def talk(pilot: Any, app: ShardApp, agent_id: str, text: str, answer: str)
     await until(pilot, lambda: app.views[agent_id].status == "idle")
 
 
+@pytest.mark.slow
 async def test_f5_opens_a_saved_session_as_a_new_agent(daemon_factory, project: Path, client_factory):
     """F5 lists the folder's sessions (session_op list), the open agent's marked current; Enter on
     a session no agent holds (written by a plain ``shard agent --stdio``) sends agent.create {cwd,
@@ -107,6 +109,7 @@ async def test_f5_opens_a_saved_session_as_a_new_agent(daemon_factory, project: 
         assert {a.agent_id for a in await other.list_agents()} == {first, opened}
 
 
+@pytest.mark.slow
 async def test_f5_f_forks_the_open_session_and_opens_the_fork(daemon_factory, project: Path, client_factory):
     """F5 then f: session_op fork at the last message, then agent.create on the fork. The fork is a
     new session whose history equals the parent's; the parent's session is unchanged.
