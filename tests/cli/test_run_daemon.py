@@ -60,8 +60,6 @@ async def test_through_the_daemon_and_direct_print_the_same_stream(tmp_path, pro
     """``--json`` streams equal line for line modulo ids and times, and the exit status equal —
     for a turn with a tool call and for one whose provider fails. The run really went through the
     daemon: it created (and then removed) an agent the daemon announced.
-
-    Covers: R6.1.1, R9.4.1
     """
     home = write_scripted_home(tmp_path / "home", steps, loop=True)
     daemon = await DaemonProcess.start(home)
@@ -162,5 +160,32 @@ async def test_ctrl_c_ends_the_daemons_turn_and_exits_130(tmp_path, project):
         assert any(orjson.loads(line).get("type") == "turn_end" for line in rest.splitlines()), rest
         assert spawned[-1]["info"]["name"] == "shard run"
         assert await _agents(daemon) == []
+    finally:
+        await daemon.kill()
+
+
+async def test_a_daemon_that_dies_mid_run_is_one_line_and_exit_1(tmp_path, project):
+    """kill -9 of the daemon while its agent streams: the run says so in one line and exits 1, with
+    no traceback."""
+    home = write_scripted_home(
+        tmp_path / "home", [{"blocks": [{"type": "text", "text": "a"}], "stall": True}]
+    )
+    daemon = await DaemonProcess.start(home)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *shard_command("run", "--json", "go"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=project,
+            env={**os.environ, "SHARD_HOME": str(home)},
+        )
+        assert proc.stdout is not None
+        while b'"text_delta":"a"' not in await asyncio.wait_for(proc.stdout.readline(), 30):
+            pass
+        daemon.proc.kill()
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 1, err
+        assert err.decode().strip().splitlines()[-1] == "shard: the daemon went away during the run"
+        assert b"Traceback" not in err
     finally:
         await daemon.kill()

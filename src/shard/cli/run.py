@@ -53,9 +53,11 @@ def main_run(args: argparse.Namespace) -> int:
         if path is not None:
             cwd = os.path.realpath(os.path.expanduser(args.cwd or os.getcwd()))
             try:
-                return asyncio.run(run_via_daemon(args, path, cwd))
+                code = asyncio.run(run_via_daemon(args, path, cwd))
             except KeyboardInterrupt:
                 return EXIT_INTERRUPTED
+            if code is not None:
+                return code
     try:
         prepared = prepare(options(args))
     except (StartupError, ShardError, OSError) as caught:

@@ -72,12 +72,17 @@ class _Link:
         return message
 
 
-async def run_via_daemon(args: argparse.Namespace, path: Path, cwd: str) -> int:
-    reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 27)
+async def run_via_daemon(args: argparse.Namespace, path: Path, cwd: str) -> int | None:
+    """The run's exit status; None when the daemon could not be reached after all (it stopped since
+    ``daemon_socket`` saw it): nothing was sent, so the run can go direct."""
+    try:
+        reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 27)
+    except OSError:
+        return None
     link = _Link(reader, writer)
     try:
         return await _run(link, args, cwd)
-    except EOFError:
+    except (EOFError, ConnectionError):
         err("shard: the daemon went away during the run")
         return EXIT_FAILED
     finally:
