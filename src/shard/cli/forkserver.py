@@ -6,9 +6,10 @@ for every import again.
 The daemon starts it as ``python -m shard.cli.forkserver FD KEY_NAMES PADDING`` with one end of a
 ``SOCK_SEQPACKET`` socketpair at ``FD``. Every datagram is one JSON object:
 
-* daemon → template: ``{"args": [...], "env": {...}, "cwd": "..."}`` with the child's stdin, stdout
-  and stderr (and, when there are provider keys, the read end of the key pipe) attached as
-  ``SCM_RIGHTS``; the template answers ``{"pid": N}`` or ``{"error": "..."}``, in request order.
+* daemon → template: ``{"argv": [python, "-m", "shard", ...], "env": {...}, "cwd": "..."}`` with
+  the child's stdin, stdout and stderr (and, when there are provider keys, the read end of the key
+  pipe) attached as ``SCM_RIGHTS``; the template answers ``{"pid": N}`` or ``{"error": "..."}``,
+  in request order.
 * template → daemon: ``{"ready": true}`` once its imports are done, and ``{"exit": PID, "code": C}``
   when it has reaped a child (``C`` as asyncio reports it: negative for a signal).
 
@@ -195,11 +196,12 @@ def _become_runtime(request: dict[str, Any], fds: list[int], template: tuple[Any
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(env)
-        sys.argv = [sys.argv[0], *request["args"]]
-        _retitle(request.get("argv") or sys.argv)
+        args = list(request["argv"][3:])  # after `python -m shard`
+        sys.argv = [sys.argv[0], *args]
+        _retitle(request["argv"])
         from shard.cli.main import main
 
-        code = main(list(request["args"]))
+        code = main(args)
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
     except KeyboardInterrupt:

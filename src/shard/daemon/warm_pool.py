@@ -97,30 +97,24 @@ class Template:
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         theirs = [stdin_r, stdout_w, stderr_w] + ([] if keys is None else [keys])
-        request = json.dumps({"argv": argv, "args": argv[3:], "env": env, "cwd": os.getcwd()}).encode()
+        ours = (stdin_w, stdout_r, stderr_r)
+        request = json.dumps({"argv": argv, "env": env, "cwd": os.getcwd()}).encode()
         reply: asyncio.Future[dict[str, Any]] = self._loop.create_future()
         try:
-            self._sock.sendmsg(
-                [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs).tobytes())]
-            )
-            self._replies.append(reply)
-        except OSError:
-            for fd in (stdin_w, stdout_r, stderr_r):
-                os.close(fd)
-            raise TemplateGone from None
-        finally:
-            for fd in theirs[:3]:
-                os.close(fd)  # the child's ends travel in the message; the key pipe is the caller's
-        try:
+            try:
+                fds = array.array("i", theirs).tobytes()
+                self._sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+                self._replies.append(reply)
+            finally:
+                for fd in theirs[:3]:
+                    os.close(fd)  # the child's ends travel in the message; the key pipe is the caller's
             answer = await reply
-        except TemplateGone:
-            for fd in (stdin_w, stdout_r, stderr_r):
+            if "pid" not in answer:
+                raise TemplateGone(answer.get("error"))
+        except (OSError, TemplateGone) as exc:
+            for fd in ours:
                 os.close(fd)
-            raise
-        if "pid" not in answer:
-            for fd in (stdin_w, stdout_r, stderr_r):
-                os.close(fd)
-            raise TemplateGone(answer.get("error"))
+            raise TemplateGone(*exc.args) from None
         child = ForkedChild(answer["pid"], *await pipe_streams(stdin_w, stdout_r, stderr_r))
         self.children[child.pid] = child
         if not self.alive:  # the template died between its answer and here
