@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Iterable
 
 FD_VARIABLE = "SHARD_SECRETS_FD"
@@ -50,13 +51,27 @@ def held() -> dict[str, str]:
 
 
 def inherit() -> None:
-    """Read the keys a parent handed over through the pipe named by ``SHARD_SECRETS_FD``."""
+    """Read the keys a parent handed over through the pipe named by ``SHARD_SECRETS_FD``.
+
+    The process turns non-dumpable before it reads, and reads only if no tracer is attached: a
+    tracer that attached earlier (while it was still dumpable, or to the template it was forked
+    from) stays attached through ``PR_SET_DUMPABLE`` and would see the key arrive. Then the pipe is
+    closed unread and the runtime goes on without keys (one line on stderr says why)."""
     raw = os.environ.pop(FD_VARIABLE, None)
     if raw is None:
         return
     _scrub_initial_environment({FD_VARIABLE})
-    with contextlib.suppress(ValueError, OSError):
+    try:
         fd = int(raw)
+    except ValueError:
+        return
+    tracer = seal()
+    if tracer:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        sys.stderr.write(f"shard: this process is traced (by pid {tracer}): its provider keys are withheld\n")
+        return
+    with contextlib.suppress(ValueError, OSError):
         chunks = []
         try:
             while chunk := os.read(fd, 65536):
@@ -66,8 +81,26 @@ def inherit() -> None:
         data = json.loads(b"".join(chunks) or b"{}")
         if isinstance(data, dict):
             _store.update({k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)})
-    if _store:
-        _undumpable()
+
+
+def seal() -> int:
+    """Make this process non-dumpable (no other process of the user can attach to it or read its
+    memory or descriptors through ``/proc``) and return the pid of a tracer already attached, 0 if
+    none: a process that is about to hold a key must not hold it while traced."""
+    _undumpable()
+    return tracer()
+
+
+def tracer() -> int:
+    """The pid tracing this process (``TracerPid`` of ``/proc/self/status``), 0 if none or unknown."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"TracerPid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def handoff() -> int | None:

@@ -3,6 +3,7 @@ everything under a SHARD_HOME."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -52,3 +53,33 @@ def names(home: Path) -> set[str]:
 def other_uid() -> int:
     """A uid that is not ours (root's, or nobody's when we are root)."""
     return 65534 if os.geteuid() == 0 else 0
+
+
+def bash_call_sse(command: str) -> str:
+    """An OpenAI-compatible stream in which the model calls ``bash`` with ``command``."""
+    args = json.dumps({"command": command})
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}, "finish_reason": None}]},
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_walk",
+                                "type": "function",
+                                "function": {"name": "bash", "arguments": args},
+                            }
+                        ]
+                    },
+                    "finish_reason": None,
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    return "".join(f"data: {json.dumps({'object': 'chat.completion.chunk', **c})}\n\n" for c in chunks) + (
+        "data: [DONE]\n\n"
+    )

@@ -11,7 +11,6 @@ whose runtimes get it through a pipe.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +22,8 @@ from agent.providers._server import ProviderServer, Stream
 from agent.providers._support import KEY, KEY_ENV, provider_toml, write_home
 from shard.testing import AgentProcess, DaemonProcess
 
+from ._support import bash_call_sse
+
 # The key is assembled at run time so no command line holds it literally.
 _HALF = len(KEY) // 2
 WALK = (
@@ -33,35 +34,6 @@ WALK = (
     'echo "$p $e $c"; p=$(sed -n "s/^PPid:[[:space:]]*//p" /proc/$p/status); done; '
     'echo "self $(env | grep -cF "$k") 0"'
 )
-
-
-def _tool_call_sse(command: str) -> str:
-    args = json.dumps({"command": command})
-    chunks = [
-        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}, "finish_reason": None}]},
-        {
-            "choices": [
-                {
-                    "index": 0,
-                    "delta": {
-                        "tool_calls": [
-                            {
-                                "index": 0,
-                                "id": "call_walk",
-                                "type": "function",
-                                "function": {"name": "bash", "arguments": args},
-                            }
-                        ]
-                    },
-                    "finish_reason": None,
-                }
-            ]
-        },
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-    ]
-    return "".join(f"data: {json.dumps({'object': 'chat.completion.chunk', **c})}\n\n" for c in chunks) + (
-        "data: [DONE]\n\n"
-    )
 
 
 def _home(tmp_path: Path, server: ProviderServer) -> Path:
@@ -91,7 +63,7 @@ async def _answer_and_collect(client: Any, agent_id: str | None = None) -> dict[
 async def server() -> AsyncIterator[ProviderServer]:
     """A model that asks bash to walk up the process tree, then answers."""
     srv = await ProviderServer.start()
-    srv.replies.extend([Stream(_tool_call_sse(WALK)), Stream("openai/answer.sse")])
+    srv.replies.extend([Stream(bash_call_sse(WALK)), Stream("openai/answer.sse")])
     try:
         yield srv
     finally:

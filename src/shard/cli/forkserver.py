@@ -17,8 +17,11 @@ The child is made exactly what a spawned runtime is: its own session (``setsid``
 as fds 0-2, the key pipe (if any) as fd 3 named by ``SHARD_SECRETS_FD``, no other descriptor, the
 environment and working directory the daemon sent, default signal dispositions; then it runs
 ``shard`` with ``args`` and leaves with ``os._exit``. The template holds no secret and no thread, so a
-fork copies nothing it should not. When the daemon's end closes, the template exits; its children
-live on and end when their own stdin does.
+fork copies nothing it should not. It turns non-dumpable before anything else and serves nothing if
+a tracer is already attached: a key pipe passes through it, and a process of the user that could
+trace it would follow the next fork (``PTRACE_O_TRACEFORK``) and read the child's key. Its children
+are born non-dumpable (a fork keeps the flag) and stay so until they ``exec`` a tool. When the
+daemon's end closes, the template exits; its children live on and end when their own stdin does.
 """
 
 from __future__ import annotations
@@ -35,12 +38,18 @@ import sys
 import threading
 from typing import Any
 
+from shard import _secrets
+
 _MAX_MESSAGE = 1 << 20
 _FDS = 4  # stdin, stdout, stderr and the key pipe
 _KEY_FD = 3
 
 
 def main(argv: list[str]) -> int:
+    tracer = _secrets.seal()  # before anything else: no request is served while it can be traced
+    if tracer:
+        sys.stderr.write(f"shard: the runtime template is traced (by pid {tracer}); it serves no runtime\n")
+        return 1
     control = socket.socket(fileno=int(argv[0]))
     held_keys = [name for name in (argv[1] if len(argv) > 1 else "").split(",") if name]
     _preload(held_keys)
@@ -221,15 +230,19 @@ def _become_runtime(request: dict[str, Any], fds: list[int], template: tuple[Any
 def _retitle(argv: list[str]) -> None:
     """Make ``/proc/self/cmdline`` (what ps, pgrep and pkill read) the spawned runtime's command line,
     written over the template's own argument area (the daemon pads it with 8 KiB of spaces). A
-    command line longer than that is cut (its tail is lost from ps, nothing else)."""
+    command line longer than that is cut (its tail is lost from ps, nothing else). Written in place
+    through ctypes, not ``/proc/self/mem``: the template is non-dumpable, and a non-dumpable process
+    of an ordinary user may not open its own ``/proc/self/mem`` (it belongs to root then)."""
     with contextlib.suppress(OSError, ValueError, IndexError):
         with open("/proc/self/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
         start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end: fields 48, 49 of stat(5)
+        if not 0 < start < end:
+            return
+        import ctypes
+
         data = b"\0".join(os.fsencode(a) for a in argv)[: end - start - 1]
-        with open("/proc/self/mem", "r+b", buffering=0) as mem:
-            mem.seek(start)
-            mem.write(data + b"\0" * (end - start - len(data)))
+        ctypes.memmove(start, data + b"\0" * (end - start - len(data)), end - start)
 
 
 if __name__ == "__main__":

@@ -36,13 +36,20 @@ class DaemonProcess:
 
     @classmethod
     async def start(
-        cls, home: Path, *args: str, env: dict[str, str] | None = None, umask: int | None = None
+        cls,
+        home: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        umask: int | None = None,
+        prefix: tuple[str, ...] = (),
     ) -> DaemonProcess:
-        """Start a daemon on ``home`` (which it creates if needed) and wait until it listens."""
+        """Start a daemon on ``home`` (which it creates if needed) and wait until it listens;
+        ``prefix`` is a command that execs it (``setpriv …``: same pid)."""
         info_file = home / "daemon.json"
         with contextlib.suppress(FileNotFoundError):
             info_file.unlink()
         proc = await asyncio.create_subprocess_exec(
+            *prefix,
             *under_umask(shard_command("daemon", "--home", str(home), "--port", "0", *args), umask),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
