@@ -19,6 +19,8 @@ Lifecycle = Literal["active", "missing", "retired"]
 # Why a retirement is refused: the typed ``kind`` of its CONFLICT data (R10.1a.14)
 Refusal = Literal["busy", "live", "dirty", "missing_authority", "unsafe", "retired", "confirmation_required"]
 MAX_LABEL = 64
+MISSING = "the worktree's directory is gone"
+UNSAFE = "the directory is no longer a worktree git knows for this repository"
 
 
 @dataclass(slots=True)
@@ -142,7 +144,7 @@ def refusal(ws: Workspace, view: View, others_live: int) -> tuple[Refusal, str] 
     if seen is None:
         return "missing_authority", "git could not be asked about the workspace"
     if seen.exists and seen.registered is False:
-        return "unsafe", "the directory is no longer a worktree git knows for this repository"
+        return "unsafe", UNSAFE
     if seen.dirty:
         return "dirty", f"the worktree has {seen.dirty} changed or untracked path(s); commit or discard them"
     return None
