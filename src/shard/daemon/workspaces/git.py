@@ -26,6 +26,15 @@ from shard.daemon.workspaces.model import Observed, Workspace, slug
 _MAX_GITFILE = 4096  # a .git file or a worktree's record is one path
 
 
+class IgnoredFiles(GitError):
+    """The worktree holds git-ignored files that removing it would delete (nothing was removed).
+    ``paths``: relative to the worktree, as git names them (a folder ends with ``/``)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(f"the worktree holds {len(paths)} git-ignored path(s)", conflict=True)
+        self.paths = paths
+
+
 @dataclass(frozen=True, slots=True)
 class Repository:
     main_root: str  # the main checkout: what every sibling reports as repository_cwd
@@ -96,8 +105,8 @@ def observe(ws: Workspace) -> Observed:
     head = invoke.run(
         [*_inside(ws, gitdir), "rev-parse", "--verify", "--quiet", "HEAD"], repository=ws.common_dir
     )
-    changed = _status(ws, gitdir)
-    dirty = None if changed is None else len(changed)
+    changed = _status(ws, gitdir, ignored=False)
+    dirty = None if changed is None else len(changed[0])
     return Observed(exists=True, head=head.stdout.strip() or None, dirty=dirty, registered=registered)
 
 
@@ -119,11 +128,20 @@ def merged(ws: Workspace) -> bool:
     )
 
 
-def retire(ws: Workspace, *, delete_branch: bool) -> None:
-    """Remove the worktree (git refuses one with changes: nothing is forced) and, if asked, its branch."""
+def retire(ws: Workspace, *, delete_branch: bool, discard_ignored: bool = False) -> None:
+    """Remove the worktree (git refuses one with changes: nothing is forced) and, if asked, its branch.
+    Git-ignored files would go with it: unless ``discard_ignored``, raises :class:`IgnoredFiles`
+    first, looked for just before the removal."""
     if os.path.isdir(ws.path):
-        if linked(ws) is None:
+        gitdir = linked(ws)
+        if gitdir is None:
             raise GitError("the worktree's .git no longer leads to its repository", conflict=True)
+        if not discard_ignored:
+            changed = _status(ws, gitdir, ignored=True)
+            if changed is None:
+                raise GitError("git could not list the worktree's files")
+            if changed[1]:
+                raise IgnoredFiles(changed[1])
         _git(ws.common_dir, "worktree", "remove", "--end-of-options", ws.path)
     else:  # deleted behind the daemon's back: git is told to forget it
         _git(ws.common_dir, "worktree", "prune")
@@ -167,24 +185,49 @@ def _inside(ws: Workspace, gitdir: str) -> list[str]:
     return ["-C", ws.path, "--git-dir", gitdir, "--work-tree", ws.path]
 
 
-def _status(ws: Workspace, gitdir: str) -> list[str] | None:
-    """The changed paths (tracked and untracked), or None when git failed. Submodules are not entered
-    (their own config is not read): a changed submodule commit shows, its inner changes do not, and
-    git will not remove a worktree holding one."""
+def _status(ws: Workspace, gitdir: str, *, ignored: bool) -> tuple[list[str], list[str]] | None:
+    """(changed paths — tracked and untracked —, ignored paths that hold something) or None when git
+    failed. Submodules are not entered (their own config is not read): a changed submodule commit
+    shows, its inner changes do not, and git will not remove a worktree holding one."""
     args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty"]
-    result = invoke.run([*_inside(ws, gitdir), *args], repository=ws.common_dir)
+    result = invoke.run(
+        [*_inside(ws, gitdir), *args, *(["--ignored=matching"] if ignored else [])], repository=ws.common_dir
+    )
     if result.returncode != 0:
         return None
     changed: list[str] = []
+    hidden: list[str] = []
     fields = iter(result.stdout.split("\0"))
     for entry in fields:
         code, path = entry[:2], entry[3:]
         if not path:
             continue
+        if code == "!!":
+            if _holds_anything(os.path.join(ws.path, path)):
+                hidden.append(path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            continue
         changed.append(path)
         if "R" in code or "C" in code:
             next(fields, None)  # the rename's or copy's source
-    return changed
+    return changed, hidden
+
+
+def _holds_anything(path: str) -> bool:
+    """Whether removing ``path`` loses anything: it is not a folder (a file, a link), or some folder
+    under it holds something that is not a folder (an empty ignored ``out/`` loses nothing)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return True
+    folders = [path]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if not entry.is_dir(follow_symlinks=False):
+                        return True
+                    folders.append(entry.path)
+        except OSError:
+            return True  # cannot look inside: count it as something
+    return False
 
 
 def _resolve(common: str, ref: str) -> str:

@@ -14,7 +14,8 @@ thread (``effects.Offload`` → ``git.py``), records through the Manifests port.
   lists it (``unsafe``). ``keep`` (the default) never deletes the branch; ``delete_if_merged`` deletes
   it only when git proves it reachable from the integration target, and otherwise answers
   ``confirmation_required``; ``delete_confirmed`` deletes it. git itself refuses to remove a worktree
-  with changes, so a race cannot lose work.
+  with changes; git-ignored files, which it would delete, are looked for just before and answered
+  with ``confirmation_required`` naming them unless the command carries ``discard_ignored: true``.
 * One git operation per workspace at a time; a command holds its connection until answered.
 """
 
@@ -41,6 +42,7 @@ from shard.daemon.workspaces.model import (
     View,
     Workspace,
     detail,
+    ignored_refusal,
     refusal,
     slug,
     summary,
@@ -248,7 +250,21 @@ class Workspaces:
                 reason = f"git cannot show branch {ws.branch} reachable from {ws.integration_target}"
                 self._refuse(ws, "confirmation_required", reason, confirmation_disposition="delete_confirmed")
             delete = disposition != "keep"
-            self._offload(client, c, lambda: git.retire(ws, delete_branch=delete), lambda _: done(delete), ws)
+
+            def remove() -> list[str]:
+                try:
+                    git.retire(ws, delete_branch=delete, discard_ignored=bool(c.discard_ignored))
+                except git.IgnoredFiles as found:  # looked for just before the removal: nothing removed
+                    return found.paths
+                return []
+
+            self._offload(client, c, remove, removed, ws)
+
+        def removed(ignored: list[str]) -> None:
+            if ignored:
+                reason, extra = ignored_refusal(ignored)
+                self._refuse(ws, "confirmation_required", reason, **extra)
+            done(disposition != "keep")
 
         def done(deleted: bool) -> None:
             now = self.b.wall()
