@@ -79,6 +79,7 @@ class WorkspaceRetire(WorkspaceCommand):
     type: Literal["workspace.retire"] = "workspace.retire"
     workspace_id: str
     branch_disposition: BranchDisposition | None = None
+    discard_ignored: bool | None = None  # confirms that git-ignored files may go with the worktree
 
 
 # --- §10.3 subagent job commands ----------------------------------------------------------------

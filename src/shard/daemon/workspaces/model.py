@@ -19,6 +19,9 @@ Lifecycle = Literal["active", "missing", "retired"]
 # Why a retirement is refused: the typed ``kind`` of its CONFLICT data (R10.1a.14)
 Refusal = Literal["busy", "live", "dirty", "missing_authority", "unsafe", "retired", "confirmation_required"]
 MAX_LABEL = 64
+MAX_LISTED_IGNORED = 50  # ignored paths a refusal names (all are counted)
+MISSING = "the worktree's directory is gone"
+UNSAFE = "the directory is no longer a worktree git knows for this repository"
 
 
 @dataclass(slots=True)
@@ -142,10 +145,26 @@ def refusal(ws: Workspace, view: View, others_live: int) -> tuple[Refusal, str] 
     if seen is None:
         return "missing_authority", "git could not be asked about the workspace"
     if seen.exists and seen.registered is False:
-        return "unsafe", "the directory is no longer a worktree git knows for this repository"
+        return "unsafe", UNSAFE
     if seen.dirty:
         return "dirty", f"the worktree has {seen.dirty} changed or untracked path(s); commit or discard them"
     return None
+
+
+def ignored_refusal(paths: list[str]) -> tuple[str, dict[str, Any]]:
+    """The confirmation a retirement asks for before git-ignored files go with the worktree: the
+    reason (no file named: it is told to everyone) and the typed data naming them for the caller —
+    at most MAX_LISTED_IGNORED, relative to the worktree, all counted — and the field that confirms."""
+    reason = (
+        f"the worktree holds {len(paths)} git-ignored path(s) that retiring would delete; "
+        "retry with discard_ignored: true to delete them"
+    )
+    data = {
+        "confirmation_field": "discard_ignored",
+        "ignored": paths[:MAX_LISTED_IGNORED],
+        "ignored_total": len(paths),
+    }
+    return reason, data
 
 
 _SLUG = re.compile(r"[^a-z0-9]+")

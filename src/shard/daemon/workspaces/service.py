@@ -6,14 +6,16 @@ thread (``effects.Offload`` → ``git.py``), records through the Manifests port.
   ids: a client cannot name either, R10.1a.15, R10.1a.16) in one transaction, and answers once the
   agent's runtime is up. **Attach** adds another fresh agent to an active workspace.
 * **List / status** observe each workspace through git at the time of asking: a worktree deleted
-  behind the daemon's back is ``missing`` — told once as ``workspace_conflict``, never an error.
+  behind the daemon's back is ``missing``, one whose ``.git`` no longer leads to its record
+  ``unsafe`` — each told once as ``workspace_conflict``, never an error.
 * **Retire** is refused with typed data while any agent of it is busy or running (a live runtime
   whose cwd is inside the worktree counts, bound or not), while it has changes (tracked or
   untracked), when git cannot vouch for it (the repository gone: ``missing_authority``) or no longer
   lists it (``unsafe``). ``keep`` (the default) never deletes the branch; ``delete_if_merged`` deletes
   it only when git proves it reachable from the integration target, and otherwise answers
   ``confirmation_required``; ``delete_confirmed`` deletes it. git itself refuses to remove a worktree
-  with changes, so a race cannot lose work.
+  with changes; git-ignored files, which it would delete, are looked for just before and answered
+  with ``confirmation_required`` naming them unless the command carries ``discard_ignored: true``.
 * One git operation per workspace at a time; a command holds its connection until answered.
 """
 
@@ -33,11 +35,14 @@ from shard.daemon.slot import AgentSlot
 from shard.daemon.workspaces import git
 from shard.daemon.workspaces.model import (
     MAX_LABEL,
+    MISSING,
+    UNSAFE,
     Binding,
     Observed,
     View,
     Workspace,
     detail,
+    ignored_refusal,
     refusal,
     slug,
     summary,
@@ -132,8 +137,11 @@ class Workspaces:
             if observed is None or not observed.exists:
                 why = "the worktree is missing" if observed else "git cannot vouch for the workspace"
                 if observed is not None:
-                    self._told_missing(ws)
+                    self._told(ws, "missing", MISSING)
                 raise ShardError(ErrorCode.CONFLICT, why, _data("missing_authority", ws, why))
+            if observed.registered is False:
+                self._told(ws, "unsafe", UNSAFE)
+                raise ShardError(ErrorCode.CONFLICT, UNSAFE, _data("unsafe", ws, UNSAFE))
             record = self._record(ws, c)
             self.b.manifests.add(record)
             self._start(client, c, ws, record, created=False)
@@ -204,8 +212,7 @@ class Workspaces:
                 self._view(w, observed[w.workspace_id]) for w in chosen if root in (None, w.repository_cwd)
             ]
             for view in views:
-                if view.lifecycle == "missing":
-                    self._told_missing(view.ws)
+                self._tell(view)
             views.sort(key=lambda v: (v.ws.repository_cwd, v.ws.created_at))  # grouped by repository
             self._answer(client, c, WorkspaceListResult(workspaces=[summary(v) for v in views]))
 
@@ -216,8 +223,7 @@ class Workspaces:
 
         def seen(observed: Observed | None) -> None:
             view = self._view(ws, observed)
-            if view.lifecycle == "missing":
-                self._told_missing(ws)
+            self._tell(view)
             self._answer(client, c, WorkspaceDetailResult(workspace=detail(view)))
 
         self._offload(client, c, lambda: None if ws.retired else _observe(ws), seen)
@@ -244,7 +250,21 @@ class Workspaces:
                 reason = f"git cannot show branch {ws.branch} reachable from {ws.integration_target}"
                 self._refuse(ws, "confirmation_required", reason, confirmation_disposition="delete_confirmed")
             delete = disposition != "keep"
-            self._offload(client, c, lambda: git.retire(ws, delete_branch=delete), lambda _: done(delete), ws)
+
+            def remove() -> list[str]:
+                try:
+                    git.retire(ws, delete_branch=delete, discard_ignored=bool(c.discard_ignored))
+                except git.IgnoredFiles as found:  # looked for just before the removal: nothing removed
+                    return found.paths
+                return []
+
+            self._offload(client, c, remove, removed, ws)
+
+        def removed(ignored: list[str]) -> None:
+            if ignored:
+                reason, extra = ignored_refusal(ignored)
+                self._refuse(ws, "confirmation_required", reason, **extra)
+            done(disposition != "keep")
 
         def done(deleted: bool) -> None:
             now = self.b.wall()
@@ -257,7 +277,7 @@ class Workspaces:
 
         self._offload(client, c, work, checked, ws)
 
-    def _refuse(self, ws: Workspace, kind: str, reason: str, **extra: str) -> None:
+    def _refuse(self, ws: Workspace, kind: str, reason: str, **extra: Any) -> None:
         """CONFLICT with typed data; told to everyone as ``workspace_conflict`` (the reason is the
         daemon's own words: no path, no git output)."""
         ws.conflict = {"kind": kind, "reason": reason, "at": self.b.wall()}
@@ -272,18 +292,24 @@ class Workspaces:
             _data(kind, ws, reason, **extra),
         )
 
-    def _told_missing(self, ws: Workspace) -> None:
-        if ws.conflict is not None and ws.conflict.get("kind") == "missing":
+    def _tell(self, view: View) -> None:
+        """What a look found wrong, told once: the worktree gone, or no longer git's for the record."""
+        seen = view.seen
+        if view.lifecycle == "missing":
+            self._told(view.ws, "missing", MISSING)
+        elif seen is not None and seen.exists and seen.registered is False:
+            self._told(view.ws, "unsafe", UNSAFE)
+
+    def _told(self, ws: Workspace, kind: str, reason: str) -> None:
+        if ws.conflict is not None and ws.conflict.get("kind") == kind:
             return  # said once, not at every look
-        ws.conflict = {"kind": "missing", "reason": "the worktree's directory is gone", "at": self.b.wall()}
+        ws.conflict = {"kind": kind, "reason": reason, "at": self.b.wall()}
         try:
             self.b.manifests.save_workspace(ws)
         except ShardError as exc:
             self.b.out.add(Log(f"shard daemon: workspace {ws.workspace_id}: {exc.message}"))
         self.b.out.add(
-            Broadcast(
-                WorkspaceConflict(workspace=detail(self._view(ws)), reason=ws.conflict["reason"]).to_json()
-            )
+            Broadcast(WorkspaceConflict(workspace=detail(self._view(ws)), reason=reason).to_json())
         )
 
     # --- helpers --------------------------------------------------------------------------------
@@ -371,5 +397,5 @@ def _label(text: str) -> str:
     return clean
 
 
-def _data(kind: str, ws: Workspace, reason: str, **extra: str) -> dict[str, Any]:
+def _data(kind: str, ws: Workspace, reason: str, **extra: Any) -> dict[str, Any]:
     return {"kind": kind, "workspace_id": ws.workspace_id, "reason": reason, **extra}
