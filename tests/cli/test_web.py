@@ -43,8 +43,7 @@ async def test_web_enroll_sessions_revoke(tmp_path):
         (row,) = [line for line in listed.stdout.splitlines() if session_id in line]
         assert "active" in row
         assert "Firefox/140" in row
-        cookie = reply.header("Set-Cookie")[0].split(";")[0]
-        browser = Browser(daemon.port, cookie, origin, session_id)
+        browser = Browser.enrolled(daemon.port, reply, origin)
         assert (await browser.bootstrap()).status == 200
         revoked = await shard(home, "web", "revoke", session_id)
         assert (revoked.returncode, revoked.stdout.strip()) == (0, f"revoked {session_id}")

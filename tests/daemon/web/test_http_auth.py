@@ -95,10 +95,14 @@ async def test_loopback_happy_path(start_daemon, tmp_path):
     )
     ((session_id, principal, stored, _),) = rows.fetchall()
     assert stored == digest(token)
-    assert reply.json() == {"session": session_id}
+    assert reply.json() == {"session": session_id, "proof": reply.json()["proof"]}
     assert principal.startswith("prn-")
+    proof = reply.json().pop("proof")
     boot = await http(
-        daemon.port, "POST", "/bootstrap", [f"Origin: {origin}", f"Cookie: shard_session={token}"]
+        daemon.port,
+        "POST",
+        "/bootstrap",
+        [f"Origin: {origin}", f"Cookie: shard_session={token}", f"Shard-Browser-Proof: {proof}"],
     )
     assert boot.status == 200, boot.body
     body = boot.json()
@@ -477,7 +481,7 @@ async def test_security_store_is_owner_only_and_versioned(tmp_path):
     await daemon.stop()
     folder = home / "security"
     assert (folder.stat().st_mode & 0o777, (folder / "security.db").stat().st_mode & 0o777) == (0o700, 0o600)
-    assert sqlite3.connect(folder / "security.db").execute("PRAGMA user_version").fetchone()[0] == 1
+    assert sqlite3.connect(folder / "security.db").execute("PRAGMA user_version").fetchone()[0] == 2
     for path, mode, fix in ((folder, 0o750, "chmod 700"), (folder / "security.db", 0o640, "chmod 600")):
         path.chmod(mode)
         code, output = await failed_start(home)

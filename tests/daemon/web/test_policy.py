@@ -455,8 +455,8 @@ def test_a_ticket_is_bound_to_principal_session_and_origin(tmp_path: Path):
     auth = WebAuth(LOOPBACK, store, clock=clock)
     auth.port = PORT
     origin = "http://127.0.0.1:7433"
-    one = store.enroll(digest("a"), secure=False, label="one", now=1.0)
-    two = store.enroll(digest("b"), secure=False, label="two", now=1.0)
+    one = store.enroll(digest("a"), digest("pa"), secure=False, label="one", now=1.0)
+    two = store.enroll(digest("b"), digest("pb"), secure=False, label="two", now=1.0)
     good, _ = auth.tickets.issue(Grant(one.principal, one.id, origin))
     grant, offered = auth.redeem(upgrade_request(good), origin)
     assert (grant.principal, grant.session, grant.origin, offered) == (one.principal, one.id, origin, True)
