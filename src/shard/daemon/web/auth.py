@@ -105,11 +105,14 @@ class WebAuth:
             return
         _guard(check_origin, self.policy, self.port, request.get_all)
         body = await read_body(request, reader, rest)
-        if self.limit.blocked():
-            retry = (("Retry-After", str(self.limit.retry_after())),)
-            raise HttpError(429, "too many wrong enrollment codes: wait a minute", retry)
         code = (parse_qs(body.decode("latin-1")).get("code") or [""])[0]
+        # A live code always redeems, whatever the failure count: 256 bits cannot be guessed, so
+        # the limit only slows guessers — it must not let another local user's flood of wrong
+        # codes keep the owner's fresh one out (on loopback every source is 127.0.0.1).
         if not code or self.codes.take(code) is None:
+            if self.limit.blocked():
+                retry = (("Retry-After", str(self.limit.retry_after())),)
+                raise HttpError(429, "too many wrong enrollment codes: wait a minute", retry)
             self.limit.failed()
             raise HttpError(401, "this enrollment code is wrong, used or expired: ask for a new link")
         token, proof = new_secret(), new_secret()
