@@ -71,11 +71,17 @@ async def test_web_enroll_sessions_revoke(tmp_path):
         (("--trust-proxy", "loopback", "--public-host", "a.example:443"), "--allowed-origin"),
         (("--trust-proxy", "loopback", "--allowed-origin", "https://a.example"), "--public-host"),
         (("--allowed-origin", "http://evil.example"), "--allowed-origin"),
+        (("--trust-proxy", "10.0.0.5", "--public-host", "a.example:443", "--allowed-origin",
+          "https://a.example"), "--trust-proxy 10.0.0.5"),
+        (("--web-host", "0.0.0.0", "--trust-proxy", "2001:db8::1", "--public-host", "a.example:443",
+          "--allowed-origin", "https://a.example", "--allow-insecure-remote"), "--trust-proxy 2001:db8::1"),
     ],
 )  # fmt: skip
 async def test_unsafe_remote_flags_refuse_to_start(tmp_path, flags, named):
     """Each unsafe combination stops the daemon before it listens: exit 1, one line naming the flag,
-    no traceback, no daemon.json, no security store written.
+    no traceback, no daemon.json, no security store written — among them a --trust-proxy upstream
+    that can never connect to the bind address (a remote one of the loopback bind, an IPv6 one of
+    an IPv4 bind).
 
     Covers: R4.1.2.1, R4.1.2.13, R4.1.2.14, R4.1.2.19
     """

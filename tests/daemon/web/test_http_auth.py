@@ -284,9 +284,9 @@ async def test_forwarded_headers_from_a_non_upstream_peer_are_ignored(start_daem
 
     Covers: R4.1.2.5, R4.1.2.7, R4.1.2.11, R4.1.2.17
     """
-    flags = ("--trust-proxy", "192.0.2.1", "--public-host", PUBLIC, "--allowed-origin", HTTPS_ORIGIN)
-    daemon = await start_daemon(*flags)
-    lines = [*VIA_PROXY, f"Origin: {HTTPS_ORIGIN}", "X-Forwarded-For: 192.0.2.1"]
+    flags = ("--trust-proxy", "127.0.0.2", "--public-host", PUBLIC, "--allowed-origin", HTTPS_ORIGIN)
+    daemon = await start_daemon(*flags)  # the test connects from 127.0.0.1, not the upstream
+    lines = [*VIA_PROXY, f"Origin: {HTTPS_ORIGIN}", "X-Forwarded-For: 127.0.0.2"]
     for method, path in (("GET", "/"), ("GET", "/enroll"), ("POST", "/bootstrap")):
         assert (await http(daemon.port, method, path, lines)).status == 400, path
     code = await enrollment_code(daemon.socket)
