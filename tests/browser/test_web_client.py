@@ -27,6 +27,7 @@ from browser_steps import (
 from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, write_scripted_home
+from shard.testing.web import enrollment_code
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
@@ -73,16 +74,20 @@ async def first_turn(page: Any, project: Path) -> str:
 async def test_enrollment_opens_the_app_and_keeps_no_secret(context):
     """The printed link enrolls this browser and lands on the app at /, which takes a ticket, opens
     the WebSocket, checks hello's protocol version and says it is connected; no cookie or ticket is
-    readable by the page or kept in its storage.
+    readable by the page or kept in its storage — the one thing kept there is the origin proof (not
+    the cookie), which only this origin's pages can read.
 
     Covers: R3.1, R3.2, R4.1.0.7, R4.1.2.25, R4.1.2.26, R4.1.2.28, R6.4.17
     """
     page = await open_app(context)
     await expect(page.locator("#connection")).to_contain_text("protocol 0.1.0")
     kept = await page.evaluate(
-        "() => [document.cookie, localStorage.length, sessionStorage.length, location.hash]"
+        "() => [document.cookie, Object.keys(localStorage), sessionStorage.length, location.hash]"
     )
-    assert kept == ["", 0, 0, ""]
+    assert kept == ["", ["shard.browserProof"], 0, ""]
+    proof = await page.evaluate("() => localStorage.getItem('shard.browserProof')")
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", proof)
+    assert proof not in {c["value"] for c in await context.cookies()}
     await screenshot(page, "01-connected")
     await page.close()
 
@@ -100,6 +105,29 @@ async def test_a_browser_not_enrolled_is_told_how_to_enroll(chromium, daemon):
     await expect(page.locator("#connection")).to_contain_text("shard web enroll")
     await expect(page.locator("#reconnect")).to_be_hidden()
     await stranger.close()
+
+
+async def test_a_browser_without_its_proof_is_told_to_enroll_again(chromium, daemon):
+    """An enrolled browser whose origin proof is gone (its site storage cleared, the cookie kept)
+    gets no ticket: the page shows the daemon's own line — why, and to enroll again — and does not
+    retry; a fresh link enrolls it again.
+
+    Covers: R4.1.0.7
+    """
+    ctx = await chromium.new_context(base_url=f"http://127.0.0.1:{daemon.port}")
+    page = await ctx.new_page()
+    await page.goto(f"/enroll#code={await enrollment_code(daemon.socket)}")
+    status = page.locator("#connection")
+    await expect(status).to_have_attribute("data-state", "connected")
+    await page.evaluate("() => localStorage.clear()")
+    await page.reload()
+    await expect(status).to_have_attribute("data-state", "unenrolled")
+    await expect(status).to_contain_text("without this browser's enrollment proof")
+    await expect(status).to_contain_text("shard web enroll")
+    await expect(page.locator("#reconnect")).to_be_hidden()
+    await page.goto(f"/enroll#code={await enrollment_code(daemon.socket)}")
+    await expect(status).to_have_attribute("data-state", "connected")
+    await ctx.close()
 
 
 async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_the_other_tab(context, project):

@@ -43,8 +43,7 @@ async def test_web_enroll_sessions_revoke(tmp_path):
         (row,) = [line for line in listed.stdout.splitlines() if session_id in line]
         assert "active" in row
         assert "Firefox/140" in row
-        cookie = reply.header("Set-Cookie")[0].split(";")[0]
-        browser = Browser(daemon.port, cookie, origin, session_id)
+        browser = Browser.enrolled(daemon.port, reply, origin)
         assert (await browser.bootstrap()).status == 200
         revoked = await shard(home, "web", "revoke", session_id)
         assert (revoked.returncode, revoked.stdout.strip()) == (0, f"revoked {session_id}")
@@ -72,11 +71,17 @@ async def test_web_enroll_sessions_revoke(tmp_path):
         (("--trust-proxy", "loopback", "--public-host", "a.example:443"), "--allowed-origin"),
         (("--trust-proxy", "loopback", "--allowed-origin", "https://a.example"), "--public-host"),
         (("--allowed-origin", "http://evil.example"), "--allowed-origin"),
+        (("--trust-proxy", "10.0.0.5", "--public-host", "a.example:443", "--allowed-origin",
+          "https://a.example"), "--trust-proxy 10.0.0.5"),
+        (("--web-host", "0.0.0.0", "--trust-proxy", "2001:db8::1", "--public-host", "a.example:443",
+          "--allowed-origin", "https://a.example", "--allow-insecure-remote"), "--trust-proxy 2001:db8::1"),
     ],
 )  # fmt: skip
 async def test_unsafe_remote_flags_refuse_to_start(tmp_path, flags, named):
     """Each unsafe combination stops the daemon before it listens: exit 1, one line naming the flag,
-    no traceback, no daemon.json, no security store written.
+    no traceback, no daemon.json, no security store written — among them a --trust-proxy upstream
+    that can never connect to the bind address (a remote one of the loopback bind, an IPv6 one of
+    an IPv4 bind).
 
     Covers: R4.1.2.1, R4.1.2.13, R4.1.2.14, R4.1.2.19
     """

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import orjson
 import pytest
 
 from shard.client import AuthError, ShardClient, WebSession, wsframes
@@ -94,10 +95,37 @@ async def test_a_used_or_missing_ticket_is_refused(daemon_factory):
 
 
 def test_a_session_saved_to_disk_is_owner_only(tmp_path: Path):
-    """The cookie is a credential: saved 0600, never in repr."""
-    session = WebSession("127.0.0.1", 1234, "name=secret-value", "http://127.0.0.1:1234")
+    """The cookie and the origin proof are credentials: saved 0600 (also over a file that was
+    there, readable by others), never in repr."""
+    session = WebSession("127.0.0.1", 1234, "name=secret-value", "http://127.0.0.1:1234", "proof-value")
     path = tmp_path / "session.json"
+    path.write_text("{}")
+    path.chmod(0o644)
     session.save(path)
     assert path.stat().st_mode & 0o777 == 0o600
     assert WebSession.load(path) == session
     assert "secret-value" not in repr(session)
+    assert "proof-value" not in repr(session)
+
+
+async def test_the_session_carries_its_origin_proof_and_needs_it(daemon_factory, tmp_path: Path):
+    """Enrolling gives the session the daemon's origin proof; saved and loaded it still buys
+    tickets; the same cookie without it (a session file an older SDK saved) is refused with 401 and
+    the daemon's line saying to enroll again.
+
+    Covers: R4.1.0.7
+    """
+    daemon = await daemon_factory([text_step("hi")])
+    code = await enrollment_code(daemon.socket)
+    session = await WebSession.enroll(f"http://127.0.0.1:{daemon.port}/enroll#code={code}")
+    assert len(session.proof) == 43
+    path = tmp_path / "session.json"
+    session.save(path)
+    assert isinstance(await WebSession.load(path).ticket(), str)
+    old = orjson.loads(path.read_bytes())
+    del old["proof"]
+    path.write_bytes(orjson.dumps(old))
+    with pytest.raises(AuthError) as info:
+        await WebSession.load(path).ticket()
+    assert info.value.status == 401
+    assert "enroll this browser again" in str(info.value)

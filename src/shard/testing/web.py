@@ -2,9 +2,12 @@
 daemon's unix socket + ``POST /enroll``, then ``POST /bootstrap`` for a ticket, then offer it on the
 upgrade. Raw HTTP over asyncio streams, so tests see every header, and the same flow a browser runs.
 
-    browser = await Browser.enroll(port, socket_path)  # a fresh principal + session (cookie)
+    browser = await Browser.enroll(port, socket_path)  # a fresh principal + session (cookie + proof)
     ticket = await browser.ticket()                      # single use, 30 s
     protocols = ws_protocols(ticket)                     # for ws_connect(protocols=...)
+
+A real browser keeps the origin proof in ``localStorage``; :class:`Browser` keeps it in ``proof``
+and sends it at ``/bootstrap`` in the ``Shard-Browser-Proof`` header, as the web client does.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import orjson
 
 _TIMEOUT = 10.0
+PROOF_HEADER = "Shard-Browser-Proof"
 
 
 @dataclass
@@ -109,7 +113,7 @@ def ws_protocols(ticket: str) -> tuple[str, str]:
 
 @dataclass
 class Browser:
-    """One enrolled browser: its session cookie (name=value) and origin."""
+    """One enrolled browser: its session cookie (name=value), its origin proof and its origin."""
 
     port: int
     cookie: str
@@ -117,6 +121,23 @@ class Browser:
     session_id: str = ""
     set_cookie: str = ""
     extra: list[str] = field(default_factory=list)  # header lines sent with every request
+    proof: str = ""  # what the enrollment page would keep in localStorage
+
+    @classmethod
+    def enrolled(cls, port: int, reply: Reply, origin: str, *, extra: list[str] | None = None) -> Browser:
+        """The browser a successful ``POST /enroll`` answer (``reply``) made."""
+        assert reply.status == 200, (reply.status, reply.body)
+        (set_cookie,) = reply.header("Set-Cookie")
+        body = reply.json()
+        return cls(
+            port,
+            set_cookie.split(";", 1)[0],
+            origin,
+            body["session"],
+            set_cookie,
+            list(extra or []),
+            body["proof"],
+        )
 
     @classmethod
     async def enroll(
@@ -126,23 +147,25 @@ class Browser:
         origin = origin or f"http://127.0.0.1:{port}"
         code = await enrollment_code(socket_path)
         reply = await post_enroll(port, code, origin, extra=extra)
-        assert reply.status == 200, (reply.status, reply.body)
-        (set_cookie,) = reply.header("Set-Cookie")
-        return cls(
-            port,
-            set_cookie.split(";", 1)[0],
-            origin,
-            reply.json()["session"],
-            set_cookie,
-            list(extra or []),
-        )
+        return cls.enrolled(port, reply, origin, extra=extra)
 
-    async def bootstrap(self, *, origin: str | None = "default", cookie: str | None = "default") -> Reply:
+    async def bootstrap(
+        self,
+        *,
+        origin: str | None = "default",
+        cookie: str | None = "default",
+        proof: str | None = "default",
+    ) -> Reply:
+        """``POST /bootstrap`` as this browser; each of ``origin``, ``cookie`` and ``proof`` may be
+        replaced, or left out with None (an empty proof is left out too)."""
         headers = list(self.extra)
         if origin is not None:
             headers.append(f"Origin: {self.origin if origin == 'default' else origin}")
         if cookie is not None:
             headers.append(f"Cookie: {self.cookie if cookie == 'default' else cookie}")
+        value = self.proof if proof == "default" else proof
+        if value:
+            headers.append(f"{PROOF_HEADER}: {value}")
         return await http(self.port, "POST", "/bootstrap", headers)
 
     async def ticket(self) -> str:

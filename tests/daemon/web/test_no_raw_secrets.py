@@ -28,7 +28,10 @@ def every_file(home: Path) -> dict[Path, bytes]:
 
 
 async def test_no_raw_secret_on_disk_or_in_the_log(start_daemon, tmp_path):
-    """Covers: R4.1.0.4, R4.1.0.5"""
+    """Cookies, origin proofs, tickets and codes: none on disk in clear (only hashes), none logged.
+
+    Covers: R4.1.0.4, R4.1.0.5
+    """
     daemon = await start_daemon()
     home = tmp_path / "home"
     origin = f"http://127.0.0.1:{daemon.port}"
@@ -47,7 +50,8 @@ async def test_no_raw_secret_on_disk_or_in_the_log(start_daemon, tmp_path):
     second = await post_enroll(daemon.port, cli_code, origin)
     assert second.status == 200
     cookies = [r.header("Set-Cookie")[0].split(";")[0].split("=", 1)[1] for r in (first, second)]
-    browser = Browser(daemon.port, f"shard_session={cookies[0]}", origin, first.json()["session"])
+    proofs = [r.json()["proof"] for r in (first, second)]
+    browser = Browser.enrolled(daemon.port, first, origin)
     tickets = [await browser.ticket() for _ in range(3)]
     ws = await daemon.ws()  # the test kit's own browser: a third enrollment, its own ticket
     await ws.close()
@@ -60,6 +64,7 @@ async def test_no_raw_secret_on_disk_or_in_the_log(start_daemon, tmp_path):
 
     secrets = {"startup code": startup_code, "cli code": cli_code, "wrong code": wrong}
     secrets |= {f"cookie {i}": c for i, c in enumerate(cookies)}
+    secrets |= {f"proof {i}": p for i, p in enumerate(proofs)}
     secrets |= {f"ticket {i}": t for i, t in enumerate(tickets)}
     files = every_file(home)
     assert any(p.name == "security.db" for p in files)
@@ -79,3 +84,5 @@ async def test_no_raw_secret_on_disk_or_in_the_log(start_daemon, tmp_path):
     db = sqlite3.connect(home / "security" / "security.db")
     stored = {row[0] for row in db.execute("SELECT token_sha256 FROM browser_sessions")}
     assert {digest(c) for c in cookies} <= stored
+    kept = {row[0] for row in db.execute("SELECT proof_sha256 FROM browser_sessions")}
+    assert {digest(p) for p in proofs} <= kept

@@ -4,6 +4,7 @@ per-request gate (``web.gate``), single-use secrets and the guess limit on a fak
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 import pytest
@@ -235,9 +236,9 @@ def test_forwarded_headers_only_from_the_upstream():
         req = headers(("Host", PUBLIC), ("X-Forwarded-Proto", value))
         assert refused(admit, p, PORT, "127.0.0.1", req) == 400, value
     outsider = headers(("Host", PUBLIC), ("X-Forwarded-Proto", "https"))
-    assert refused(admit, proxy(trust_proxy="192.0.2.1"), PORT, "127.0.0.1", outsider) == 400
+    assert refused(admit, proxy(trust_proxy="127.0.0.2"), PORT, "127.0.0.1", outsider) == 400
     assert refused(admit, p, PORT, "127.0.0.1", headers(("Host", PUBLIC))) == 400  # nothing forwarded
-    insecure = proxy(trust_proxy="192.0.2.1", allow_insecure_remote=True)
+    insecure = proxy(trust_proxy="192.0.2.1", web_host="0.0.0.0", allow_insecure_remote=True)
     assert admit(insecure, PORT, "127.0.0.1", outsider).scheme == "http"  # direct, and http
     assert admit(insecure, PORT, "192.0.2.1", outsider).scheme == "https"
 
@@ -252,6 +253,80 @@ def test_the_upstream_matches_exactly():
     assert Upstream("192.0.2.1").matches("192.0.2.1")
     assert not any(Upstream("192.0.2.1").matches(p) for p in ("192.0.2.10", "127.0.0.1", "192.0.2.1x"))
     assert Upstream("2001:db8::1").matches("2001:db8:0::1")
+
+
+@pytest.mark.parametrize(
+    ("bind", "upstream"),
+    [
+        (None, "10.0.0.5"),  # another machine never reaches 127.0.0.1
+        (None, "192.0.2.1"),
+        (None, "::1"),  # IPv6, and the loopback bind is IPv4
+        (None, "2001:db8::1"),
+        ("0.0.0.0", "2001:db8::1"),  # an IPv4 socket never accepts an IPv6 peer
+        ("192.0.2.10", "::1"),
+        ("::", "10.0.0.5"),  # IPv6 sockets are v6-only
+        ("2001:db8::10", "192.0.2.1"),
+        ("0.0.0.0", "0.0.0.0"),  # no peer has these
+        (None, "0.0.0.0"),
+        ("::", "::"),
+        ("0.0.0.0", "224.0.0.1"),
+        ("0.0.0.0", "255.255.255.255"),
+        ("::", "::ffff:10.0.0.5"),  # never reported in the mapped form
+        (None, "::ffff:127.0.0.1"),
+    ],
+)
+def test_an_upstream_that_can_never_connect_is_refused_naming_the_flag(bind, upstream):
+    """--trust-proxy naming a peer that no connection to the bind address can come from is refused
+    at startup, one line naming the flag and the upstream: a non-loopback upstream of the loopback
+    bind, the other address family than the bind's, and addresses no TCP peer has.
+
+    Covers: R4.1.2.1, R4.1.2.5
+    """
+    extra = {"allow_insecure_remote": True} if bind is not None else {}
+    with pytest.raises(WebConfigError) as exc:
+        plan(
+            WebFlags(
+                web_host=bind,
+                trust_proxy=upstream,
+                public_host=PUBLIC,
+                allowed_origins=(HTTPS_ORIGIN,),
+                **extra,
+            )
+        )
+    assert f"--trust-proxy {ipaddress.ip_address(upstream)}" in exc.value.message
+    assert "\n" not in exc.value.message
+
+
+@pytest.mark.parametrize(
+    ("bind", "upstream"),
+    [
+        (None, "loopback"),
+        (None, "127.0.0.1"),
+        (None, "127.0.0.2"),  # a local proxy may take any source in 127/8
+        ("0.0.0.0", "loopback"),  # 0.0.0.0 takes 127.0.0.1 connections too
+        ("0.0.0.0", "192.0.2.1"),
+        ("192.0.2.10", "loopback"),  # a local proxy can bind its source to 127.0.0.1
+        ("192.0.2.10", "10.0.0.5"),
+        ("::", "loopback"),  # ::1
+        ("::", "2001:db8::1"),
+        ("2001:db8::10", "2001:db8::1"),
+    ],
+)
+def test_an_upstream_that_can_connect_is_accepted(bind, upstream):
+    """The combinations a proxy can really come from start, with that upstream.
+
+    Covers: R4.1.2.3, R4.1.2.6
+    """
+    extra = {"allow_insecure_remote": True} if bind is not None else {}
+    policy = plan(
+        WebFlags(
+            web_host=bind, trust_proxy=upstream, public_host=PUBLIC, allowed_origins=(HTTPS_ORIGIN,), **extra
+        )
+    )
+    assert policy.upstream is not None
+    assert policy.upstream.spec == (
+        upstream if upstream == "loopback" else str(ipaddress.ip_address(upstream))
+    )
 
 
 def test_forwarded_host_is_cross_checked_never_used():
@@ -280,9 +355,9 @@ def test_x_forwarded_for_decides_nothing():
 
     Covers: R4.1.2.11
     """
-    p = proxy(trust_proxy="192.0.2.1")
+    p = proxy(trust_proxy="192.0.2.1", web_host="0.0.0.0", allow_insecure_remote=True)
     spoof = headers(("Host", PUBLIC), ("X-Forwarded-Proto", "https"), ("X-Forwarded-For", "192.0.2.1"))
-    assert refused(admit, p, PORT, "203.0.113.9", spoof) == 400
+    assert admit(p, PORT, "203.0.113.9", spoof).scheme == "http"  # direct: the https claim ignored
     real = headers(("Host", PUBLIC), ("X-Forwarded-Proto", "https"), ("X-Forwarded-For", "203.0.113.9"))
     assert admit(p, PORT, "192.0.2.1", real).scheme == "https"
 
@@ -455,8 +530,8 @@ def test_a_ticket_is_bound_to_principal_session_and_origin(tmp_path: Path):
     auth = WebAuth(LOOPBACK, store, clock=clock)
     auth.port = PORT
     origin = "http://127.0.0.1:7433"
-    one = store.enroll(digest("a"), secure=False, label="one", now=1.0)
-    two = store.enroll(digest("b"), secure=False, label="two", now=1.0)
+    one = store.enroll(digest("a"), digest("pa"), secure=False, label="one", now=1.0)
+    two = store.enroll(digest("b"), digest("pb"), secure=False, label="two", now=1.0)
     good, _ = auth.tickets.issue(Grant(one.principal, one.id, origin))
     grant, offered = auth.redeem(upgrade_request(good), origin)
     assert (grant.principal, grant.session, grant.origin, offered) == (one.principal, one.id, origin, True)

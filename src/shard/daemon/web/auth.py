@@ -6,16 +6,25 @@ enrolled); this module wires them to the HTTP routes and owns the daemon's in-me
 The flow: the owner gets a link ``<base>/enroll#code=…`` (printed at startup while no browser is
 enrolled, or from ``shard web enroll``); the fragment never leaves the browser except as the body of
 the page's same-origin ``POST /enroll``, which creates a principal and a browser session and sets the
-session cookie. The web client then ``POST /bootstrap`` s (cookie + allowed Origin) for a 30 s
-single-use ticket bound to principal, session and exact Origin, and offers it on the upgrade as the
-``Sec-WebSocket-Protocol`` entry ``ticket.<ticket>`` beside ``shard.v1`` (the one the daemon selects,
-so the ticket is never echoed back).
+session cookie, and answers with the browser's *origin proof*, which the page keeps in
+``localStorage``. The web client then ``POST /bootstrap`` s (cookie + proof + allowed Origin) for a
+30 s single-use ticket bound to principal, session and exact Origin, and offers it on the upgrade as
+the ``Sec-WebSocket-Protocol`` entry ``ticket.<ticket>`` beside ``shard.v1`` (the one the daemon
+selects, so the ticket is never echoed back).
+
+Why the proof: a browser sends a host's cookies to every port of it (RFC 6265 §8.5), and every port
+of 127.0.0.1 is the same site, so ``SameSite`` stops nothing there either: a page another local user
+serves on ``127.0.0.1:<other port>`` receives the session cookie. Storage is isolated by origin, port
+included, so that page cannot read the proof; and the proof reached the browser only in the body of
+a same-origin ``POST /enroll`` answer, which no other origin can read. The cookie stays (PROTOCOL
+§4.1 asks for it); the proof is required beside it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -35,8 +44,20 @@ from shard.protocol.framing import Record
 
 SUBPROTOCOL = "shard.v1"
 TICKET_PREFIX = "ticket."
+PROOF_HEADER = "Shard-Browser-Proof"  # the origin proof at /bootstrap (never a cookie: see above)
 MAX_BODY = 4096
 _BODY_TIMEOUT = 10.0
+
+
+ENROLLED_BEFORE_PROOFS = (
+    "this browser was enrolled by an older Shard, whose sessions ended when this one started asking "
+    "for the proof the page keeps beside the cookie: enroll this browser again (shard web enroll)"
+)
+NO_PROOF = (
+    "the session cookie came without this browser's enrollment proof (the page keeps it in this "
+    "origin's storage; a cookie alone reaches every port of the host): enroll this browser again "
+    "(shard web enroll)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,27 +105,32 @@ class WebAuth:
             return
         _guard(check_origin, self.policy, self.port, request.get_all)
         body = await read_body(request, reader, rest)
-        if self.limit.blocked():
-            retry = (("Retry-After", str(self.limit.retry_after())),)
-            raise HttpError(429, "too many wrong enrollment codes: wait a minute", retry)
         code = (parse_qs(body.decode("latin-1")).get("code") or [""])[0]
+        # A live code always redeems, whatever the failure count: 256 bits cannot be guessed, so
+        # the limit only slows guessers — it must not let another local user's flood of wrong
+        # codes keep the owner's fresh one out (on loopback every source is 127.0.0.1).
         if not code or self.codes.take(code) is None:
+            if self.limit.blocked():
+                retry = (("Retry-After", str(self.limit.retry_after())),)
+                raise HttpError(429, "too many wrong enrollment codes: wait a minute", retry)
             self.limit.failed()
             raise HttpError(401, "this enrollment code is wrong, used or expired: ask for a new link")
-        token = new_secret()
+        token, proof = new_secret(), new_secret()
         label = _label(request.get_all(b"user-agent"))
         with _store_errors():
             session = self.store.enroll(
-                digest(token), secure=request.scheme == "https", label=label, now=self._wall()
+                digest(token), digest(proof), secure=request.scheme == "https", label=label, now=self._wall()
             )
         cookie = (("Set-Cookie", set_cookie(token, request.scheme)),)
-        body_out = orjson.dumps({"session": session.id}).decode()
+        # the proof leaves the daemon here, once, in a body only this origin's page can read
+        body_out = orjson.dumps({"session": session.id, "proof": proof}).decode()
         writer.write(response(200, body_out, cookie, content_type="application/json"))
 
     async def bootstrap(
         self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rest: bytes
     ) -> None:
-        """POST: a single-use WS ticket for an enrolled browser on an allowed origin (R4.1.0.7)."""
+        """POST: a single-use WS ticket for an enrolled browser (its cookie and its origin proof) on
+        an allowed origin (R4.1.0.7)."""
         origin = _guard(check_origin, self.policy, self.port, request.get_all)
         await read_body(request, reader, rest)
         with _store_errors():
@@ -115,7 +141,8 @@ class WebAuth:
         writer.write(response(200, orjson.dumps(body).decode(), content_type="application/json"))
 
     def session_of(self, request: Request) -> BrowserSession:
-        """The live browser session the request's cookie names, or 401."""
+        """The live browser session the request's cookie names, if the request also carries that
+        session's origin proof; else 401 with a line the web client shows."""
         cookie = read_cookie(request.get_all)
         if cookie is None:
             raise HttpError(401, "not enrolled: open an enrollment link (shard web enroll)")
@@ -123,9 +150,19 @@ class WebAuth:
             raise HttpError(401, "a Secure session cookie arrived over plain http: no ticket")
         session = self.store.by_token(digest(cookie.token))
         if session is None:
-            raise HttpError(401, "this browser session is unknown or revoked: enroll again")
+            raise HttpError(
+                401, "this browser session is unknown: enroll this browser again (shard web enroll)"
+            )
+        if session.revoked is not None:
+            if session.proof_sha256 is None:  # revoked by migration 2 of the store
+                raise HttpError(401, ENROLLED_BEFORE_PROOFS)
+            raise HttpError(
+                401, "this browser session was revoked: enroll this browser again (shard web enroll)"
+            )
         if session.secure and request.scheme != "https":
             raise HttpError(401, "a Secure session cookie arrived over plain http: no ticket")
+        if not _proof_matches(request.get_all(PROOF_HEADER.lower().encode()), session.proof_sha256):
+            raise HttpError(401, NO_PROOF)
         return session
 
     # --- the upgrade ------------------------------------------------------------------------------
@@ -244,6 +281,13 @@ def _store_errors() -> Iterator[None]:
         yield
     except sqlite3.Error as exc:
         raise HttpError(500, f"the security store failed: {exc}") from None
+
+
+def _proof_matches(presented: list[bytes], stored: str | None) -> bool:
+    """Exactly one proof header whose hash is the session's (compared in constant time)."""
+    if stored is None or len(presented) != 1:
+        return False
+    return hmac.compare_digest(digest(presented[0].decode("latin-1")), stored)
 
 
 def _guard(check: Callable[..., str], *args: Any) -> str:

@@ -15,7 +15,9 @@ The three configurations of the §4.1.2 table:
 
 A flag that would have no effect in the chosen configuration is refused too (``--allowed-origin``
 without a remote flag, a forwarded-header name without ``--trust-proxy``): a demanding operator
-wants to hear that their flag did nothing, not find out later.
+wants to hear that their flag did nothing, not find out later. So is a ``--trust-proxy`` upstream
+that can never be the peer of a connection to the bind address (:func:`_reachable`): its forwarded
+headers would never be honored, and every request through that proxy would be refused.
 """
 
 from __future__ import annotations
@@ -147,6 +149,8 @@ def plan(flags: WebFlags) -> WebPolicy:
     public_host = _public_host(flags.public_host)
     origins = tuple(dict.fromkeys(_origin(o) for o in flags.allowed_origins))
     upstream = None if flags.trust_proxy is None else _upstream(flags.trust_proxy)
+    if upstream is not None:
+        _reachable(bind, upstream)
     if not flags.allow_insecure_remote:
         if upstream is None:
             raise WebConfigError(
@@ -217,6 +221,50 @@ def _upstream(text: str) -> Upstream:
                 f"--trust-proxy {text!r} must be 'loopback' or the proxy's exact IP address"
             ) from None
     return Upstream(text)
+
+
+def _reachable(bind: str, upstream: Upstream) -> None:
+    """Refuse (naming ``--trust-proxy``) an upstream that no connection to ``bind`` can come from:
+
+    * an address no TCP peer has (unspecified, multicast, broadcast; ``0.0.0.0`` is not "any");
+    * an IPv4-mapped IPv6 address: an IPv4 socket reports the plain IPv4 peer, and the daemon's IPv6
+      sockets are v6-only (asyncio binds them so), so the mapped form is never seen;
+    * the other address family than the bind (an IPv4 socket never accepts an IPv6 peer, nor an
+      IPv6 socket an IPv4 one);
+    * a non-loopback upstream of the loopback bind: another machine's packets never reach
+      127.0.0.1 (the kernel drops them), and a proxy on this machine connects from 127.0.0.1 —
+      ``--trust-proxy loopback``. (Only a local proxy forced to another local source address could;
+      such a set-up is refused too, since the flag it needs is ``loopback`` all the same.)
+
+    A loopback upstream of a non-loopback bind is possible (0.0.0.0 takes 127.0.0.1 connections; a
+    specific address takes them from a proxy that binds its source to 127.0.0.1), so it stays.
+    """
+    wanted = f"--trust-proxy {upstream.spec}"
+    if upstream.spec == "loopback":
+        return
+    address = ipaddress.ip_address(upstream.spec)
+    local = ipaddress.ip_address(bind)
+    if address.is_unspecified or address.is_multicast or address == ipaddress.IPv4Address("255.255.255.255"):
+        raise WebConfigError(
+            f"{wanted}: no connection ever comes from that address; name the proxy's own IP (or 'loopback')"
+        )
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        raise WebConfigError(
+            f"{wanted}: connections from that proxy show its plain IPv4 address; write "
+            f"--trust-proxy {address.ipv4_mapped}"
+        )
+    if address.version != local.version:
+        where = "--web-host " + bind if bind != LOOPBACK_HOST else f"the loopback bind ({LOOPBACK_HOST})"
+        raise WebConfigError(
+            f"{wanted} is an IPv{address.version} address, but {where} takes IPv{local.version} "
+            "connections only: that proxy can never connect"
+        )
+    if local.is_loopback and not address.is_loopback:
+        raise WebConfigError(
+            f"{wanted} can never reach the daemon, which listens on {LOOPBACK_HOST} only: another "
+            "machine cannot connect to it; a proxy on this machine connects from loopback "
+            "(--trust-proxy loopback), or bind an address it can reach (--web-host)"
+        )
 
 
 def _header(name: str, flag: str) -> bytes:

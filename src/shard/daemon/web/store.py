@@ -1,9 +1,10 @@
 """The durable security store (PROTOCOL §4.1, R4.1.0.1 to R4.1.0.4): ``$SHARD_HOME/security/security.db``.
 
 It holds who may use the web client — principals and their browser sessions — as SHA-256 hashes of
-the session tokens plus metadata (ids, times, the browser's User-Agent as a label, whether the
-cookie was issued Secure, when it was revoked). No raw token, cookie, ticket or code is ever written
-here; tickets and enrollment codes are not stored at all (``tickets.py``).
+the session tokens and of their origin proofs, plus metadata (ids, times, the browser's User-Agent
+as a label, whether the cookie was issued Secure, when it was revoked). No raw token, proof,
+cookie, ticket or code is ever written here; tickets and enrollment codes are not stored at all
+(``tickets.py``).
 
 Owner-only, checked rather than repaired: the folder must be 0700 and each file in it 0600, all
 owned by this user. Anything looser or foreign is refused at startup with a line saying what to fix
@@ -22,7 +23,7 @@ import os
 import secrets
 import sqlite3
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shard._home import PRIVATE_DIR, PRIVATE_FILE, open_private, private_dirs
@@ -45,6 +46,14 @@ MIGRATIONS: tuple[str, ...] = (
         revoked REAL
     );
     """,
+    # 2: the origin proof each browser keeps in its localStorage beside the cookie (issue 25). A
+    # session enrolled before has none, so it can never get a ticket again: it is revoked here, and
+    # a daemon that finds no live session left prints a fresh enrollment link at startup.
+    """
+    ALTER TABLE browser_sessions ADD COLUMN proof_sha256 TEXT;
+    UPDATE browser_sessions SET revoked = (julianday('now') - 2440587.5) * 86400.0
+        WHERE revoked IS NULL AND proof_sha256 IS NULL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -66,6 +75,7 @@ class BrowserSession:
     created: float
     last_seen: float
     revoked: float | None
+    proof_sha256: str | None = field(default=None, repr=False)  # None: enrolled before proofs
 
 
 def check_private(folder: Path) -> None:
@@ -129,22 +139,26 @@ class SecurityStore:
             self._db.execute("ROLLBACK")
             raise
 
-    def enroll(self, token_sha256: str, *, secure: bool, label: str, now: float) -> BrowserSession:
+    def enroll(
+        self, token_sha256: str, proof_sha256: str, *, secure: bool, label: str, now: float
+    ) -> BrowserSession:
         """A new principal and its browser session, in one transaction."""
         principal = "prn-" + secrets.token_hex(8)
-        session = BrowserSession("bsess-" + secrets.token_hex(8), principal, secure, label, now, now, None)
+        session = BrowserSession(
+            "bsess-" + secrets.token_hex(8), principal, secure, label, now, now, None, proof_sha256
+        )
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("INSERT INTO principals VALUES (?, ?)", (principal, now))
             self._db.execute(
-                "INSERT INTO browser_sessions VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
-                (session.id, principal, token_sha256, int(secure), label, now, now),
+                "INSERT INTO browser_sessions VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                (session.id, principal, token_sha256, int(secure), label, now, now, proof_sha256),
             )
         return session
 
     def by_token(self, token_sha256: str) -> BrowserSession | None:
-        """The live (not revoked) session whose token hashes to ``token_sha256``."""
-        return self._one("token_sha256 = ? AND revoked IS NULL", token_sha256)
+        """The session, live or revoked, whose token hashes to ``token_sha256``."""
+        return self._one("token_sha256 = ?", token_sha256)
 
     def get(self, session_id: str) -> BrowserSession | None:
         return self._one("id = ?", session_id)
@@ -154,6 +168,7 @@ class SecurityStore:
         return [_session(row) for row in rows]
 
     def any_live(self) -> bool:
+        """Whether some browser can still get a ticket (then no link is printed at startup)."""
         return self._db.execute("SELECT 1 FROM browser_sessions WHERE revoked IS NULL").fetchone() is not None
 
     def touch(self, session_id: str, now: float) -> None:
@@ -176,11 +191,11 @@ class SecurityStore:
         return None if row is None else _session(row)
 
 
-_COLUMNS = "id, principal, secure, label, created, last_seen, revoked"
+_COLUMNS = "id, principal, secure, label, created, last_seen, revoked, proof_sha256"
 
 
 def _session(row: tuple[object, ...]) -> BrowserSession:
-    sid, principal, secure, label, created, last_seen, revoked = row
+    sid, principal, secure, label, created, last_seen, revoked, proof = row
     return BrowserSession(
         str(sid),
         str(principal),
@@ -189,4 +204,5 @@ def _session(row: tuple[object, ...]) -> BrowserSession:
         float(str(created)),
         float(str(last_seen)),
         None if revoked is None else float(str(revoked)),
+        None if proof is None else str(proof),
     )

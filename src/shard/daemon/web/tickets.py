@@ -80,8 +80,11 @@ class SingleUse(Generic[T]):
 
 class FailureLimit:
     """At most ``limit`` failures per ``window`` seconds; past it :meth:`blocked` until the window
-    that saw them ends. Global, not per peer: behind a proxy every peer is the proxy, and the codes
-    cannot be guessed anyway — the limit keeps a flood cheap and the log short."""
+    that saw them ends. Global, not per peer: on loopback every peer is 127.0.0.1 (another local
+    user's guesses and the owner's try look alike) and behind a proxy every peer is the proxy. So it
+    only ever answers *wrong* codes — a live code redeems whatever the count (``WebAuth.enroll``),
+    and no flood can keep the owner out; 256-bit codes cannot be guessed anyway, so the limit just
+    keeps a flood cheap."""
 
     def __init__(self, clock: Callable[[], float], limit: int = 5, window: float = 60.0) -> None:
         self.limit = limit

@@ -2,9 +2,22 @@
 // socket offering ["shard.v1", "ticket.<t>"], check hello's protocol major, then hand every message
 // to the app. Requests carry an id and resolve with their response. When the socket drops, waits
 // 1, 2, 4 … 30 s between attempts and says so. The ticket lives only in this function's locals.
+// /bootstrap wants the session cookie and, beside it, the origin proof the enrollment page left in
+// this origin's localStorage (a page on another port of the host gets the cookie, never the proof).
 
 export const CLIENT_PROTOCOL_MAJOR = 0;
+export const PROOF_KEY = "shard.browserProof"; // the key pages.py's enrollment script writes
+const PROOF_HEADER = "Shard-Browser-Proof";
 const MAX_DELAY_S = 30;
+const MAX_REASON = 400; // characters of the daemon's 401 line shown
+
+function storedProof() {
+  try {
+    return localStorage.getItem(PROOF_KEY);
+  } catch {
+    return null; // storage disabled: /bootstrap says what to do
+  }
+}
 
 export function backoffSeconds(attempt) {
   return Math.min(MAX_DELAY_S, 2 ** attempt);
@@ -38,9 +51,13 @@ export class Connection {
     this.state("connecting", "Connecting…");
     let ticket;
     try {
-      const reply = await fetch("/bootstrap", { method: "POST", credentials: "same-origin" });
+      const proof = storedProof();
+      const headers = proof ? { [PROOF_HEADER]: proof } : {};
+      const reply = await fetch("/bootstrap", { method: "POST", credentials: "same-origin", headers });
       if (reply.status === 401) {
-        this.state("unenrolled", "This browser is not enrolled: open the link `shard daemon` printed (or run `shard web enroll`).");
+        // the daemon's own line says why (not enrolled, revoked, enrolled by an older Shard, no proof)
+        const why = (await reply.text()).trim().slice(0, MAX_REASON);
+        this.state("unenrolled", why ? `This browser cannot connect: ${why}` : "This browser is not enrolled: open the link `shard daemon` printed (or run `shard web enroll`).");
         this.stopped = true;
         return;
       }
