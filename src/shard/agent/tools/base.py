@@ -83,6 +83,12 @@ class Tool(ABC, Generic[P]):
         """True when this call runs inside the sandbox (what ``auto`` lets run without asking)."""
         return False
 
+    def escapes(self, args: P, ctx: ToolContext) -> bool:
+        """True when a sandbox is in use and this call, which it could confine, runs outside it (bash
+        with ``sandbox: false``, or in a working directory it cannot confine): no stored grant
+        allows that (``permissions.gate``)."""
+        return False
+
     def touched_paths(self, args: P, ctx: ToolContext) -> list[Path]:
         """Paths the call reads or writes, for the permission gate's containment check."""
         return []

@@ -74,6 +74,9 @@ class BashTool(Tool[BashParams]):
     def confined(self, args: BashParams, ctx: ToolContext) -> bool:
         return ctx.sandbox is not None and ctx.sandbox.active and args.sandbox
 
+    def escapes(self, args: BashParams, ctx: ToolContext) -> bool:
+        return ctx.sandbox is not None and ctx.sandbox.active and not self.confined(args, ctx)
+
     def describe(self, args: BashParams, ctx: ToolContext) -> tuple[str, list[PermissionDetail]]:
         details = [
             PermissionDetail(label="command", value=args.command, format="command"),
