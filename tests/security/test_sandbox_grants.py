@@ -98,8 +98,8 @@ def _standing(grants: list[Any]) -> Standing:
 
 def test_the_gate_lets_no_stored_grant_allow_a_call_outside_an_active_sandbox(tmp_path: Path):
     """The pure gate, the sandbox in ``ask``: a signature grant and an exact grant both allow
-    their confined call, and neither allows the same command outside the sandbox; with the sandbox
-    off, they allow it as before.
+    their confined call, and neither allows the same command outside the sandbox — nor in a
+    working directory the sandbox hides; with the sandbox off, they allow it as before.
 
     Covers: R9.5.15, R9.5.17
     """
@@ -118,6 +118,7 @@ def test_the_gate_lets_no_stored_grant_allow_a_call_outside_an_active_sandbox(tm
 
     assert isinstance(verdict(confined, ctx), Allow)
     assert isinstance(verdict(outside, ctx), Ask)
+    assert isinstance(verdict(confined, ToolContext(cwd=project / ".ssh", sandbox=sandbox)), Ask)
     assert isinstance(
         verdict(outside, ToolContext(cwd=project, sandbox=configured("off", shard_home=tmp_path))), Allow
     )
