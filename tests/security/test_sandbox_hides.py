@@ -19,7 +19,7 @@ import pytest
 
 from shard.agent.sandbox import Sandbox, configured
 from shard.agent.sandbox_places import Unconfinable
-from shard.agent.tools.base import ToolContext
+from shard.agent.tools.base import ToolContext, ToolFailure
 from shard.agent.tools.bash import BashParams, BashTool
 from shard.testing import AgentProcess, text_step, tool_step, write_scripted_home
 
@@ -292,6 +292,26 @@ async def test_a_daemon_worktree_under_shard_home_is_confined_and_sees_nothing_e
     assert MARK not in text
     assert "CONNECTED" not in text
     assert connected is False
+
+
+async def test_a_call_allowed_as_confined_never_runs_unconfined(user_home: Path, tmp_path: Path):
+    """The gate saw the call confinable; before it runs, its working directory (a link) is made to
+    lead into ``~/.ssh``: the call fails, saying why — it neither runs confined there nor falls back
+    to running unconfined."""
+    work, keys = user_home / "work", user_home / ".ssh" / "keys"
+    work.mkdir()
+    keys.mkdir(parents=True)
+    (user_home / "cwd").symlink_to(work)
+    sandbox = configured("auto", shard_home=tmp_path / "shard")
+    tool, args = BashTool(), BashParams(command="touch ran")
+    ctx = ToolContext(cwd=user_home / "cwd", sandbox=sandbox)
+    assert tool.confined(args, ctx)  # what the gate weighed
+    (user_home / "cwd").unlink()
+    (user_home / "cwd").symlink_to(keys)
+    with pytest.raises(ToolFailure, match="which the sandbox hides"):
+        await tool.execute(args, ctx)
+    assert not (keys / "ran").exists()
+    assert not (work / "ran").exists()
 
 
 def _requests(read: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -202,11 +202,12 @@ def layout(settings: Settings) -> Layout:
         for name in HOME_PLACES:
             guarded.setdefault(os.path.join(root, name), False)
     home = os.path.realpath(settings.home) if settings.home else None
-    if home is not None and home != "/" and any(inside(home, r) for r in writable):
+    home_writable = home is not None and home != "/" and any(inside(home, r) for r in writable)
+    if home is not None and home_writable:
         for name in HOME_PLACES:
             guarded[os.path.join(home, name)] = True
     for path in settings.hidden:  # a secret place a command could create: made impossible too
-        if not os.path.lexists(path):
+        if (home_writable or any(inside(path, r) for r in writable)) and not os.path.lexists(path):
             guarded.setdefault(_parent_resolved(path), True)
     protect: set[str] = set()
     out = Layout()

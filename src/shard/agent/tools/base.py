@@ -56,6 +56,9 @@ class ToolContext:
     tool_call_id: str = ""
     ui: UiAsker | None = None  # how a tool asks the user something
     sandbox: Sandbox | None = None  # where commands run (shard.agent.sandbox); None: no sandbox
+    # Whether the sandbox can confine a command in ``cwd``, decided once per call (None: not yet), so
+    # that the gate's decision and the run agree: a call allowed as confined never runs unconfined.
+    confinable: bool | None = None
 
 
 @dataclass(slots=True)

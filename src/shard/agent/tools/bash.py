@@ -74,7 +74,11 @@ class BashTool(Tool[BashParams]):
 
     def confined(self, args: BashParams, ctx: ToolContext) -> bool:
         sandbox = ctx.sandbox
-        return sandbox is not None and sandbox.active and args.sandbox and sandbox.refusal(ctx.cwd) is None
+        if sandbox is None or not sandbox.active or not args.sandbox:
+            return False
+        if ctx.confinable is None:
+            ctx.confinable = sandbox.refusal(ctx.cwd) is None
+        return ctx.confinable
 
     def escapes(self, args: BashParams, ctx: ToolContext) -> bool:
         return ctx.sandbox is not None and ctx.sandbox.active and not self.confined(args, ctx)
@@ -108,7 +112,7 @@ class BashTool(Tool[BashParams]):
                 socket = proxy.socket_path if proxy else None
                 try:  # held until the command is over: what it must not create stays guarded
                     argv = held.enter_context(sandbox.call(argv, ctx.cwd, socket))
-                except Unconfinable as exc:
+                except Unconfinable as exc:  # since the gate let it run confined: it does not run
                     advice = "run it with sandbox: false and a reason (the user is asked)"
                     raise ToolFailure(f"{exc}; {advice}") from None
                 env = sandbox.environment(ctx.env)
