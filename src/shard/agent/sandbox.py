@@ -9,16 +9,21 @@ the process group bash already kills).
 
 Modes (``[sandbox] mode``, ``agent.create``'s ``sandbox``, ``shard run --sandbox``):
 
-What holds secrets is hidden: Shard's home (sessions, grants, config), and in the user's home the
-usual places of keys and credentials (:data:`SECRETS`: SSH, GnuPG, cloud and container credentials,
-``.netrc``, token files, shell histories, browser profiles) plus ``[sandbox] hidden`` — a folder
-becomes an empty one, a file an empty file. The rest of the system, toolchains under the home
-included, stays readable, as it is to any local program.
-
 * ``off`` — no sandbox; every command asks (as before).
 * ``ask`` — commands run inside the sandbox, and still ask.
 * ``auto`` — commands run inside the sandbox without asking; a command the model asks to run
-  outside it (``sandbox: false``, with its reason) asks, the reason shown.
+  outside it (``sandbox: false``, with its reason) asks, the reason shown — as does one whose
+  working directory cannot be confined (:meth:`Sandbox.refusal`). No stored grant allows a command
+  outside an active sandbox (``shard.agent.permissions.gate``).
+
+What holds secrets is hidden: Shard's home (sessions, grants, config, the daemon's socket), and in
+the user's home the usual places of keys and credentials (:data:`SECRETS`: SSH, GnuPG, cloud and
+container credentials, ``.netrc``, token files, shell histories, browser profiles) plus ``[sandbox]
+hidden`` — a folder becomes an empty one, a file an empty file. Which of them exist is looked at for
+each call. What decides what runs later outside (``.git``, ``.shard``, ``AGENTS.md``, shell start-up
+files, …) is read-only even inside a writable root, and cannot be created there either. Where each
+mount goes, and in which order, is :mod:`shard.agent.sandbox_places`'s. The rest of the system,
+toolchains under the home included, stays readable, as it is to any local program.
 
 Where bubblewrap is missing or cannot run (no user namespaces), :func:`probe` says why, the runtime
 says so once on stderr, and commands ask as with ``off``: nothing claims a sandbox it does not have.
@@ -27,15 +32,19 @@ says so once on stderr, and commands ask as with ``off``: nothing claims a sandb
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
+
+from shard.agent import sandbox_places as places
 
 if TYPE_CHECKING:
     from shard.agent.config import Config, SandboxConfig
@@ -98,7 +107,9 @@ class Sandbox:
     network: bool = False
     writable: tuple[Path, ...] = ()
     allow_hosts: tuple[str, ...] = ()  # with network off: hosts reachable through the runtime's proxy
-    hidden: tuple[Path, ...] = ()  # inside: a folder empty, a file empty (the secrets)
+    hidden: tuple[Path, ...] = ()  # inside: a folder empty, a file empty — those that exist at each call
+    shard_home: Path | None = None  # hidden always; a worktree under its worktrees/ can be confined
+    home: Path | None = None  # the user's: its start-up files are protected when it is writable
     bwrap: str | None = None
     why: str | None = None
 
@@ -118,17 +129,27 @@ class Sandbox:
         network = "on" if self.network else "allowlist" if self.allow_hosts else "off"
         return ["sandbox", f"sandbox:{self.mode}", f"sandbox:network-{network}"]
 
-    def wrap(self, argv: list[str], cwd: Path, proxy: Path | None = None) -> list[str]:
-        """``argv`` to run inside the sandbox, with ``cwd`` (and the writable set) writable; with
-        ``proxy`` (the allow-list proxy's socket), the bridge to it runs first, inside."""
+    def refusal(self, cwd: Path) -> str | None:
+        """Why a command in ``cwd`` cannot be confined (it then asks, as one run outside), or None."""
+        hides = places.hidden_now(str(p) for p in self.hidden)
+        return places.refusal(os.path.realpath(cwd), hides, self._shard_home())
+
+    @contextlib.contextmanager
+    def call(self, argv: list[str], cwd: Path, proxy: Path | None = None) -> Iterator[list[str]]:
+        """``argv`` to run inside the sandbox, with ``cwd`` (and the writable set) writable, for as
+        long as the block lasts: the placeholders of places that must not be created are held on
+        the host until then (:func:`~shard.agent.sandbox_places.held`). With ``proxy`` (the
+        allow-list proxy's socket), the bridge to it runs first, inside. Unconfinable when ``cwd``
+        lies in a hidden place or a protected folder."""
+        assert self.bwrap is not None
+        with places.held(self._settings(cwd)) as layout:
+            yield self._command(argv, cwd, layout.args(), proxy)
+
+    def _command(self, argv: list[str], cwd: Path, mounts: list[str], proxy: Path | None) -> list[str]:
+        """The bwrap command line around ``argv``, with the call's ``mounts`` (already in order)."""
         assert self.bwrap is not None
         out = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for path in self.hidden:
-            real = os.path.realpath(path)
-            out += ["--tmpfs", real] if os.path.isdir(real) else ["--ro-bind", str(_empty_file()), real]
-        for path in (cwd, *self.writable):  # after the hiding: a project under home is there
-            real = os.path.realpath(path)
-            out += ["--bind", real, real]
+        out += mounts  # roots, then what is protected inside them, then what is hidden: in path order
         out += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
         if not self.network:
             out.append("--unshare-net")
@@ -137,8 +158,21 @@ class Sandbox:
             # /tmp is out of sight behind the private /tmp, so the script is bound in beside the socket.
             out += ["--bind", str(proxy), PROXY_INSIDE, "--ro-bind", str(BRIDGE), BRIDGE_INSIDE]
             argv = [_interpreter(), BRIDGE_INSIDE, PROXY_INSIDE, str(PROXY_PORT), "--", *argv]
-        out += ["--chdir", str(cwd), "--", *argv]
+        out += ["--chdir", os.path.realpath(cwd), "--", *argv]  # a link to it may be out of sight
         return out
+
+    def _shard_home(self) -> str | None:
+        return os.path.realpath(self.shard_home) if self.shard_home else None
+
+    def _settings(self, cwd: Path) -> places.Settings:
+        return places.Settings(
+            cwd=str(cwd),
+            writable=tuple(str(p) for p in self.writable),
+            hidden=tuple(str(p) for p in self.hidden),
+            shard_home=self._shard_home(),
+            home=str(self.home) if self.home else None,
+            empty_file=str(_empty_file()),
+        )
 
     def environment(self, env: dict[str, str] | None) -> dict[str, str]:
         """What a command inside sees: the allow-list of :data:`ENV_ALLOWED`, and the proxy when
@@ -173,16 +207,16 @@ def configured(
         return Sandbox("off")
     bwrap, why = probe()
     home = os.environ.get("HOME")
-    secrets = [Path(home, name) for name in SECRETS] if home and os.path.realpath(home) != "/" else []
-    candidates = [shard_home, *secrets, *hidden]
-    present = [p for p in candidates if os.path.lexists(p) and os.path.realpath(p) not in ("/", os.sep)]
-    distinct = tuple(dict.fromkeys(p for p in present if not _under_any(p, present)))
+    user = Path(home) if home and os.path.realpath(home) != "/" else None
+    secrets = [user / name for name in SECRETS] if user else []
     return Sandbox(
         mode,
         network=network,
         writable=writable,
         allow_hosts=allow_hosts,
-        hidden=distinct,
+        hidden=tuple(dict.fromkeys([shard_home, *secrets, *hidden])),  # which exist: asked at each call
+        shard_home=shard_home,
+        home=user,
         bwrap=bwrap,
         why=why,
     )
@@ -190,7 +224,8 @@ def configured(
 
 def for_config(config: Config) -> Sandbox:
     """The sandbox ``[sandbox]`` asks for (with a per-agent ``--sandbox`` already applied to it).
-    Asked at every tool call and every ``sync``: worked out once per setting, not each time."""
+    Asked at every tool call and every ``sync``: its settings are worked out once per setting; what
+    exists on the host, each call (:meth:`Sandbox.call`)."""
     return _for_settings(config.sandbox, config.home)
 
 
@@ -227,19 +262,13 @@ def _empty_file() -> Path:
     return Path(name)
 
 
-def _under_any(path: Path, others: list[Path]) -> bool:
-    """``path`` lies inside another of ``others`` (hiding that one hides it too)."""
-    real = os.path.realpath(path)
-    return any(real != os.path.realpath(o) and real.startswith(os.path.realpath(o) + os.sep) for o in others)
-
-
 @functools.cache
 def probe() -> tuple[str | None, str | None]:
     """bubblewrap's path, or None and why it cannot confine commands here (checked once)."""
     path = shutil.which("bwrap")
     if path is None:
         return None, "bubblewrap (bwrap) is not installed"
-    trial = Sandbox("auto", bwrap=path).wrap(["/bin/true"], Path("/"))
+    trial = Sandbox("auto", bwrap=path)._command(["/bin/true"], Path("/"), [], None)
     try:
         result = subprocess.run(trial, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -10,7 +10,12 @@ paths do: where they lead, and what a request shows (a diff inside the working d
 2. a read-only tool whose paths all lie inside the working directory runs;
 3. what this run was given on the command line (``shard run --allow``, ``--yes-to-all``) runs;
 4. a stored grant allows the call — unless nobody could approve it and the headless policy is
-   ``deny`` (:mod:`~shard.agent.permissions.headless`): then nothing that needs approval runs;
+   ``deny`` (:mod:`~shard.agent.permissions.headless`): then nothing that needs approval runs; and
+   never a call that would leave an active sandbox (:meth:`~shard.agent.tools.base.Tool.escapes`:
+   ``bash {sandbox: false}``, or a working directory the sandbox cannot confine). A grant was given
+   for commands like one that ran confined, or for one exact call, and a program or script the
+   confined commands could rewrite would otherwise run outside on its strength: such a call asks
+   each time, offering no "always" choice;
 5. anything else asks.
 
 Asking, and whatever becomes of a request nobody answers, is the request board's
@@ -115,8 +120,11 @@ def decide(
         tool.name, raw_args, outside=bool(outside), reach=reach
     ):
         return Allow()
-    if (standing.answerable or standing.headless.grants_apply) and any(
-        matches(rule, tool.name, raw_args, reach) for rule in standing.grants
+    escapes = tool.escapes(args, ctx)
+    if (
+        not escapes
+        and (standing.answerable or standing.headless.grants_apply)
+        and any(matches(rule, tool.name, raw_args, reach) for rule in standing.grants)
     ):
         return Allow()
     return Ask(build_request(tool, args, raw_args, ctx, outside))
@@ -128,12 +136,15 @@ _UNANSWERED = {
 }
 
 
-def answered(answer: PermissionAnswer, tool: str, raw_args: dict[str, Any]) -> tuple[Verdict, Any | None]:
-    """What an answer to a request means: the verdict, and the grant to store (None for none)."""
+def answered(
+    answer: PermissionAnswer, tool: str, raw_args: dict[str, Any], *, persist: bool = True
+) -> tuple[Verdict, Any | None]:
+    """What an answer to a request means: the verdict, and the grant to store (None for none; always
+    None without ``persist``: a call outside the sandbox leaves no grant)."""
     rule = None
-    if answer.decision == "allow_always" or answer.choice_id == ALWAYS:
+    if persist and (answer.decision == "allow_always" or answer.choice_id == ALWAYS):
         rule = exact_rule(tool, raw_args)
-    elif answer.choice_id == ALWAYS_LIKE:
+    elif persist and answer.choice_id == ALWAYS_LIKE:
         signatures = analyze(raw_args.get("command", "")) if tool == "bash" else None
         rule = signature_rule(signatures) if signatures else None
     if answer.decision in ("allow", "allow_always") or answer.choice_id in (ALLOW, ALWAYS, ALWAYS_LIKE):
@@ -177,7 +188,8 @@ class Gate:
         decision = decide(tool, args, raw_args, ctx, self.standing())
         if not isinstance(decision, Ask):
             return decision
-        verdict, rule = answered(await self._board.ask(decision.request), tool.name, raw_args)
+        answer = await self._board.ask(decision.request)
+        verdict, rule = answered(answer, tool.name, raw_args, persist=not tool.escapes(args, ctx))
         if rule is not None:
             self._grants.grant(rule)
         return verdict
@@ -196,8 +208,26 @@ def build_request(
             *details,
             PermissionDetail(label="outside the working directory", value=where, format="path"),
         ]
+    return PermissionRequest(
+        request_id=new_id("req"),
+        tool_name=tool.name,
+        input=raw_args,
+        prompt=prompt,
+        options=["allow", "deny"] if tool.escapes(args, ctx) else ["allow", "allow_always", "deny"],
+        details=details,
+        choices=_choices(tool, args, raw_args, ctx),
+    )
+
+
+def _choices(
+    tool: Tool, args: ToolParams, raw_args: dict[str, Any], ctx: ToolContext
+) -> list[PermissionChoice]:
+    once = PermissionChoice(id=ALLOW, label="Allow once", accelerator="y", intent="allow")
+    deny = PermissionChoice(id=DENY, label="Deny", accelerator="n", intent="deny")
+    if tool.escapes(args, ctx):  # outside the sandbox: no grant is kept, so none is offered
+        return [once, deny]
     choices = [
-        PermissionChoice(id=ALLOW, label="Allow once", accelerator="y", intent="allow"),
+        once,
         PermissionChoice(
             id=ALWAYS,
             label="Always allow this exact call",
@@ -225,16 +255,8 @@ def build_request(
                     intent="persist",
                 )
             )
-    choices.append(PermissionChoice(id=DENY, label="Deny", accelerator="n", intent="deny"))
-    return PermissionRequest(
-        request_id=new_id("req"),
-        tool_name=tool.name,
-        input=raw_args,
-        prompt=prompt,
-        options=["allow", "allow_always", "deny"],
-        details=details,
-        choices=choices,
-    )
+    choices.append(deny)
+    return choices
 
 
 def _shown(ctx: ToolContext, outside: Outside) -> str:

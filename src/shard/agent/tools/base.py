@@ -56,6 +56,9 @@ class ToolContext:
     tool_call_id: str = ""
     ui: UiAsker | None = None  # how a tool asks the user something
     sandbox: Sandbox | None = None  # where commands run (shard.agent.sandbox); None: no sandbox
+    # Whether the sandbox can confine a command in ``cwd``, decided once per call (None: not yet), so
+    # that the gate's decision and the run agree: a call allowed as confined never runs unconfined.
+    confinable: bool | None = None
 
 
 @dataclass(slots=True)
@@ -81,6 +84,12 @@ class Tool(ABC, Generic[P]):
 
     def confined(self, args: P, ctx: ToolContext) -> bool:
         """True when this call runs inside the sandbox (what ``auto`` lets run without asking)."""
+        return False
+
+    def escapes(self, args: P, ctx: ToolContext) -> bool:
+        """True when a sandbox is in use and this call, which it could confine, runs outside it (bash
+        with ``sandbox: false``, or in a working directory it cannot confine): no stored grant
+        allows that (``permissions.gate``)."""
         return False
 
     def touched_paths(self, args: P, ctx: ToolContext) -> list[Path]:

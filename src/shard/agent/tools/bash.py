@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import Field
 
 from shard._home import open_private, private_dirs
+from shard.agent.sandbox_places import CREATED_NEVER, ROOT_PLACES, Unconfinable
 from shard.agent.sandbox_proxy import HostProxy, proxy_for
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.protocol.content import TextContent
@@ -72,7 +73,15 @@ class BashTool(Tool[BashParams]):
         return None  # the command shows once, in the call line; results carry exit_code/duration_ms
 
     def confined(self, args: BashParams, ctx: ToolContext) -> bool:
-        return ctx.sandbox is not None and ctx.sandbox.active and args.sandbox
+        sandbox = ctx.sandbox
+        if sandbox is None or not sandbox.active or not args.sandbox:
+            return False
+        if ctx.confinable is None:
+            ctx.confinable = sandbox.refusal(ctx.cwd) is None
+        return ctx.confinable
+
+    def escapes(self, args: BashParams, ctx: ToolContext) -> bool:
+        return ctx.sandbox is not None and ctx.sandbox.active and not self.confined(args, ctx)
 
     def describe(self, args: BashParams, ctx: ToolContext) -> tuple[str, list[PermissionDetail]]:
         details = [
@@ -87,25 +96,37 @@ class BashTool(Tool[BashParams]):
             where = "inside the sandbox: writes only in the working directory, " + network
             details.append(PermissionDetail(label="sandbox", value=where, format="text"))
         elif sandbox is not None and sandbox.active:
-            why = args.reason or "no reason given"
-            details.append(
-                PermissionDetail(
-                    label="outside the sandbox",
-                    value=f"the model asks to run it unconfined: {why}",
-                    format="text",
-                )
-            )
+            refused = sandbox.refusal(ctx.cwd) if args.sandbox else None
+            why = refused or f"the model asks to run it unconfined: {args.reason or 'no reason given'}"
+            details.append(PermissionDetail(label="outside the sandbox", value=why, format="text"))
         return "Run this command?", details
 
     async def execute(self, args: BashParams, ctx: ToolContext) -> ToolOutput:
         shell = shutil.which("bash") or "/bin/sh"
         argv, env = [shell, "-c", args.command], ctx.env
         sandbox, proxy = ctx.sandbox, None
-        if self.confined(args, ctx) and sandbox is not None:
-            if sandbox.allow_hosts and not sandbox.network:
-                proxy = await proxy_for(sandbox.allow_hosts)
-            argv = sandbox.wrap(argv, ctx.cwd, proxy.socket_path if proxy else None)
-            env = sandbox.environment(ctx.env)
+        with contextlib.ExitStack() as held:
+            if self.confined(args, ctx) and sandbox is not None:
+                if sandbox.allow_hosts and not sandbox.network:
+                    proxy = await proxy_for(sandbox.allow_hosts)
+                socket = proxy.socket_path if proxy else None
+                try:  # held until the command is over: what it must not create stays guarded
+                    argv = held.enter_context(sandbox.call(argv, ctx.cwd, socket))
+                except Unconfinable as exc:  # since the gate let it run confined: it does not run
+                    advice = "run it with sandbox: false and a reason (the user is asked)"
+                    raise ToolFailure(f"{exc}; {advice}") from None
+                env = sandbox.environment(ctx.env)
+            return await self._run(argv, env, shell, args, ctx, proxy)
+
+    async def _run(
+        self,
+        argv: list[str],
+        env: dict[str, str] | None,
+        shell: str,
+        args: BashParams,
+        ctx: ToolContext,
+        proxy: HostProxy | None,
+    ) -> ToolOutput:
         denied_before = len(proxy.denied) if proxy else 0
         # Popen, not asyncio's subprocess: asyncio's Process.wait() also waits for the pipes to
         # close, which a backgrounded child holding stdout would postpone forever.
@@ -143,19 +164,21 @@ class BashTool(Tool[BashParams]):
     def _noted(
         self, text: str, args: BashParams, ctx: ToolContext, proxy: HostProxy | None, since: int
     ) -> str:
-        """The output, with what the sandbox did to the command's connections, when it did."""
+        """The output, with what the sandbox did to the command (its connections, its writes), when
+        it did."""
         sandbox = ctx.sandbox
-        if sandbox is None or not self.confined(args, ctx) or sandbox.network:
+        if sandbox is None or not self.confined(args, ctx):
             return text
+        notes = []
         blocked = sorted(set(proxy.denied[since:])) if proxy is not None else []
         if blocked:
             hosts, allowed = ", ".join(blocked), ", ".join(sandbox.allow_hosts)
-            return (
-                f"{text}\n\n[Shard's sandbox blocked connections to {hosts}: only {allowed} may be reached.]"
-            )
-        if proxy is None and _NO_NETWORK.search(text):
-            return f"{text}\n\n{NO_NETWORK_NOTE}"
-        return text
+            notes.append(f"[Shard's sandbox blocked connections to {hosts}: only {allowed} may be reached.]")
+        elif not sandbox.network and proxy is None and _NO_NETWORK.search(text):
+            notes.append(NO_NETWORK_NOTE)
+        if _READ_ONLY.search(text):
+            notes.append(READ_ONLY_NOTE)
+        return "\n\n".join([text, *notes])
 
 
 # What programs print when the network is not there; inside the sandbox that is the sandbox's doing.
@@ -167,6 +190,18 @@ _NO_NETWORK = re.compile(
 NO_NETWORK_NOTE = (
     "[Shard's sandbox has no network: connections from inside it fail. If this command needs the "
     "network, run it again with sandbox: false and a reason (the user is asked).]"
+)
+# What programs print when they write where the sandbox keeps things read-only (or finds the
+# placeholder that keeps a missing .git, .shard, … from being made: an empty read-only file).
+_READ_ONLY = re.compile(
+    r"Read-only file system|Device or resource busy|Not a directory|invalid gitfile format", re.IGNORECASE
+)
+READ_ONLY_NOTE = (
+    "[Shard's sandbox: only the working directory (and [sandbox] writable) can be written, and in it "
+    f"{', '.join(ROOT_PLACES)} and shell start-up files stay read-only ({', '.join(sorted(CREATED_NEVER))} "
+    "cannot be created either: where missing, an empty read-only file stands in). If this command must "
+    "write there (a git commit, a new repository, an agent definition), run it again with sandbox: false "
+    "and a reason (the user is asked).]"
 )
 
 
