@@ -74,6 +74,23 @@ SECRETS = (
     ".config/chromium",
     ".shard",
 )
+# Sockets through which a confined command could have something run outside the sandbox, hidden like
+# the secrets: a container engine's (a container mounts the host), the system bus and systemd's own
+# socket (a daemon run as root could start a unit), GNU screen's sessions (keys typed into a shell).
+# The user's runtime directory is added per user (:func:`runtime_dir`): its session bus starts units
+# (`systemd-run --user`), and ssh and gpg agents sign with the user's keys. tmux's sockets live under
+# /tmp, which is private inside; abstract sockets are per network namespace, so only `network = "on"`
+# shares the host's.
+ESCAPES = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/podman",
+    "/run/containerd",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+    "/run/systemd/private",
+    "/run/screen",
+)
 BRIDGE = Path(__file__).with_name("sandbox_bridge.py")
 PROXY_INSIDE = "/tmp/.shard-proxy.sock"  # on the sandbox's own /tmp
 BRIDGE_INSIDE = "/tmp/.shard-bridge.py"
@@ -209,17 +226,23 @@ def configured(
     home = os.environ.get("HOME")
     user = Path(home) if home and os.path.realpath(home) != "/" else None
     secrets = [user / name for name in SECRETS] if user else []
+    escapes = [runtime_dir(), *(Path(p) for p in ESCAPES)]
     return Sandbox(
         mode,
         network=network,
         writable=writable,
         allow_hosts=allow_hosts,
-        hidden=tuple(dict.fromkeys([shard_home, *secrets, *hidden])),  # which exist: asked at each call
+        hidden=tuple(dict.fromkeys([shard_home, *secrets, *escapes, *hidden])),  # which exist: at each call
         shard_home=shard_home,
         home=user,
         bwrap=bwrap,
         why=why,
     )
+
+
+def runtime_dir() -> Path:
+    """The user's runtime directory (``XDG_RUNTIME_DIR``, else systemd's ``/run/user/<uid>``)."""
+    return Path(os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}")
 
 
 def for_config(config: Config) -> Sandbox:
