@@ -23,6 +23,8 @@ class RegistryManifests:
         self._definitions = definitions
 
     def canonical_cwd(self, cwd: str) -> str:
+        if "\0" in cwd:  # no system call takes one (realpath would raise ValueError)
+            raise ShardError(ErrorCode.INVALID_REQUEST, "cwd holds a NUL byte")
         expanded = os.path.expanduser(cwd)
         if not os.path.isabs(expanded):  # relative to what? the daemon's cwd is not the client's
             raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {shown(cwd)}")
