@@ -226,8 +226,12 @@ class Renderer:
             low, high = schema.get("minItems"), schema.get("maxItems")
             if low is not None and low == high:
                 text += f" ({low} items)"
+            elif low and high is not None:
+                text += f" ({low} to {high} items)"
             elif low:
                 text += f" (≥ {low} items)"
+            elif high is not None:
+                text += f" (≤ {high} items)"
             return text
         if kind == "object":
             extra = schema.get("additionalProperties")
@@ -239,8 +243,15 @@ class Renderer:
         text = " \\| ".join(kind) if isinstance(kind, list) else str(kind)
         if "minimum" in schema:
             text += f" ≥ {schema['minimum']}"
-        if schema.get("minLength"):
+        low, high = schema.get("minLength"), schema.get("maxLength")
+        if low and high is not None:
+            text += f" ({low} to {high} characters)"
+        elif low:
             text += " (non-empty)"
+        elif high is not None:
+            text += f" (≤ {high} characters)"
+        if schema.get("pattern") == r"^[^\x00]*$":
+            text += " (no NUL)"
         return text
 
 

@@ -81,11 +81,13 @@ class ProviderConfig(NamedTuple):
 
 
 class SubagentConfig(NamedTuple):
-    """``[subagents]``: the daemon's launch policy and run deadline (None: its defaults)."""
+    """``[subagents]``: the daemon's launch policy, run deadline and children per parent (None: its
+    defaults)."""
 
     max_tasks: int | None = None
     max_depth: int | None = None
     run_timeout: float | None = None
+    max_children: int | None = None
 
 
 class SandboxConfig(NamedTuple):
@@ -166,7 +168,7 @@ _TABLES = {
     "limits": ("max_input_bytes",),
     "tools": ("extensions",),
     "daemon": ("max_runtimes", "warm_start"),
-    "subagents": ("max_tasks", "max_depth", "run_timeout"),
+    "subagents": ("max_tasks", "max_depth", "run_timeout", "max_children"),
     "sandbox": ("mode", "network", "writable", "hidden"),
 }
 _PROVIDER_KEYS = ("name", "kind", "base_url", "api_key_env", "script", "record", "models")
@@ -280,7 +282,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
 
 def _subagents(table: dict[str, Any]) -> SubagentConfig:
     counts = {}
-    for key in ("max_tasks", "max_depth"):
+    for key in ("max_tasks", "max_depth", "max_children"):
         value = _opt(table, key, int, ("subagents",))
         if value is not None and value < 1:
             raise Mistake(("subagents", key), f"must be a positive integer, got {value}")

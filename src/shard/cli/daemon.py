@@ -19,7 +19,8 @@ from shard.agent.catalog import BUILTIN_KEY_VARIABLES, DEMO_MODEL, ModelCatalog,
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 
 if TYPE_CHECKING:
-    from shard.daemon.jobs.settings import Definitions, JobSettings
+    from shard.daemon.catalog import Catalog
+    from shard.daemon.jobs.settings import Catalogs, Definitions, JobSettings
 
 
 def main_daemon(args: argparse.Namespace) -> int:
@@ -92,7 +93,7 @@ def main_daemon(args: argparse.Namespace) -> int:
 
 def job_settings(home: Path, config: Config, run_timeout: float | None) -> JobSettings:
     """``[subagents]`` and ``--run-timeout`` as the daemon takes them."""
-    from shard.daemon.jobs.settings import DEFAULT_POLICY, JobSettings
+    from shard.daemon.jobs.settings import DEFAULT_MAX_CHILDREN, DEFAULT_POLICY, JobSettings
     from shard.protocol.jobs import LaunchPolicy
 
     sub = config.subagents
@@ -100,8 +101,59 @@ def job_settings(home: Path, config: Config, run_timeout: float | None) -> JobSe
         maxTasks=sub.max_tasks or DEFAULT_POLICY.maxTasks, maxDepth=sub.max_depth or DEFAULT_POLICY.maxDepth
     )
     return JobSettings(
-        policy=policy, run_timeout=run_timeout or sub.run_timeout, definitions=_definitions(home)
+        policy=policy,
+        run_timeout=run_timeout or sub.run_timeout,
+        max_children=sub.max_children or DEFAULT_MAX_CHILDREN,
+        definitions=_definitions(home),
+        catalog=_catalog(home, config),
     )
+
+
+def _catalog(home: Path, config: Config) -> Catalogs:
+    """What new agents are checked against (``shard.daemon.catalog``): the models of config.toml and
+    of the keys the daemon holds, the modes, and the tools a runtime offers. Built at the first
+    check (the tool modules are not imported before), and again whenever config.toml changed, as a
+    runtime would read it; an edit that breaks it keeps the last good one (a runtime says why)."""
+    path = home / "config.toml"
+    seen: list[tuple[object, Catalog]] = []
+
+    def current() -> Catalog:
+        now = _stamp(path)
+        if not seen or now != seen[-1][0]:
+            try:
+                catalog = _build(load_config(home))
+            except ConfigError:
+                catalog = seen[-1][1] if seen else _build(config)  # the one read at start
+            seen[:] = [(now, catalog)]
+        return seen[-1][1]
+
+    return current
+
+
+def _build(config: Config) -> Catalog:
+    from shard.agent.modes import BUILTIN_MODES
+    from shard.agent.tools.recall import RecallTool
+    from shard.agent.tools.registry import builtin_tools
+    from shard.agent.tools.subagents import TOOL_NAMES
+    from shard.daemon.catalog import Catalog
+
+    models = ModelCatalog(config)
+    return Catalog(
+        models=tuple((e.provider.name, e.model.id) for e in models.entries),
+        modes=tuple(m.name for m in BUILTIN_MODES),
+        tools=frozenset({*(t.name for t in builtin_tools()), RecallTool.name, *TOOL_NAMES}),
+        mcp_servers=frozenset(s.name for s in config.mcp_servers),
+        open_tools=bool(config.tool_extensions),
+        unknown_model=models.unknown,
+    )
+
+
+def _stamp(path: Path) -> object:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _definitions(home: Path) -> Definitions:

@@ -69,9 +69,10 @@ class Daemon:
         self.home = home
         self.socket_path = socket_path
         self.registry = Registry(home / "state.db")
+        settings = jobs or JobSettings()
         self.broker = Broker(
             self.registry.all(),
-            RegistryManifests(home, self.registry, (jobs or JobSettings()).definitions),
+            RegistryManifests(home, self.registry, settings.definitions, settings.catalog),
             clock=time.monotonic,
             wall=time.time,
             idle_timeout=idle_timeout,
@@ -79,7 +80,7 @@ class Daemon:
             subscribers=[ActivityTracker(time.time)],
             fallback_model=fallback_model,
         )
-        self.broker.coordinator.configure(jobs or JobSettings())
+        self.broker.coordinator.configure(settings)
         self.broker.workspaces.root = home / "worktrees"
         self.stopped = asyncio.Event()
         self._clients: dict[Connection, Client] = {}

@@ -17,6 +17,7 @@ from shard.daemon.record import AgentRecord
 from shard.protocol.agents import AgentStatus
 
 if TYPE_CHECKING:
+    from shard.daemon.catalog import Catalog
     from shard.daemon.jobs.children import ChildSpec
     from shard.daemon.jobs.model import Job, Run
     from shard.daemon.workspaces.model import Workspace
@@ -227,3 +228,7 @@ class Manifests(Protocol):
 
     def definition(self, cwd: str, name: str) -> ChildSpec | None:
         """The agent definition ``name`` (case-insensitive) seen from the project at ``cwd``, if any."""
+
+    def catalog(self) -> Catalog | None:
+        """The models, modes and tools a new agent may name (config.toml as it is now); None: not
+        known, nothing is checked."""

@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 
 from shard.daemon import sessions
+from shard.daemon.catalog import Catalog
 from shard.daemon.jobs.children import ChildSpec
 from shard.daemon.jobs.model import Job, Run
-from shard.daemon.jobs.settings import Definitions
+from shard.daemon.jobs.settings import Catalogs, Definitions
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.daemon.workspaces.model import Workspace
@@ -17,12 +18,21 @@ from shard.protocol.errors import ErrorCode, ShardError, shown
 
 
 class RegistryManifests:
-    def __init__(self, home: Path, registry: Registry, definitions: Definitions | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        registry: Registry,
+        definitions: Definitions | None = None,
+        catalog: Catalogs | None = None,
+    ) -> None:
         self.home = home
         self.registry = registry
         self._definitions = definitions
+        self._catalog = catalog
 
     def canonical_cwd(self, cwd: str) -> str:
+        if "\0" in cwd:  # no system call takes one (realpath would raise ValueError)
+            raise ShardError(ErrorCode.INVALID_REQUEST, "cwd holds a NUL byte")
         expanded = os.path.expanduser(cwd)
         if not os.path.isabs(expanded):  # relative to what? the daemon's cwd is not the client's
             raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {shown(cwd)}")
@@ -57,6 +67,9 @@ class RegistryManifests:
 
     def definition(self, cwd: str, name: str) -> ChildSpec | None:
         return self._definitions(cwd, name) if self._definitions is not None else None
+
+    def catalog(self) -> Catalog | None:
+        return self._catalog() if self._catalog is not None else None
 
     def add_workspace(self, ws: Workspace, record: AgentRecord) -> None:
         self.registry.add_workspace(ws, record)

@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shard.daemon import wire
+from shard.daemon.catalog import selection
 from shard.daemon.effects import Client, Generation
+from shard.daemon.jobs import children, requests
 from shard.daemon.lifecycle import INTERACTIVE, Role
 from shard.daemon.record import AgentRecord
 from shard.daemon.slot import AgentSlot
@@ -104,14 +106,20 @@ class Orchestrator:
         cwd = b.manifests.canonical_cwd(command.cwd)
         if command.parent_agent_id is not None and command.parent_agent_id not in b.agents:
             raise ShardError(ErrorCode.NOT_FOUND, f"no parent agent {shown(command.parent_agent_id)}")
-        model = command.model
-        if model and command.provider and "/" not in model:
-            model = f"{command.provider}/{model}"
+        parent = b.agents.get(command.parent_agent_id) if command.parent_agent_id else None
+        if parent is not None:  # a child made this way is bound like a subagent.create one
+            requests.check_depth(parent.record.depth, b.coordinator.policy)
+            kids = sum(1 for s in b.agents.values() if s.record.parent_agent_id == parent.agent_id)
+            requests.check_room(parent.agent_id, kids, 1, b.coordinator.max_children)
+        catalog = b.manifests.catalog()  # every choice checked before the row is written
+        if catalog is not None:
+            model = catalog.check(command.model, command.provider, command.mode, command.tools)
+        else:
+            model = selection(command.model, command.provider)
         if command.session_id is not None:
             b.manifests.check_adoption(command.session_id, cwd)
         elif model is None:  # an adopted session keeps the model it recorded
             model = b.fallback_model
-        parent = b.agents.get(command.parent_agent_id) if command.parent_agent_id else None
         record = AgentRecord(
             agent_id=new_id("agent"),
             session_id=command.session_id or new_id("sess"),
@@ -119,7 +127,7 @@ class Orchestrator:
             name=command.name,
             model=model,
             provider=command.provider,
-            mode=command.mode,
+            mode=children.stricter_mode(parent.record.mode, command.mode) if parent else command.mode,
             tools=command.tools,
             headless_policy=command.headless_policy or "deny",
             parent_agent_id=command.parent_agent_id,

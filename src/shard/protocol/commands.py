@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from shard.protocol.agents import HeadlessPolicy
 from shard.protocol.base import WireModel
+from shard.protocol.bounds import AgentName, Choice, DirectoryPath, ToolList
 from shard.protocol.command_base import CommandBase as CommandBase
 from shard.protocol.content import Image
 from shard.protocol.daemon_commands import (
@@ -200,15 +201,15 @@ class AgentList(CommandBase):
 
 class AgentCreate(CommandBase):
     type: Literal["agent.create"] = "agent.create"
-    cwd: str
+    cwd: DirectoryPath
     session_id: str | None = None
-    model: str | None = None
-    provider: str | None = None
-    mode: str | None = None
-    tools: list[str] | None = None
-    skills: list[str] | None = None
+    model: Choice | None = None
+    provider: Choice | None = None
+    mode: Choice | None = None
+    tools: ToolList | None = None
+    skills: ToolList | None = None
     headless_policy: HeadlessPolicy | None = None
-    name: str | None = None
+    name: AgentName | None = None
     parent_agent_id: str | None = None
     # Additive (Shard): how this agent's bash is confined; absent: [sandbox] mode of config.toml.
     sandbox: Literal["off", "ask", "auto"] | None = None

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from shard.protocol.bounds import Choice, TaskName
 from shard.protocol.command_base import CommandBase
 from shard.protocol.jobs import JobStrategy, TaskSpec
 from shard.protocol.workspaces import BranchDisposition
@@ -93,13 +94,13 @@ class SubagentCommand(CommandBase):
 
 class SubagentCreate(SubagentCommand):
     type: Literal["subagent.create"] = "subagent.create"
-    name: str | None = None
+    name: TaskName | None = None
     task: str | None = None
     tasks: Annotated[list[TaskSpec], Field(min_length=1)] | None = None
     strategy: JobStrategy | None = None
-    model: str | None = None
-    provider: str | None = None
-    mode: str | None = None
+    model: Choice | None = None
+    provider: Choice | None = None
+    mode: Choice | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> SubagentCreate:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from shard.protocol.base import WireModel
+from shard.protocol.bounds import TaskName
 
 JobState = Literal["queued", "running", "completed", "failed", "cancelled"]
 RunState = Literal[
@@ -55,7 +56,7 @@ class JobSnapshot(WireModel):
 class TaskSpec(WireModel):
     """One ``{name, task}`` of a batch ``subagent.create``."""
 
-    name: str
+    name: TaskName
     task: str
 
 

@@ -4,9 +4,10 @@
 way the asyncio shell does, in memory: :class:`MemoryClient` connections (a client's commands wait
 while its previous one does, as on a socket), :class:`FakeRuntime` runtime generations the test
 drives line by line, a :class:`FakeClock` whose timers fire when the test advances it, and
-:class:`MemoryManifests` for the registry. Whatever would happen "later" in the shell (a runtime
-becoming ready, answering ``runtime.sync``, exiting after its stdin closed) is queued and runs once
-the current input's effects are performed; each can be switched off to hold that moment open.
+``MemoryManifests`` (``shard.testing.manifests``) for the registry. Whatever would happen "later" in
+the shell (a runtime becoming ready, answering ``runtime.sync``, exiting after its stdin closed) is
+queued and runs once the current input's effects are performed; each can be switched off to hold
+that moment open.
 
     harness = BrokerHarness()
     client = harness.connect()
@@ -17,7 +18,6 @@ the current input's effects are performed; each can be switched off to hold that
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -45,84 +45,13 @@ from shard.daemon.effects import (
     Subscriber,
     ToRuntime,
 )
-from shard.daemon.jobs.children import ChildSpec
-from shard.daemon.jobs.model import Job, Run
 from shard.daemon.record import AgentRecord
-from shard.daemon.workspaces.model import Workspace
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.testing.clock import FakeClock
+from shard.testing.manifests import MemoryManifests as MemoryManifests
 from shard.testing.wire import problem_with
 
 CAPABILITIES = ["streaming-deltas", "mode-catalog", "mode-switch"]
-
-
-class MemoryManifests:
-    """The registry and the session files, in memory. ``sessions`` maps an adoptable session id to its
-    directory; ``full`` makes every write fail as a full disk does."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, AgentRecord] = {}
-        self.sessions: dict[str, str] = {}
-        self.jobs: dict[str, Job] = {}  # as saved: a new broker on these manifests is a daemon restart
-        self.full = False
-        self.definitions: dict[str, ChildSpec] = {}  # by lower-cased name, seen from every cwd
-        self.workspaces: dict[str, Workspace] = {}
-
-    def canonical_cwd(self, cwd: str) -> str:
-        if not cwd.startswith("/"):
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {cwd!r}")
-        return cwd
-
-    def check_adoption(self, session_id: str, cwd: str) -> None:
-        if any(r.session_id == session_id for r in self.rows.values()):
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"session {session_id} is already adopted")
-        if session_id not in self.sessions:
-            raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id}")
-        if self.sessions[session_id] != cwd:
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"session {session_id} belongs to another directory")
-
-    def add(self, record: AgentRecord) -> None:
-        self._writable()
-        self.rows[record.agent_id] = dataclasses.replace(record)
-
-    def remove(self, agent_id: str) -> None:
-        self._writable()
-        self.rows.pop(agent_id, None)
-
-    def commit_job(self, job: Job, children: list[AgentRecord]) -> None:
-        self._writable()
-        for record in children:
-            self.rows[record.agent_id] = dataclasses.replace(record)
-        self.jobs[job.job_id] = copy.deepcopy(job)
-
-    def save_runs(self, job: Job, runs: list[Run]) -> None:
-        self._writable()
-        saved = self.jobs[job.job_id]
-        saved.stopped_at = job.stopped_at
-        for run in runs:
-            saved.runs[run.index] = dataclasses.replace(run)
-
-    def load_jobs(self) -> list[Job]:
-        return [copy.deepcopy(job) for job in self.jobs.values()]
-
-    def add_workspace(self, ws: Workspace, record: AgentRecord) -> None:
-        self._writable()
-        self.workspaces[ws.workspace_id] = copy.deepcopy(ws)
-        self.rows[record.agent_id] = dataclasses.replace(record)
-
-    def save_workspace(self, ws: Workspace) -> None:
-        self._writable()
-        self.workspaces[ws.workspace_id] = copy.deepcopy(ws)
-
-    def load_workspaces(self) -> list[Workspace]:
-        return [copy.deepcopy(ws) for ws in self.workspaces.values()]
-
-    def definition(self, cwd: str, name: str) -> ChildSpec | None:
-        return self.definitions.get(name.lower())
-
-    def _writable(self) -> None:
-        if self.full:
-            raise ShardError(ErrorCode.INTERNAL_ERROR, "the daemon could not write state.db: disk full")
 
 
 class MemoryClient:

@@ -14,7 +14,7 @@ import socket
 import sys
 import time
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types import ToolAnnotations
 
 server = MCPServer("demo")
@@ -54,6 +54,14 @@ def crash() -> str:
 @server.tool(description="Reports an error the tool itself found.")
 def refuse(reason: str) -> str:
     raise ValueError(f"refused: {reason}")
+
+
+@server.tool(
+    description="PNG images of the given size in bytes.", annotations=ToolAnnotations(read_only_hint=True)
+)
+def picture(size: int, count: int = 1) -> list[Image]:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(max(size - 8, 0))
+    return [Image(data=png, format="png") for _ in range(count)]
 
 
 def _serve_http() -> None:

@@ -136,18 +136,19 @@ def test_a_full_disk_refuses_the_create_and_writes_nothing(harness):
 
 
 def test_model_provider_and_mode_override_what_the_child_inherits(harness):
-    """Without overrides a child inherits the parent's model and mode; with them it gets its own.
+    """Without overrides a child inherits the parent's model and mode; with them it gets its own
+    (a mode only as strict as the parent's or stricter: tests/security/test_subagent_limits.py).
 
     Covers: R10.3.16, R12.5.3
     """
     client = harness.connect()
-    parent_id = client.create("/project", model="scripted/big", mode="plan")
+    parent_id = client.create("/project", model="scripted/big", mode="build")
     inherited = create(client, parent_id)["data"]["runs"][0]["agent_id"]
-    overridden = create(client, parent_id, model="small", provider="scripted", mode="build")
+    overridden = create(client, parent_id, model="small", provider="scripted", mode="plan")
     other = overridden["data"]["runs"][0]["agent_id"]
     rows = harness.manifests.rows
-    assert (rows[inherited].model, rows[inherited].mode) == ("scripted/big", "plan")
-    assert (rows[other].model, rows[other].mode) == ("scripted/small", "build")
+    assert (rows[inherited].model, rows[inherited].mode) == ("scripted/big", "build")
+    assert (rows[other].model, rows[other].mode) == ("scripted/small", "plan")
     for agent_id in (inherited, other):  # a durable, headless child of the parent, one level down
         assert rows[agent_id].parent_agent_id == parent_id
         assert rows[agent_id].depth == 1

@@ -47,3 +47,34 @@ async def test_a_leased_child_streams_to_its_dashboard_and_refuses_a_direct_prom
     assert MARKER in str(dashboard.seen)  # the child's own session: the task is its prompt
     assert len(requests_of(scene.home, "test")) == 1  # neither the prompt nor the abort asked the model
     await scene.audit()
+
+
+async def test_a_queued_chain_steps_child_refuses_a_direct_prompt_and_steer(scene: Scene) -> None:
+    """A chain of two whose first step sleeps in a tool: a dashboard attached to the second step's
+    child (still queued) gets CONFLICT for a prompt and for a steer, and its abort cancels that
+    step through the coordinator ("aborted by a client") while the first runs on; the second
+    step's child never asks its model anything.
+
+    Covers: R10.3.68, R10.3.70, R10.3.35
+    """
+    await scene.start([tool_step("sleep", {"seconds": 120}), text_step("woke up")])
+    parent = await scene.parent("unix")
+    data = await parent.create("chain", "sleeper", "after")
+    sleeper, after = data["runs"]
+    await parent.until_run(sleeper["run_id"], "active")
+    await parent.heard(activity(sleeper["agent_id"], "tool"))
+    dashboard = await scene.dashboard(after["agent_id"])
+    to_child = {"agent_id": after["agent_id"]}
+    prompt, _ = await dashboard.request({"type": "prompt", "id": "p", **to_child, "message": "now"})
+    assert prompt["error"]["code"] == "CONFLICT", prompt
+    steer, _ = await dashboard.request({"type": "steer", "id": "s", **to_child, "message": "now"})
+    assert steer["error"]["code"] == "CONFLICT", steer
+    aborted, _ = await dashboard.request({"type": "abort", "id": "a", **to_child})
+    assert aborted["success"] is True, aborted
+    status = await parent.ok("status", targets=[sleeper["run_id"], after["run_id"]])
+    states = [(a["run"]["state"], a["run"].get("error")) for a in status["agents"]]
+    assert states == [("active", None), ("cancelled", "aborted by a client")]
+    await parent.ok("stop", handle=data["job_id"])
+    assert requests_of(scene.home, "test", task("after")) == []
+    assert len(requests_of(scene.home, "test")) == 1  # the sleeper's one request
+    await scene.audit()

@@ -3,7 +3,9 @@ server's own schema, gated like any tool (mutating unless the server marks it ``
 run by the ``invoke`` the host gives it (:mod:`shard.agent.mcp.host`).
 
 :func:`output` turns a ``tools/call`` result into what the model reads. It reads the result's fields
-by name, so this module does not import the SDK.
+by name, so this module does not import the SDK. Its images share the ``read`` tool's cap
+(:mod:`shard.agent.tools.images`), counted over the whole result: an image that would take it over
+becomes a line saying so, with its size and the cap.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import ConfigDict
 
 from shard.agent.providers.base import ToolSpec
 from shard.agent.tools.base import Tool, ToolContext, ToolOutput, ToolParams
+from shard.agent.tools.images import base64_size, too_large
 from shard.protocol.content import ErrorContent, Image, TextContent
 from shard.protocol.permissions import PermissionDetail
 
@@ -94,7 +97,12 @@ def output(result: Any) -> ToolOutput:
         if kind == "text":
             parts.append(block.text)
         elif kind == "image":
-            images.append(Image(data=block.data, mime_type=block.mime_type))
+            before = sum(base64_size(i.data) for i in images)
+            refusal = too_large("the MCP tool's image", base64_size(block.data), before)
+            if refusal is None:
+                images.append(Image(data=block.data, mime_type=block.mime_type))
+            else:
+                parts.append(f"[{refusal}]")
         elif kind == "resource":
             resource = block.resource
             text = getattr(resource, "text", None)

@@ -11,6 +11,7 @@ from typing import BinaryIO
 from pydantic import Field
 
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
+from shard.agent.tools.images import too_large
 from shard.agent.tools.paths import display, resolve
 from shard.protocol.content import Image, TextContent
 from shard.protocol.render import CodeRender, KeyValue, KvRender, RenderDescriptor
@@ -22,7 +23,6 @@ IMAGE_TYPES = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 _SNIFF = 8192
@@ -86,11 +86,9 @@ def _image(path: Path, shown: str, mime: str) -> ToolOutput:
         raise ToolFailure(f"{shown}: no such file") from None
     except OSError as exc:
         raise ToolFailure(f"{shown}: {exc.strerror}") from None
-    if len(data) > MAX_IMAGE_BYTES:
-        raise ToolFailure(
-            f"{shown} is an image of {len(data)} bytes; images over {MAX_IMAGE_BYTES // (1024 * 1024)} MB "
-            "are not sent to the model"
-        )
+    refusal = too_large(shown, len(data))
+    if refusal is not None:
+        raise ToolFailure(refusal)
     actual = _sniff_image(data)
     if actual is None:
         raise ToolFailure(f"{shown} does not look like a {mime} image")

@@ -188,6 +188,9 @@ class RelaunchTool(_SubagentTool[RelaunchParams]):
     summary = staticmethod(text.relaunched)
 
 
+TOOL_NAMES = tuple(t.name for t in (LaunchTool, WaitTool, SteerTool, StatusTool, StopTool, RelaunchTool))
+
+
 def subagent_tools(link: DaemonLink, definitions: Mapping[str, Definition]) -> list[Tool[Any]]:
     return [
         LaunchTool(link, definitions),

@@ -6,22 +6,29 @@ and handed to the daemon as a :class:`ChildSpec` through the Manifests port). Ot
 general-purpose: the parent's configuration, the name its alias.
 
 What a child gets, first match wins: the launch's own ``model`` / ``mode``, then the definition's,
-then the parent's. A definition can narrow what the parent allowed, never widen it: its tools are
-intersected with a parent's allow-list, and the stricter of the two headless policies applies (a
-definition on disk is the project's text, not the person's decision).
+then the parent's. Neither a definition nor the launch can widen what the parent has, only narrow
+it: the mode is the stricter of the chosen one and the parent's (a ``mode: build`` definition under a
+plan-mode parent makes a plan-mode child, silently, as for the other two), its tools are intersected
+with a parent's allow-list, and the stricter of the two headless policies applies (a definition on
+disk is the project's text, not the person's decision; a launch may come from the parent's model).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from shard.daemon.catalog import Catalog, selection
 from shard.daemon.jobs import handles
 from shard.daemon.record import AgentRecord
+from shard.protocol.errors import ShardError
 from shard.protocol.ids import new_id
 
 # strictest first: deny never runs an ask; queue waits for a person; allow_if_rule_matches runs grants
 _HEADLESS = ("deny", "queue", "allow_if_rule_matches")
+# strictest first: plan runs read-only tools only; build (a runtime's default) runs any tool the gate allows
+_MODES = ("plan", "build")
+DEFAULT_MODE = "build"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +51,28 @@ class Launch:
     model: str | None = None
     provider: str | None = None
     mode: str | None = None
+
+
+def launch(model: str | None, provider: str | None, mode: str | None, catalog: Catalog | None) -> Launch:
+    """A request's overrides, checked against the catalog (INVALID_REQUEST naming the field); the
+    model as its catalog id."""
+    if catalog is None:  # nothing to check against (an in-memory broker): taken as given
+        return Launch(selection(model, provider), provider, mode)
+    return Launch(catalog.check(model, provider, mode, None), provider, mode)
+
+
+def checked(spec: ChildSpec | None, given: Launch, catalog: Catalog | None) -> ChildSpec | None:
+    """The definition, its model and mode checked against the catalog where the launch does not
+    override them: one naming what no runtime would take refuses the launch before any row is
+    written (INVALID_REQUEST naming the definition), rather than making a child that cannot start."""
+    if spec is None or catalog is None:
+        return spec
+    try:
+        if given.mode is None:
+            catalog.mode(spec.mode)
+        return spec if given.model else replace(spec, model=catalog.model(spec.model, None))
+    except ShardError as exc:
+        raise ShardError(exc.code, f"agent definition {spec.name}: {exc.message}") from None
 
 
 def alias_for(name: str, spec: ChildSpec | None, taken: Iterable[str]) -> str:
@@ -71,7 +100,7 @@ def child_record(
         name=alias,
         model=model,
         provider=provider,
-        mode=launch.mode or (spec.mode if spec else None) or parent.mode,
+        mode=stricter_mode(parent.mode, launch.mode or (spec.mode if spec else None)),
         tools=_tools(parent.tools, spec.tools if spec else None),
         headless_policy=_stricter(parent.headless_policy, spec.headless_policy if spec else None),
         parent_agent_id=parent.agent_id,
@@ -95,3 +124,16 @@ def _stricter(parent: str, wanted: str | None) -> str:
     if wanted not in _HEADLESS or parent not in _HEADLESS:
         return parent
     return min(parent, wanted, key=_HEADLESS.index)
+
+
+def stricter_mode(parent: str | None, wanted: str | None) -> str | None:
+    """A child's mode: ``wanted`` (None: the parent's), unless the parent's is stricter."""
+    if wanted is None:
+        return parent
+    have = parent or DEFAULT_MODE
+    return have if _rank(have) < _rank(wanted) else wanted
+
+
+def _rank(mode: str) -> int:
+    """0 for the strictest mode; a mode unknown here counts as the least strict."""
+    return _MODES.index(mode) if mode in _MODES else len(_MODES)

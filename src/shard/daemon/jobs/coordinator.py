@@ -37,7 +37,7 @@ from shard.daemon.effects import CancelTimer, Client, Effect, Log, Send, StartTi
 from shard.daemon.jobs import children, handles, requests, steering, views
 from shard.daemon.jobs.delivery import REPORT, Delivery
 from shard.daemon.jobs.model import Job, Run, reconcile
-from shard.daemon.jobs.settings import DEFAULT_POLICY, JobSettings
+from shard.daemon.jobs.settings import DEFAULT_MAX_CHILDREN, DEFAULT_POLICY, JobSettings
 from shard.daemon.jobs.waits import WAIT, Waits
 from shard.daemon.lifecycle import ACTIVE_STATUSES
 from shard.daemon.slot import AgentSlot
@@ -66,6 +66,7 @@ class Coordinator:
         self.b = broker
         self.policy = DEFAULT_POLICY
         self.run_timeout: float | None = None  # seconds a run may take; None: no deadline
+        self.max_children = DEFAULT_MAX_CHILDREN  # durable children per parent
         self.jobs: dict[str, Job] = {}  # oldest first
         self.leases: dict[str, Run] = {}  # child agent_id -> its queued or live run
         self.job_conns: dict[str, set[Client]] = {}  # parent agent_id -> its job connections
@@ -77,6 +78,7 @@ class Coordinator:
 
     def configure(self, settings: JobSettings) -> None:
         self.policy, self.run_timeout = settings.policy, settings.run_timeout
+        self.max_children = settings.max_children
 
     def startup(self) -> None:
         """The daemon is serving: tell parents of runs that ended unreported (interrupted by the
@@ -111,16 +113,16 @@ class Coordinator:
     def _create(self, client: Client, c: cmd.SubagentCreate, parent: AgentSlot) -> None:
         b, p = self.b, parent.record
         specs = requests.create_specs(c, p.depth, self.policy)  # everything checked, nothing done
-        strategy = c.strategy or "single"
-        model = f"{c.provider}/{c.model}" if c.model and c.provider and "/" not in c.model else c.model
-        launch = children.Launch(model=model, provider=c.provider, mode=c.mode)
-        siblings = (s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id)
+        siblings = [s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id]
+        requests.check_room(p.agent_id, len(siblings), len(specs), self.max_children)
+        strategy, catalog = c.strategy or "single", b.manifests.catalog()
+        launch = children.launch(c.model, c.provider, c.mode, catalog)
         taken = [a for a in siblings if a is not None]
         now = b.wall()
         job = Job(new_id("job"), p.agent_id, strategy, now)
         records = []
         for i, (name, task) in enumerate(specs):
-            spec = b.manifests.definition(p.cwd, name)
+            spec = children.checked(b.manifests.definition(p.cwd, name), launch, catalog)
             alias = children.alias_for(name, spec, taken)
             taken.append(alias)
             record = children.child_record(p, alias, spec, launch, now)
@@ -250,6 +252,10 @@ class Coordinator:
             if error is not None:
                 self._end(job, run, "failed", f"the child's runtime did not start ({error.code})")
                 return
+            parent, mode = self.b.agents.get(job.parent_agent_id), slot.record.mode or children.DEFAULT_MODE
+            narrowed = children.stricter_mode(parent.record.mode if parent else None, mode)
+            if narrowed != mode:  # the parent is stricter now (a relaunch, a later chain step)
+                self.b.internal(slot, {"type": "set_mode", "mode": narrowed}, None)  # before the task
             prompt = {"type": "prompt", "message": run.task}
             self.b.internal(slot, prompt, lambda response: self._accepted(job, run, response))
 

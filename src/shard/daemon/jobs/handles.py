@@ -18,9 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shard.daemon.jobs.model import Job, Run
+from shard.protocol.bounds import MAX_ALIAS_CHARS
 from shard.protocol.errors import ErrorCode, ShardError, shown
 
-MAX_NAME = 64
+MAX_NAME = MAX_ALIAS_CHARS  # a task name, after NFKC (the wire bounds it before, PROTOCOL §10.3)
 _TYPED = ("job-", "run-", "agent-")
 
 

@@ -10,12 +10,16 @@ cannot end its report early and pose as the daemon.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from shard.daemon.jobs.model import Run
 
 MAX_FINAL_TEXT = 16_000  # characters of one child's answer carried in its report
 _TAG = "subagent_report"
+# An opening or closing tag of the report in any letter case, with any blanks around its slash and
+# name: a model reads ``</SUBAGENT_REPORT >`` or ``< /Subagent_Report>`` as the tag all the same.
+_ANY_TAG = re.compile(rf"<(\s*/?\s*)({_TAG})", re.IGNORECASE)
 
 
 def completion_report(runs: Sequence[Run]) -> str:
@@ -60,4 +64,5 @@ def _attr(value: str) -> str:
 
 
 def _defused(text: str) -> str:
-    return text.replace(f"</{_TAG}", f"<\\/{_TAG}").replace(f"<{_TAG}", f"<\\{_TAG}")
+    """The child's text with every report tag inside it broken by a backslash after its ``<``."""
+    return _ANY_TAG.sub(r"<\\\1\2", text)
