@@ -34,7 +34,7 @@ ESCAPES = {
 }
 CONNECT = (
     "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); "
-    "s.connect(sys.argv[1]); print(\"CONNECTED\")' {path} 2>&1; true"
+    's.connect(sys.argv[1]); print("CONNECTED")\' {path} 2>&1; true'
 )
 
 
