@@ -6,6 +6,7 @@ daemon has no tool extensions here, so it knows every tool name a runtime could 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +101,32 @@ async def test_a_bad_subagent_create_is_refused_naming_its_field_before_any_row(
     made, _ = await client.request({**create, "model": "test/m", "mode": "plan"})
     assert made["success"] is True, made
     assert _rows(home) == {"agents": 2, "jobs": 1, "runs": 1}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True).stdout
+
+
+async def test_a_bad_workspace_create_or_attach_is_refused_before_anything_is_made(daemon, home, project):
+    """``workspace.create`` and ``workspace.attach`` launch an agent too: an unknown model, provider
+    or mode is INVALID_REQUEST naming it before any worktree, branch or row is made.
+
+    Covers: R10.1a.2, R8.7
+    """
+    _git(project, "init", "-q", "-b", "main")
+    (project / "f.txt").write_text("x\n")
+    _git(project, "add", "f.txt")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    client = await daemon.unix()
+    create = {"type": "workspace.create", "id": "w", "cwd": str(project), "label": "feature"}
+    await _refused(client, home, {**create, "model": "ghost/g"}, "model")
+    await _refused(client, home, {**create, "model": "m", "provider": "ghost"}, "provider")
+    await _refused(client, home, {**create, "mode": "yolo"}, "mode")
+    assert _git(project, "branch", "--list").split() == ["*", "main"], "no branch was made"
+    assert _git(project, "worktree", "list").count("\n") == 1, "no worktree was made"
+    made, _ = await client.request({**create, "model": "test/m", "mode": "plan"})
+    assert made["success"] is True, made
+    workspace_id = made["data"]["workspace"]["workspace_id"]
+    attach = {"type": "workspace.attach", "id": "a", "workspace_id": workspace_id}
+    await _refused(client, home, {**attach, "mode": "yolo"}, "mode")
+    await _refused(client, home, {**attach, "model": "ghost/g"}, "model")

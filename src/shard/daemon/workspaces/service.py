@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shard.daemon import wire
+from shard.daemon.catalog import selection
 from shard.daemon.effects import Broadcast, Client, Log, Offload
 from shard.daemon.lifecycle import ACTIVE_STATUSES
 from shard.daemon.record import AgentRecord
@@ -84,6 +85,7 @@ class Workspaces:
         if self.root is None:
             raise ShardError(ErrorCode.INTERNAL_ERROR, "this daemon has no folder for worktrees")
         cwd = self.b.manifests.canonical_cwd(c.cwd)
+        model = self._model(c)  # every choice checked before anything is made
         label = _label(c.label or c.branch or c.name or "workspace")
         ws_id, root = new_id("ws"), self.root
 
@@ -112,7 +114,7 @@ class Workspaces:
                 now,
                 now,
             )
-            record = self._record(ws, c)
+            record = self._record(ws, c, model)
             try:
                 self.b.manifests.add_workspace(ws, record)
             except ShardError:  # nothing recorded: the fresh, empty worktree and branch go again
@@ -132,6 +134,7 @@ class Workspaces:
                 _data("retired", ws, "it is retired"),
             )
         self._busy(ws)
+        model = self._model(c)
 
         def seen(observed: Observed | None) -> None:
             if observed is None or not observed.exists:
@@ -142,16 +145,23 @@ class Workspaces:
             if observed.registered is False:
                 self._told(ws, "unsafe", UNSAFE)
                 raise ShardError(ErrorCode.CONFLICT, UNSAFE, _data("unsafe", ws, UNSAFE))
-            record = self._record(ws, c)
+            record = self._record(ws, c, model)
             self.b.manifests.add(record)
             self._start(client, c, ws, record, created=False)
 
         self._offload(client, c, lambda: _observe(ws), seen, ws)
 
-    def _record(self, ws: Workspace, c: cmd.WorkspaceCreate | cmd.WorkspaceAttach) -> AgentRecord:
-        model = c.model
-        if model and c.provider and "/" not in model:
-            model = f"{c.provider}/{model}"
+    def _model(self, c: cmd.WorkspaceCreate | cmd.WorkspaceAttach) -> str | None:
+        """The agent's model as a catalog id, with its provider and mode checked against the
+        configuration's catalog (INVALID_REQUEST naming the field, before anything is made)."""
+        catalog = self.b.manifests.catalog()
+        if catalog is None:
+            return selection(c.model, c.provider)
+        return catalog.check(c.model, c.provider, c.mode, None)
+
+    def _record(
+        self, ws: Workspace, c: cmd.WorkspaceCreate | cmd.WorkspaceAttach, model: str | None
+    ) -> AgentRecord:
         return AgentRecord(
             agent_id=new_id("agent"),
             session_id=new_id("sess"),
