@@ -127,8 +127,8 @@ async def test_a_reply_cut_at_the_output_limit_is_kept_and_reported(
     spawn, server, tmp_path, kind, fixture, limit
 ):
     """OpenAI ``finish_reason: "length"`` / Anthropic ``stop_reason: "max_tokens"``: the message is
-    kept (message_complete, recorded with stop_reason max_tokens), then one non-fatal
-    PROVIDER_ERROR says the reply was cut and at which limit; the turn ends normally.
+    kept (message_complete and its session entry, both saying ``stop_reason: "max_tokens"``), then
+    one non-fatal PROVIDER_ERROR says the reply was cut and at which limit; the turn ends normally.
 
     Covers: R9.4.23, R9.4.25
     """
@@ -147,6 +147,7 @@ async def test_a_reply_cut_at_the_output_limit_is_kept_and_reported(
     [entry] = [e for e in session_entries(tmp_path / "home") if e.get("id") == message["id"]]
     assert entry["stop_reason"] == "max_tokens"
     assert "incomplete" not in entry
+    assert message["stop_reason"] == entry["message"]["stop_reason"] == "max_tokens"
 
 
 async def _shard_run(home: Path, project: Path, prompt: str) -> tuple[int, str, str]:
