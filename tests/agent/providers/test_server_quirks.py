@@ -174,9 +174,9 @@ async def _shard_run(home: Path, project: Path, prompt: str) -> tuple[int, str, 
 
 
 async def test_shard_run_warns_and_fails_when_the_reply_was_cut(tmp_path, project, server):
-    """``shard run`` with a reply cut at the output limit: stdout has what arrived, stderr one line
-    saying it was cut, and the exit status is 1 — a script never takes half an answer for a whole
-    one."""
+    """``shard run`` with a reply cut at the output limit: stdout has what arrived, stderr says the
+    reply was cut off and why, and the exit status is 1 — a script never takes half an answer for a
+    whole one."""
     server.replies.append(Stream("openai/length.sse"))
     code, out, err = await _shard_run(_home(tmp_path, server, "openai"), project, "write the steps")
     assert out == "Step 1: open the\n"
@@ -185,6 +185,7 @@ async def test_shard_run_warns_and_fails_when_the_reply_was_cut(tmp_path, projec
         f"shard: PROVIDER_ERROR: {CUT} (the server's own max_tokens); what arrived is kept. "
         "max_output_tokens of local/m in config.toml sets the limit"
     ]
+    assert "shard: reply cut off: max tokens" in err.splitlines()
     assert code == 1, err
 
 
