@@ -109,7 +109,10 @@ def test_ctrl_c_at_any_instant_exits_130_without_a_traceback(tmp_path, project):
 
 def test_ctrl_c_mid_reply_says_the_reply_was_stopped(tmp_path, project):
     """Ctrl-C while the answer streams: stdout keeps what arrived, stderr says "shard: reply stopped
-    by you" (the text above is not the whole answer), and the session records the reply aborted."""
+    by you" (the text above is not the whole answer), and the session records the reply aborted.
+
+    Covers: R9.2.7
+    """
     stalled = {"blocks": [{"type": "text", "text": "The answer is"}], "stall": True}
     home = write_scripted_home(tmp_path / "home", [stalled], record=False)
     with subprocess.Popen(

@@ -17,6 +17,7 @@ def _reply(mid: str, **stop: Any) -> dict[str, Any]:
 
 
 def test_the_fold_keeps_why_each_reply_ended_live_and_after_a_resync():
+    """Covers: R9.4.8, R9.1.4"""
     aborted = _reply("m1", stop_reason="aborted")
     live = Transcript()
     live.apply(MessageComplete.model_validate({"message_id": "m1", "message": aborted}))

@@ -26,7 +26,10 @@ def _reply(mid: str, **stop: Any) -> dict[str, Any]:
 
 
 def test_each_reason_shows_its_marker_under_the_reply_and_a_completed_one_none():
-    """The pure view: from a sync's window (a re-attach) and from message_complete (live) alike."""
+    """The pure view: from a sync's window (a re-attach) and from message_complete (live) alike.
+
+    Covers: R9.4.8, R9.1.4
+    """
     view = AgentView(A)
     window = [
         _reply("m1", stop_reason="completed"),

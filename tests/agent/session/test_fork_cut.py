@@ -93,5 +93,8 @@ def test_a_fork_at_a_reply_that_called_tools_takes_their_results_along(store, at
     ],
 )
 def test_a_fork_elsewhere_cuts_where_asked(store, at, shape):
-    """Nothing waits (or, at msg-7, no result exists to take: its restore closes the call)."""
+    """Nothing waits (or, at msg-7, no result exists to take: its restore closes the call).
+
+    Covers: R9.2.61
+    """
     assert _shape(_forked(store, at)) == shape
