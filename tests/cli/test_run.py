@@ -107,6 +107,33 @@ def test_ctrl_c_at_any_instant_exits_130_without_a_traceback(tmp_path, project):
         assert "Traceback" not in err, (i, err)
 
 
+def test_ctrl_c_mid_reply_says_the_reply_was_stopped(tmp_path, project):
+    """Ctrl-C while the answer streams: stdout keeps what arrived, stderr says "shard: reply stopped
+    by you" (the text above is not the whole answer), and the session records the reply aborted.
+
+    Covers: R9.2.7
+    """
+    stalled = {"blocks": [{"type": "text", "text": "The answer is"}], "stall": True}
+    home = write_scripted_home(tmp_path / "home", [stalled], record=False)
+    with subprocess.Popen(
+        shard_command("run", "go"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=project,
+        env=_env(home),
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        assert proc.stdout.read(len("The answer is")) == b"The answer is"  # the reply is streaming
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+        assert proc.wait(60) == 130, err
+    assert out == "\n"
+    assert "shard: reply stopped by you" in err.splitlines()
+    [reply] = [r for r in _session_rows(home) if r.get("message", {}).get("role") == "assistant"]
+    assert reply["message"]["stop_reason"] == "aborted"
+
+
 # --- allowances ----------------------------------------------------------------------------------
 
 

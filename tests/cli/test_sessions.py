@@ -271,7 +271,7 @@ def test_show_prints_the_conversation_readably(home, tmp_path):
     assert "── compaction 1 · 12,000 → 300 tokens ──" in lines
     assert "The user wanted the files listed." in lines
     assert "· model → test/m2" in lines
-    assert lines[-2:] == ["Half an ans", "(aborted)"]
+    assert lines[-2:] == ["Half an ans", "(stopped by you)"]
 
     code, out, _ = shard(home, tmp_path, "sessions", "show", "sess-show", "--json")
     assert code == 0

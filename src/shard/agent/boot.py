@@ -33,6 +33,7 @@ from shard.agent.modes import BUILTIN_MODES
 from shard.agent.providers.backends import prepare_sdk_import
 from shard.agent.sandbox import for_config
 from shard.agent.session.store import SessionStore, find_session
+from shard.agent.session.unfinished import unfinished
 from shard.agent.session.window import WindowError, replay
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import is_session_id
@@ -91,8 +92,11 @@ class Prepared:
         # Changes the command line makes to a restored session, recorded once the runtime is up.
         self.model_changed = model_changed
         self.mode_changed = mode_changed
+        # A reply or a tool call the session's last runtime died in the middle of: shown closed in
+        # phase A's sync, recorded by the runtime once the session validated (Runtime.from_prepared).
+        self.unfinished = unfinished(store.entries) if store.exists else []
         try:
-            self.window = replay(store.entries)
+            self.window = replay(store.entries + self.unfinished)
         except WindowError as exc:
             raise ShardError(
                 ErrorCode.SESSION_CORRUPT, f"session {store.path} cannot be restored: {exc}"

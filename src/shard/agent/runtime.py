@@ -147,7 +147,7 @@ class Runtime:
         mcp: McpHost | None = None,
     ) -> Runtime:
         """The runtime for what start-up decided (``shard agent --stdio``, ``shard run``, tests)."""
-        return cls(
+        runtime = cls(
             config=prepared.config,
             catalog=prepared.catalog,
             store=prepared.store,
@@ -169,6 +169,8 @@ class Runtime:
             instructions=prepared.instructions,
             mcp=mcp,
         )
+        runtime.transcript.record_planned(prepared.unfinished)  # what a dead runtime left open
+        return runtime
 
     # --- outbound -----------------------------------------------------------------------------
 
@@ -360,13 +362,14 @@ class Runtime:
         if self.follow_ups and self.fatal is None:
             self._start_turns(self.follow_ups.popleft())
 
-    async def abort(self) -> None:
-        """Cancel the current work and wait until it has wound down; idle → nothing to do."""
+    async def abort(self, cause: Literal["aborted", "interrupted"] = "aborted") -> None:
+        """Cancel the current work (a reply cut short records ``cause``) and wait until it is wound down."""
         self.steers.clear()
         self.strict.end()
         self.follow_ups.clear()
         if self.work is None:
             return
+        self._turns.stopping.cause = cause
         task = self.work.task
         task.cancel()
         await asyncio.wait({task})

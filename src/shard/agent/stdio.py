@@ -167,7 +167,7 @@ async def serve(prepared: Prepared) -> int:
     await asyncio.wait({consumer, closed, stopped}, return_when=asyncio.FIRST_COMPLETED)
     if not consumer.done():
         consumer.cancel()
-        await runtime.abort()
+        await runtime.abort("interrupted")  # not the user's abort: the reply shows as interrupted
     for task in (closed, stopped, pump, consumer):
         task.cancel()
     await asyncio.gather(pump, consumer, closed, stopped, return_exceptions=True)

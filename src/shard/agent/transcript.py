@@ -71,6 +71,13 @@ class Transcript:
     def record_message(self, message: Message, **extra: Any) -> dict[str, Any]:
         return self.record("message", entry_id=message.id, message=message.to_wire(), **extra)
 
+    def record_planned(self, entries: list[dict[str, Any]]) -> None:
+        """Record entries planned as ``{id, kind, ...fields}`` before the session was validated:
+        what a runtime that died mid-turn left open (``session/unfinished.py``)."""
+        for entry in entries:
+            fields = {k: v for k, v in entry.items() if k not in ("id", "kind")}
+            self.record(entry["kind"], entry_id=entry["id"], **fields)
+
     def grant(self, rule: dict[str, Any]) -> None:
         """Store a permission grant: in the session (so it survives restarts and forks), then in use."""
         self.record("grant", rule=rule)

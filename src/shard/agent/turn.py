@@ -11,6 +11,12 @@ partial assistant message and giving every tool call that will not get a real re
 one, so the transcript stays valid for the next request); :class:`Fatal` (the session could not be
 written: nothing more can be trusted). Each turn closes with ``turn_end`` whatever its outcome.
 
+Every assistant message records why it ended (``Message.stop_reason``): ``completed`` or
+``max_tokens`` from the model, ``aborted`` or ``interrupted`` when the work was cancelled (by a
+client's abort, or by the runtime shutting down: :class:`Stopping`), ``failed`` when the provider
+failed mid-reply. A ``message_start`` entry goes to the session with a reply's first delta, so a
+restore after a crash can tell that a reply was cut (``session/unfinished.py``).
+
 The loop gets what it uses (:class:`TurnContext`), never the runtime.
 """
 
@@ -21,19 +27,19 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from shard.agent.assembler import AssembledToolCall, MessageAssembler
-from shard.agent.catalog import ModelEntry, cost
+from shard.agent.catalog import ModelEntry
 from shard.agent.compaction import compact, due
 from shard.agent.config import CompactionConfig, RetryConfig
 from shard.agent.modes import ModeController
 from shard.agent.permissions.gate import Deny, Verdict
-from shard.agent.providers.base import ProviderError, ProviderRequest, UsageReport
+from shard.agent.providers.base import ProviderError, ProviderRequest
 from shard.agent.providers.retry import stream_with_retries
 from shard.agent.selection import ModelSelection
 from shard.agent.sink import EventSink
@@ -41,7 +47,8 @@ from shard.agent.steering import StrictSteers
 from shard.agent.system_prompt import system_prompt
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.agent.transcript import Transcript
-from shard.protocol.agents import AgentStatus, Usage
+from shard.agent.turn_usage import TurnUsage, usage_dict
+from shard.protocol.agents import AgentStatus
 from shard.protocol.codec import describe_validation_error
 from shard.protocol.content import ContentBlock, ErrorContent, Image, ImageBlock, Message, TextBlock
 from shard.protocol.errors import ErrorCode, ShardError
@@ -55,10 +62,15 @@ from shard.protocol.events import (
     UsageEvent,
 )
 from shard.protocol.ids import new_id
+from shard.protocol.stops import StopReason
 
 ABORTED = "Aborted by the user before this tool call ran."
 ABORTED_RUNNING = "Aborted by the user while this tool call ran: it may have done part of its work."
+INTERRUPTED = "Not run: the agent was shut down before this tool call ran."
+INTERRUPTED_RUNNING = "The agent was shut down while this tool call ran: it may have done part of its work."
 CUT_OFF = "Not run: the model's response was cut off before it finished."
+# A cancelled call's result, by why the work was cancelled: (not started yet, running)
+_UNRUN = {"aborted": (ABORTED, ABORTED_RUNNING), "interrupted": (INTERRUPTED, INTERRUPTED_RUNNING)}
 
 Approve = Callable[[Tool[Any], ToolParams, dict[str, Any], ToolContext], Awaitable[Verdict]]
 Prepare = Callable[[dict[str, Tool[Any]], EventSink], Awaitable[None]]
@@ -68,6 +80,14 @@ Prepare = Callable[[dict[str, Tool[Any]], EventSink], Awaitable[None]]
 class UserInput:
     text: str
     images: list[Image] | None = None
+
+
+@dataclass(slots=True)
+class Stopping:
+    """Why the work is being cancelled, set just before the cancel: a client's ``abort`` (the reply
+    ends ``aborted``), or the runtime shutting down (SIGTERM, its client gone: ``interrupted``)."""
+
+    cause: Literal["aborted", "interrupted"] = "aborted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +110,7 @@ class TurnContext:
     instructions: str | None = None  # appended to the system prompt (a delegated child's)
     context: str | None = None  # the session's environment and project instructions (instructions.py)
     prepare: Prepare | None = None  # before a turn's first model call: MCP servers add their tools
+    stopping: Stopping = field(default_factory=Stopping)  # why a cancellation came
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,40 +198,11 @@ class _Overflow(Exception):
     """The provider said the context is too long before anything streamed."""
 
 
-class _TurnUsage:
-    def __init__(self) -> None:
-        self.total: Usage | None = None
-
-    def add(self, report: UsageReport, entry: ModelEntry) -> Usage:
-        call = Usage(input=report.input, output=report.output, model=entry.id)
-        for name in ("cache_read", "cache_write", "context_tokens"):
-            value = getattr(report, name)
-            if value is not None:
-                setattr(call, name, value)
-        price = cost(entry.model, report.input, report.output, report.cache_read, report.cache_write)
-        if price is not None:
-            call.cost = price
-        if self.total is None:
-            self.total = call.model_copy()
-        else:
-            t = self.total
-            t.input += call.input
-            t.output += call.output
-            for name in ("cache_read", "cache_write", "cost"):
-                value = getattr(call, name)
-                if value is not None:
-                    setattr(t, name, round((getattr(t, name) or 0) + value, 8))
-            if call.context_tokens is not None:
-                t.context_tokens = call.context_tokens
-            t.model = entry.id
-        return call
-
-
 class _Turn:
     def __init__(self, ctx: TurnContext) -> None:
         self.ctx = ctx
         self.id = new_id("turn")
-        self.usage = _TurnUsage()
+        self.usage = TurnUsage()
         self._executing: str | None = None  # the tool call whose execute() has begun
 
     async def run(self, inp: UserInput) -> Outcome:
@@ -292,19 +284,26 @@ class _Turn:
             ctx.events.set_status("streaming", detail)
 
         ctx.transcript.streaming = assembler
+        started = False
         try:
             async with aclosing(stream_with_retries(provider, request, ctx.retry, on_retry)) as stream:
                 async for event in stream:
                     delta = assembler.feed(event)
                     if delta is not None:
+                        if not started:  # on disk: a restore after a crash knows a reply was cut
+                            ctx.transcript.record("message_start", message_id=assembler.message_id)
+                            started = True
                         ctx.events.emit(delta)
             ctx.transcript.streaming = None  # before message_complete: a later sync has it in its window
         except asyncio.CancelledError:
             ctx.transcript.streaming = None
-            self._keep_partial(assembler, incomplete="aborted", unrun=ABORTED)
+            cause = ctx.stopping.cause
+            self._keep_partial(assembler, cause, unrun=_UNRUN[cause][0])
             raise
         except Exception as exc:  # any provider failure ends this turn, never the agent
             ctx.transcript.streaming = None
+            if isinstance(exc, ShardError) and not isinstance(exc, ProviderError):
+                raise  # the session could not be written: fatal, not the provider's failure
             error = (
                 exc
                 if isinstance(exc, ProviderError)
@@ -312,14 +311,15 @@ class _Turn:
             )
             if error.context_overflow and assembler.empty and overflow_retry:
                 raise _Overflow from None
-            self._keep_partial(assembler, incomplete="error", unrun=CUT_OFF)
+            self._keep_partial(assembler, "failed", unrun=CUT_OFF, detail=error.message)
             self._report_usage(assembler, entry)
             self._report(error.code.value, error.message)
             raise _CallFailed from None
         extra: dict[str, Any] = {"stop_reason": assembler.stop or "end_turn", "model": entry.id}
         if assembler.usage is not None:
-            extra["usage"] = _usage_dict(assembler.usage)
+            extra["usage"] = usage_dict(assembler.usage)
         message = assembler.message()
+        message.stop_reason = "max_tokens" if assembler.stop == "max_tokens" else "completed"
         ctx.transcript.record_message(message, **extra)
         ctx.events.emit(MessageComplete(message_id=message.id, message=message))
         self._report_usage(assembler, entry)
@@ -338,12 +338,18 @@ class _Turn:
             self.ctx.transcript.note_context(call.context_tokens)
         self.ctx.events.emit(UsageEvent(**call.to_wire()))
 
-    def _keep_partial(self, assembler: MessageAssembler, *, incomplete: str, unrun: str) -> None:
-        """Keep what arrived of an unfinished response, and close its tool calls with ``unrun``."""
+    def _keep_partial(
+        self, assembler: MessageAssembler, reason: StopReason, *, unrun: str, detail: str | None = None
+    ) -> None:
+        """Keep what arrived of an unfinished response, saying why it ended, and close its tool
+        calls with ``unrun``."""
         if assembler.empty:
             return
         message = assembler.message()
-        self.ctx.transcript.record_message(message, incomplete=incomplete)
+        message.stop_reason = reason
+        if detail:
+            message.stop_detail = detail
+        self.ctx.transcript.record_message(message, incomplete="error" if reason == "failed" else reason)
         self.ctx.events.emit(MessageComplete(message_id=message.id, message=message))
         for call in assembler.tool_calls():
             self._finish_call(call.id, ToolOutput(ErrorContent(message=unrun), is_error=True), None)
@@ -360,8 +366,9 @@ class _Turn:
                 remaining.pop(0)
                 self._finish_call(call.id, output, (time.monotonic() - started) * 1000)
         except asyncio.CancelledError:
+            before, running = _UNRUN[self.ctx.stopping.cause]
             for call in remaining:
-                text = ABORTED_RUNNING if call.id == self._executing else ABORTED
+                text = running if call.id == self._executing else before
                 self._finish_call(call.id, ToolOutput(ErrorContent(message=text), is_error=True), None)
             raise
 
@@ -437,7 +444,3 @@ def _cut_notice(entry: ModelEntry, limit: int | None) -> str:
         f"the reply was cut at the model's output limit ({asked}); what arrived is kept. "
         f"max_output_tokens of {entry.id} in config.toml sets the limit"
     )
-
-
-def _usage_dict(report: UsageReport) -> dict[str, int]:
-    return {k: v for k in report.__slots__ if (v := getattr(report, k)) is not None}

@@ -22,10 +22,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -95,11 +96,11 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
     stopping: set[asyncio.Task[None]] = set()
     why_stopped: list[int] = []
 
-    def stop(code: int) -> None:
+    def stop(code: int, cause: Literal["aborted", "interrupted"] = "interrupted") -> None:
         if not why_stopped:
             why_stopped.append(code)
             printer.stopping = True
-            stopping.add(loop.create_task(runtime.abort()))
+            stopping.add(loop.create_task(runtime.abort(cause)))
 
     printer: Printer = (JsonPrinter if args.json else TextPrinter)(lambda: stop(EXIT_PIPE))
 
@@ -119,9 +120,9 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
         print(f"shard: {exc}", file=sys.stderr)
         prepared.store.close()
         return EXIT_USAGE
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig, cause in ((signal.SIGINT, "aborted"), (signal.SIGTERM, "interrupted")):  # Ctrl-C: you stopped it
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, lambda: stop(EXIT_INTERRUPTED))
+            loop.add_signal_handler(sig, functools.partial(stop, EXIT_INTERRUPTED, cause))
     watch_stdout(loop, lambda: stop(EXIT_PIPE))
     allowances = runtime.gate.allowances.describe() if runtime.gate.allowances else []
     printer.start(

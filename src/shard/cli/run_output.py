@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from shard.protocol.stops import stop_note
+
 _PREVIEW_LINES = 8
 
 
@@ -111,6 +113,11 @@ class TextPrinter(Printer):
             self._newline()
             args = " ".join(f"{k}={v}" for k, v in event.args.items())
             err(f"» {event.name} {args}".rstrip())
+        elif kind == "message_complete" and event.message.role == "assistant":
+            note = stop_note(event.message.stop_reason)  # a failure's detail: the error line after it
+            if note is not None:  # the text above is not the whole reply
+                self._newline()
+                err(f"shard: reply {note}")
         elif kind == "turn_end":
             self._usage = getattr(event, "usage", None)
         elif kind == "error":

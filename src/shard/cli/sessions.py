@@ -28,8 +28,10 @@ from shard.agent.config import shard_home
 from shard.agent.session.listing import HEAD_BYTES, all_sessions, sessions_in
 from shard.agent.session.removal import lock_for_removal
 from shard.agent.session.store import find_session, load_entries
+from shard.agent.session.window import stop_reason_of
 from shard.daemon.registry import bound_agent
 from shard.protocol.errors import ShardError
+from shard.protocol.stops import stop_note
 
 EXIT_FAILED = 1
 _RESULT_LINES = 6
@@ -174,10 +176,9 @@ def _entry(entry: dict[str, Any]) -> Iterator[str]:
         yield f"▍{who} · {_when(entry['ts'], '%H:%M')}"
         for block in _array(message.get("content")):
             yield from _block(_object(block))
-        if entry.get("incomplete") == "aborted":
-            yield "(aborted)"
-        elif entry.get("incomplete"):
-            yield "(cut short by an error)"
+        note = stop_note(stop_reason_of(entry), message.get("stop_detail"))
+        if note is not None and role == "assistant":
+            yield f"({note})"
     elif kind == "tool_result":
         yield from _result(entry)
     elif kind == "compaction":

@@ -6,6 +6,10 @@ authoritative, a client that re-attaches after a drop folds the new ``sync`` and
 it, each exactly once (PROTOCOL §6.4), and ends with the session's conversation. ``mismatches``
 records every streamed message whose deltas did not add up to its ``message_complete`` — a lost or
 duplicated delta shows there.
+
+Each assistant message says why it ended (:func:`stop_reason`: ``completed``, ``aborted``,
+``interrupted``, ``max_tokens``, ``failed``), live and after a re-attach alike, since the ``sync``
+window carries the same messages; :func:`stop_note` is how a client words one that did not complete.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 
 from shard.protocol.content import Message, TextBlock
 from shard.protocol.events import EventBase, MessageComplete, MessageDelta, Sync
+from shard.protocol.stops import stop_note as _note
 
 
 @dataclass
@@ -72,3 +77,15 @@ def live_text(blocks: dict[int, LiveBlock]) -> str:
 def message_text(message: Message) -> str:
     """The text blocks of ``message``, joined."""
     return "".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+def stop_reason(message: Message) -> str:
+    """Why ``message`` ended; ``completed`` when it does not say (a user message, or one recorded
+    before messages carried the reason)."""
+    return message.stop_reason or "completed"
+
+
+def stop_note(message: Message) -> str | None:
+    """The marker a client shows under a reply that ended early ("stopped by you", "interrupted",
+    "cut off: max tokens", "failed: …"), or None when the message completed."""
+    return _note(message.stop_reason, message.stop_detail)

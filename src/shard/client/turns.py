@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from shard.client.errors import TurnFailed, TurnTimeout
 from shard.client.streams import EventStream
-from shard.client.transcript import message_text
+from shard.client.transcript import message_text, stop_reason
 from shard.protocol.agents import Usage
 from shard.protocol.content import Message
 from shard.protocol.events import (
@@ -62,6 +62,13 @@ class TurnResult:
             if message.role == "assistant":
                 return message
         return None
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the turn's last reply ended: ``completed``, or ``aborted``, ``interrupted``,
+        ``max_tokens``, ``failed`` (``completed`` when the turn has no reply)."""
+        final = self.final_message
+        return stop_reason(final) if final is not None else "completed"
 
     @property
     def text(self) -> str:

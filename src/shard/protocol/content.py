@@ -73,8 +73,15 @@ ContentBlock = Annotated[
 
 
 class Message(WireModel):
-    """``{id, role, content}`` (R11.0.3)."""
+    """``{id, role, content}`` (R11.0.3), and on an assistant message the additive ``stop_reason``:
+    why it ended — ``completed``, ``aborted``, ``interrupted``, ``max_tokens`` or ``failed``
+    (``shard.protocol.stops``); absent reads as ``completed``, and a client shows a value it does not
+    know as it is, so later reasons can be added — with ``stop_detail`` saying how a ``failed`` one
+    failed. Both travel wherever the message does: ``message_complete``, ``sync.live_window``, the
+    session file."""
 
     id: str
     role: Literal["user", "assistant"]
     content: list[ContentBlock]
+    stop_reason: str | None = None  # a StopReason; a string so that a newer server's reason parses
+    stop_detail: str | None = None

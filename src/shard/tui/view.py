@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from shard.client.transcript import Transcript
+from shard.client.transcript import Transcript, stop_note
 from shard.protocol.agents import AgentStatus
 from shard.protocol.content import (
     ErrorContent,
@@ -230,6 +230,9 @@ class AgentView:
                 out.append(
                     Entry(f"tool:{block.id}", "tool", card=self._card(block.id, block.name, block.args))
                 )
+        note = stop_note(message)  # a reply that ended early says so, live and after a re-attach
+        if note is not None:
+            out.append(Entry(f"{message.id}:stop", "notice", f"⏹ {note[:1].upper()}{note[1:]}"))
         return out
 
     def headline(self, link: str, *, asked: int = 0) -> str:

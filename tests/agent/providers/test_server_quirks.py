@@ -127,8 +127,8 @@ async def test_a_reply_cut_at_the_output_limit_is_kept_and_reported(
     spawn, server, tmp_path, kind, fixture, limit
 ):
     """OpenAI ``finish_reason: "length"`` / Anthropic ``stop_reason: "max_tokens"``: the message is
-    kept (message_complete, recorded with stop_reason max_tokens), then one non-fatal
-    PROVIDER_ERROR says the reply was cut and at which limit; the turn ends normally.
+    kept (message_complete and its session entry, both saying ``stop_reason: "max_tokens"``), then
+    one non-fatal PROVIDER_ERROR says the reply was cut and at which limit; the turn ends normally.
 
     Covers: R9.4.23, R9.4.25
     """
@@ -147,6 +147,7 @@ async def test_a_reply_cut_at_the_output_limit_is_kept_and_reported(
     [entry] = [e for e in session_entries(tmp_path / "home") if e.get("id") == message["id"]]
     assert entry["stop_reason"] == "max_tokens"
     assert "incomplete" not in entry
+    assert message["stop_reason"] == entry["message"]["stop_reason"] == "max_tokens"
 
 
 async def _shard_run(home: Path, project: Path, prompt: str) -> tuple[int, str, str]:
@@ -173,9 +174,9 @@ async def _shard_run(home: Path, project: Path, prompt: str) -> tuple[int, str, 
 
 
 async def test_shard_run_warns_and_fails_when_the_reply_was_cut(tmp_path, project, server):
-    """``shard run`` with a reply cut at the output limit: stdout has what arrived, stderr one line
-    saying it was cut, and the exit status is 1 — a script never takes half an answer for a whole
-    one."""
+    """``shard run`` with a reply cut at the output limit: stdout has what arrived, stderr says the
+    reply was cut off and why, and the exit status is 1 — a script never takes half an answer for a
+    whole one."""
     server.replies.append(Stream("openai/length.sse"))
     code, out, err = await _shard_run(_home(tmp_path, server, "openai"), project, "write the steps")
     assert out == "Step 1: open the\n"
@@ -184,6 +185,7 @@ async def test_shard_run_warns_and_fails_when_the_reply_was_cut(tmp_path, projec
         f"shard: PROVIDER_ERROR: {CUT} (the server's own max_tokens); what arrived is kept. "
         "max_output_tokens of local/m in config.toml sets the limit"
     ]
+    assert "shard: reply cut off: max tokens" in err.splitlines()
     assert code == 1, err
 
 

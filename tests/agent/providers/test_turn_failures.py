@@ -162,9 +162,10 @@ async def test_401_is_one_clear_error_naming_the_key_variable(spawn, server):
 
 
 async def test_stream_cut_mid_message_keeps_partial_and_is_not_retried(spawn, server, tmp_path):
-    """The connection drops after two text chunks: the partial text is in message_complete, the
-    session entry carries "incomplete":"error", one non-fatal PROVIDER_ERROR, no retry (the server
-    saw exactly one request), and the next prompt works.
+    """The connection drops after two text chunks: the partial text is in message_complete, with
+    ``stop_reason: "failed"`` and the error in ``stop_detail`` (in the session entry too, which also
+    carries "incomplete":"error"), one non-fatal PROVIDER_ERROR, no retry (the server saw exactly one
+    request), and the next prompt works.
 
     Covers: R8.17, R9.4.23, R9.4.25
     """
@@ -183,6 +184,8 @@ async def test_stream_cut_mid_message_keeps_partial_and_is_not_retried(spawn, se
     entry = next(e for e in session_entries(tmp_path / "home") if e.get("id") == partial["message_id"])
     assert entry["incomplete"] == "error"
     assert entry["message"]["content"] == [{"type": "text", "text": "Hello, world"}]
+    assert partial["message"]["stop_reason"] == entry["message"]["stop_reason"] == "failed"
+    assert partial["message"]["stop_detail"] == entry["message"]["stop_detail"] == error["message"]
 
     server.replies.append(Stream("openai/text.sse"))
     await agent.send({"type": "prompt", "message": "again"})

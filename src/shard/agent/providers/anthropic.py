@@ -1,6 +1,7 @@
 """The ``anthropic`` provider: the Messages API, streamed, through the official SDK.
 
-Request side (:func:`build_params`, pure): consecutive same-role messages are merged (tool results
+Request side (:func:`build_params`, pure): calls and results are paired (``pairing.py``: no call
+without its result), consecutive same-role messages are merged (tool results
 first in a user turn, as the API requires); thinking blocks go back with their signature (unsigned
 ones — from another provider — are dropped); images become base64 image blocks; two prompt-cache
 breakpoints mark the system prompt (which caches the tools with it) and the conversation's last block;
@@ -33,6 +34,7 @@ from shard.agent.providers.base import (
     ToolCallStart,
     UsageReport,
 )
+from shard.agent.providers.pairing import paired
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
     ErrorContent,
@@ -118,7 +120,7 @@ def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
 
 def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
     turns: list[dict[str, Any]] = []
-    for message in messages:
+    for message in paired(messages):  # every tool_use answered in the next user turn (else a 400)
         blocks = [b for b in (_block(block) for block in message.content) if b is not None]
         if not blocks:
             continue

@@ -1,7 +1,8 @@
 """The ``openai`` provider: Chat Completions, streamed, through the official SDK, against any
 OpenAI-compatible ``base_url`` (OpenAI, Ollama, vLLM, llama.cpp server, OpenRouter).
 
-Request side (:func:`build_params`, pure): the system prompt, user text and images (``image_url`` data
+Request side (:func:`build_params`, pure): calls and results paired first (``pairing.py``: no call
+without its result), then the system prompt, user text and images (``image_url`` data
 URLs), assistant text with ``tool_calls``, tool results as ``role: "tool"`` messages (errors prefixed
 so the model knows), ``reasoning_effort`` for models with reasoning levels, and
 ``stream_options.include_usage``. Thinking from other providers is not sent back.
@@ -38,6 +39,7 @@ from shard.agent.providers.base import (
     UsageReport,
 )
 from shard.agent.providers.errors import scrub
+from shard.agent.providers.pairing import paired
 from shard.agent.providers.sdk import load
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
@@ -185,6 +187,7 @@ def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
 
 
 def convert_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    messages = paired(messages)  # every tool call answered before the next message (else a 400)
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
     pending_images: list[dict[str, Any]] = []
 

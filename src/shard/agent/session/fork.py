@@ -5,7 +5,9 @@ the fork-marker checkpoint — ``artifactKind: "fork"`` with ``forkId``, ``sourc
 ``sourceEntryId`` — which also carries what a header carries (session id, cwd, model, mode). Then come
 copies of the window's rows under fresh ids: a compaction summary in force at that point (so the
 fork's window starts the same way), the message and tool_result rows, and the grants, so the fork
-continues with the permissions the user gave. The source file is only read. The fork is written to a
+continues with the permissions the user gave. A fork at an assistant message that called tools
+takes the results of those calls along (they follow it in the source), so the fork never holds a
+call without its result. The source file is only read. The fork is written to a
 temporary name and renamed into place, so it exists whole or not at all.
 """
 
@@ -34,7 +36,7 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
         raise ShardError(
             ErrorCode.NOT_FOUND, f"no entry {shown(from_entry_id)} in session {store.session_id}"
         )
-    upto = entries[: position + 1]
+    upto = entries[: _with_results(entries, position) + 1]
     window = replay(upto)
     in_window = {item.entry_id for item in window.items}
     fork_id, session_id = new_id("fork"), new_id("sess")
@@ -117,6 +119,32 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
     with contextlib.suppress(OSError):
         write_meta(target, meta)
     return fork_id, session_id, rows[-1]["id"]
+
+
+def _with_results(entries: list[dict[str, Any]], position: int) -> int:
+    """Where the fork ends: at ``position``, or, when tool calls are still waiting for their results
+    there (a fork at an assistant message that called tools, or between the results of its calls),
+    after the last of those results — a fork never holds a call without the result the source has.
+
+    A call whose result the source never got (its runtime died mid-tool) stays open here; the
+    restore of the fork closes it (``session/unfinished.py``)."""
+    last = next((i for i in range(position, -1, -1) if entries[i]["kind"] == "message"), None)
+    if last is None or entries[last]["message"].get("role") != "assistant":
+        return position  # no reply before it, or a prompt after the last one: nothing waits
+    content = entries[last]["message"].get("content", [])
+    waiting = {b.get("id") for b in content if b.get("type") == "tool_call"}
+    waiting -= {e.get("tool_call_id") for e in entries[last + 1 : position + 1] if e["kind"] == "tool_result"}
+    end = position
+    for i in range(position + 1, len(entries)):  # the results that follow the fork point
+        if not waiting:
+            break
+        entry = entries[i]
+        if entry["kind"] in ("message", "compaction"):
+            break
+        if entry["kind"] == "tool_result" and entry.get("tool_call_id") in waiting:
+            waiting.discard(entry["tool_call_id"])
+            end = i
+    return end
 
 
 def _rechain(rows: list[dict[str, Any]]) -> None:

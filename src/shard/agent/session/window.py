@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 MESSAGE_KINDS = frozenset({"message", "tool_result"})
+# An assistant entry recorded before messages carried stop_reason: its `incomplete` (or the provider's
+# own stop reason) says how it ended; anything else reads as completed.
+_LEGACY_STOPS = {"aborted": "aborted", "error": "failed", "max_tokens": "max_tokens"}
 
 
 class Item(NamedTuple):
@@ -30,6 +33,10 @@ def entry_item(entry: dict[str, Any]) -> Item:
     if entry["kind"] == "message":
         message = entry.get("message")
         _check_message(message, entry["id"])
+        if message.get("role") == "assistant" and "stop_reason" not in message:
+            legacy = stop_reason_of(entry)
+            if legacy is not None:  # recorded before messages carried stop_reason
+                message = {**message, "stop_reason": legacy}
         return Item(entry["id"], message)
     block: dict[str, Any] = {
         "type": "tool_result",
@@ -43,6 +50,17 @@ def entry_item(entry: dict[str, Any]) -> Item:
         raise WindowError(f"tool_result entry {entry['id']} lacks tool_call_id or content")
     code = entry.get("exit_code")
     return Item(entry["id"], {"id": entry["id"], "role": "user", "content": [block]}, code)
+
+
+def stop_reason_of(entry: dict[str, Any]) -> str | None:
+    """Why an assistant ``message`` entry ended: its message's ``stop_reason``, else what an older
+    entry's ``incomplete`` (or the provider's own stop reason) says; None reads as completed."""
+    message = entry.get("message")
+    said = message.get("stop_reason") if isinstance(message, dict) else None
+    if isinstance(said, str):
+        return said
+    legacy = entry.get("incomplete") or entry.get("stop_reason")
+    return _LEGACY_STOPS.get(legacy) if isinstance(legacy, str) else None
 
 
 def summary_item(entry: dict[str, Any], total: int) -> Item:

@@ -202,7 +202,8 @@ export class Conversation {
     if (onlyResults) return li;
     const blocks = message.content.filter((b) => b.type !== "tool_result").map((b) => this.block(b));
     const fork = h("button", { type: "button", class: "fork", title: "Fork a new session from this message", onclick: () => this.onFork(message.id) }, "Fork");
-    li.replaceChildren(h("span", { class: "role" }, message.role === "user" ? "You" : "Agent"), ...blocks, fork);
+    const stop = stopMarker(message);
+    li.replaceChildren(h("span", { class: "role" }, message.role === "user" ? "You" : "Agent"), ...blocks, ...(stop ? [stop] : []), fork);
     return li;
   }
 
@@ -233,6 +234,18 @@ export class Conversation {
     }
     return card;
   }
+}
+
+// Why a reply ended early (the additive Message.stop_reason; absent means completed): a small muted
+// line under it, the same live (message_complete) and after a reload (sync's live window)
+const STOPS = { aborted: "Stopped by you", interrupted: "Interrupted", max_tokens: "Cut off: max tokens", failed: "Failed" };
+
+function stopMarker(message) {
+  const reason = message.stop_reason;
+  if (message.role !== "assistant" || !reason || reason === "completed") return null;
+  const text = STOPS[reason] || reason;
+  const detail = reason === "failed" && message.stop_detail ? `: ${message.stop_detail}` : "";
+  return h("div", { class: `stop-reason stop-${reason}` }, text + detail);
 }
 
 function argsText(args) {
