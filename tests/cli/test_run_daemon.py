@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,37 @@ async def test_a_run_with_its_own_allowances_stays_direct(tmp_path, project):
         assert len(await _agents(daemon)) == 1, "the same run without --allow went through the daemon"
     finally:
         await daemon.kill()
+
+
+async def test_a_retry_and_its_end_show_on_stderr_through_the_daemon(tmp_path, project):
+    """Nothing listens on the provider's loopback port: the run through the daemon says each retry
+    as it happens (the delay and the cause) on stderr — one, since a local refusal is retried once —
+    then the error naming the URL, and exits 1, as a direct run does."""
+    with socket.socket() as s:  # a port with nothing behind it
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'default_model = "local/m"\n[[providers]]\nname = "local"\nkind = "openai"\nbase_url = "{url}"\n'
+        'models = [{ id = "m" }]\n'
+    )
+    daemon = await DaemonProcess.start(home)
+    try:
+        watcher = await daemon.unix()
+        code, _out, err = await _run(home, project, "hi")
+        await watcher.until(lambda m: m.get("type") == "agent_spawned")  # it went through the daemon
+    finally:
+        await daemon.kill()
+    lines = err.splitlines()
+    assert code == 1, err
+    assert [line for line in lines if "retrying" in line] == [
+        "shard: retrying in 0.5 s: connection refused (attempt 2 of 2)"
+    ]
+    assert (
+        f"shard: PROVIDER_ERROR: local: nothing is listening at {url}: is the server running? "
+        "(gave up after 2 attempts)"
+    ) in lines
 
 
 async def test_a_refused_run_says_what_a_direct_one_says(tmp_path, project):

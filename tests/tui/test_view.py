@@ -10,6 +10,7 @@ from shard.protocol.events import (
     ModelChanged,
     PermissionRequest,
     PermissionResolved,
+    Status,
     Sync,
     ToolCall,
     ToolResult,
@@ -148,3 +149,19 @@ def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():
     assert shown[1].key == "u700:0"
     assert shown[-1].text == "message 999"
     assert window(shown[1:], 300) == shown[1:]
+
+
+def test_a_retry_is_kept_until_the_status_moves_on():
+    """A ``status`` whose detail says the agent waits for a provider retry is kept for the screen;
+    a sync taken mid-wait carries it too; the next status without detail clears it."""
+    retrying = "retrying in 2.5 s: connection refused (attempt 2 of 5)"
+    view = AgentView(A)
+    view.apply(sync())
+    view.apply(Status(agent_id=A, status="streaming", detail=retrying))
+    assert (view.status, view.status_detail) == ("streaming", retrying)
+    view.apply(Status(agent_id=A, status="streaming"))
+    assert view.status_detail is None
+    view.apply(sync(status="streaming", status_detail=retrying))  # attached mid-wait
+    assert view.status_detail == retrying
+    view.apply(Status(agent_id=A, status="idle"))
+    assert view.status_detail is None

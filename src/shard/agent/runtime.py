@@ -194,6 +194,8 @@ class Runtime:
             sync.instructions = files
         if self.transcript.streaming is not None:
             sync.streaming = self.transcript.streaming.snapshot()
+        if self.events.detail is not None:
+            sync.status_detail = self.events.detail
         return sync
 
     def respond(self, command: cmd.CommandBase, data: WireModel | None) -> None:

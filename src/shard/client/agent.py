@@ -76,6 +76,9 @@ class Agent:
         self.role = role
         self.owned = False  # created by this client: terminated when it closes (R3.7)
         self.status: AgentStatus | None = None
+        # what the agent says it waits for while it holds ("retrying in 2.5 s: connection refused
+        # (attempt 2 of 5)"); None when its status says nothing more
+        self.status_detail: str | None = None
         self.mode: str | None = None
         self.capabilities: frozenset[str] | None = None
         self.runtime_epoch: int | None = None
@@ -97,6 +100,7 @@ class Agent:
             self._apply_sync(event)
         elif isinstance(event, Status):
             self.status = event.status
+            self.status_detail = event.detail
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
         elif isinstance(event, ModelChanged) and event.capabilities is not None:
@@ -115,6 +119,7 @@ class Agent:
             self._on_stale(StaleRuntime(f"agent {self.agent_id}: runtime epoch {epoch} took over"))
         self.runtime_epoch = epoch
         self.status = sync.status
+        self.status_detail = sync.status_detail
         self.mode = sync.mode
         # no capabilities: no controls, never inferred from the protocol version (R9.1.10)
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None

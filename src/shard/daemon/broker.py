@@ -388,6 +388,11 @@ class Broker:
         self.supervisor.shutdown(force=force)
         return self.out.take()
 
+    def interrupt(self) -> list[Effect]:
+        """Ctrl-C / SIGTERM on the daemon (a second one stops at once): ``Supervisor.interrupt``."""
+        self.supervisor.interrupt()
+        return self.out.take()
+
     # --- runtime output -------------------------------------------------------------------------
 
     def _on_event(self, slot: AgentSlot, tagged: bytes, event: dict[str, Any]) -> None:

@@ -115,6 +115,9 @@ class Sync(AgentEvent):
     pending_requests: list[PendingRequest]
     streaming: StreamingMessage | None = None  # additive: see StreamingMessage
     instructions: list[InstructionFile] | None = None  # additive: AGENTS.md & co. the session loaded
+    # additive: the last ``status`` event's ``detail`` while it holds (``retrying in 2.5 s: …``), so a
+    # client that attaches or reloads mid-wait shows what the agent waits for
+    status_detail: str | None = None
 
 
 class Status(AgentEvent):

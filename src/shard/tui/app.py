@@ -59,6 +59,7 @@ class ShardApp(Lifecycle):
     #side { width: 38; border-right: solid $primary; }
     #new-agent { dock: bottom; }
     #status { height: 1; background: $primary-background; padding: 0 1; }
+    #waiting { height: auto; color: $warning; padding: 0 1; display: none; }
     #prompt { dock: bottom; }
     #hint { height: 1; color: $text-muted; padding: 0 1; }
     """
@@ -109,6 +110,7 @@ class ShardApp(Lifecycle):
                 yield NewAgent(self.cwd)
             with Vertical(id="main"):
                 yield Static(Text("no agent selected"), id="status")
+                yield Static(Text(""), id="waiting")  # what the agent waits for: a provider retry
                 yield Conversation()
                 yield Static(Text("Select an agent (Enter) or create one on a directory (ctrl+n)"), id="hint")
                 yield Input(placeholder="Enter: send", id="prompt")
@@ -221,6 +223,9 @@ class ShardApp(Lifecycle):
         self.earlier = len(entries) > self.shown_limit(view.agent_id)
         self.query_one(Conversation).show(window(entries, self.shown_limit(view.agent_id)))
         self.query_one("#status", Static).update(Text(self._headline(view)))
+        waiting = self.query_one("#waiting", Static)  # wraps: whole at 80 columns too
+        waiting.update(Text(view.status_detail or ""))
+        waiting.display = view.status_detail is not None
         hint = "Enter: follow-up · ctrl+s: steer · Esc: abort" if view.busy else "Enter: send"
         self.query_one("#hint", Static).update(Text(hint))
         self.refresh_bindings()

@@ -86,6 +86,7 @@ class Entry:
 class AgentView:
     agent_id: str
     status: AgentStatus | None = None
+    status_detail: str | None = None  # what it waits for ("retrying in 2.5 s: …"), while that holds
     mode: str | None = None
     model: str | None = None
     reasoning: str | None = None
@@ -106,6 +107,7 @@ class AgentView:
             self._apply_sync(event)
         elif isinstance(event, Status):
             self.status = event.status
+            self.status_detail = event.detail
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
         elif isinstance(event, ModelChanged):
@@ -141,6 +143,7 @@ class AgentView:
     def _apply_sync(self, sync: Sync) -> None:
         self.syncs += 1
         self.status = sync.status
+        self.status_detail = sync.status_detail
         self.mode = sync.mode
         self.runtime_epoch = sync.runtime_epoch
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None

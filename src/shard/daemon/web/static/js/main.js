@@ -162,6 +162,9 @@ class App {
     const status = $("agent-status");
     status.textContent = agent.status;
     status.className = `badge status-${agent.status}`;
+    const detail = $("agent-detail");
+    detail.textContent = agent.statusDetail || "";
+    detail.hidden = !agent.statusDetail;
     // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
     $("compact").hidden = !agent.synced;
     $("compact").disabled = agent.busy;
@@ -222,6 +225,7 @@ class App {
         return;
       case "status":
         agent.info.status = m.status;
+        agent.statusDetail = m.detail || null; // a provider retry says so; the next status clears it
         return;
       case "message_delta":
         return conv.delta(m);

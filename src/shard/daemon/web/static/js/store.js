@@ -9,6 +9,7 @@ export class AgentState {
     this.id = info.agent_id;
     this.info = info;
     this.activity = null; // last agent_activity phase (coarse, from the global overview)
+    this.statusDetail = null; // what the agent says it waits for ("retrying in 2.5 s: …"), while it holds
     this.role = null; // "interactive" | "observer" | null (not attached)
     this.conversation = new Conversation((messageId) => onFork(this, messageId));
     this.requests = new Map(); // request_id -> permission_request | ui_request
@@ -37,6 +38,7 @@ export class AgentState {
   applySync(sync) {
     this.synced = true;
     this.info.status = sync.status;
+    this.statusDetail = sync.status_detail || null;
     this.mode = sync.mode;
     this.capabilities = sync.capabilities || [];
     this.epoch = sync.runtime_epoch ?? null;
