@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.catalog import ModelCatalog, ModelEntry
 from shard.agent.compaction import compact
 from shard.agent.config import Config
 from shard.agent.mcp.host import McpHost
@@ -179,7 +179,8 @@ class Runtime:
         return self.events.fatal
 
     def hello(self) -> Hello:
-        return hello_event(self.models.model, self.models.capabilities())
+        caps = self.models.capabilities()
+        return Hello(protocol_version=PROTOCOL_VERSION, server_version=__version__, capabilities=caps)
 
     def sync(self) -> Sync:
         sync = Sync(
@@ -441,11 +442,3 @@ class Runtime:
 
         self._start("compaction", compaction, on_unstarted=aborted)
         return DEFERRED
-
-
-def hello_event(model: ModelEntry | None, capabilities: list[str] | None = None) -> Hello:
-    return Hello(
-        protocol_version=PROTOCOL_VERSION,
-        server_version=__version__,
-        capabilities=capabilities if capabilities is not None else capabilities_for(model),
-    )
