@@ -20,21 +20,13 @@ from shard.protocol.agents import (
 )
 from shard.protocol.base import WireModel
 from shard.protocol.content import Message, ToolResultContent
+from shard.protocol.event_base import AgentEvent as AgentEvent
+from shard.protocol.event_base import EventBase as EventBase
 from shard.protocol.jobs import RunState
 from shard.protocol.permissions import Decision, PermissionChoice, PermissionDetail
+from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 from shard.protocol.workspaces import WorkspaceDetail
-
-
-class EventBase(WireModel):
-    type: str
-
-
-class AgentEvent(EventBase):
-    """A per-agent event: tagged with ``agent_id`` on daemon connections, untagged on direct ones."""
-
-    agent_id: str | None = None
-
 
 # --- §9.1 lifecycle -----------------------------------------------------------------------------
 
@@ -115,6 +107,7 @@ class Sync(AgentEvent):
     pending_requests: list[PendingRequest]
     streaming: StreamingMessage | None = None  # additive: see StreamingMessage
     instructions: list[InstructionFile] | None = None  # additive: AGENTS.md & co. the session loaded
+    queue: list[QueuedMessage] | None = None  # additive: what waits to be delivered (queue.py)
 
 
 class Status(AgentEvent):
@@ -364,6 +357,7 @@ Event = Annotated[
     | UsageEvent
     | Compaction
     | ErrorEvent
+    | QueueChanged
     | PermissionRequest
     | PermissionResolved
     | UiRequest
@@ -399,6 +393,7 @@ EVENTS: dict[str, type[EventBase]] = {
         UsageEvent,
         Compaction,
         ErrorEvent,
+        QueueChanged,
         PermissionRequest,
         PermissionResolved,
         UiRequest,
