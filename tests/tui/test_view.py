@@ -148,3 +148,24 @@ def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():
     assert shown[1].key == "u700:0"
     assert shown[-1].text == "message 999"
     assert window(shown[1:], 300) == shown[1:]
+
+
+def test_the_queue_is_replaced_whole_and_hand_backs_wait_for_the_prompt_box():
+    """``sync.queue`` and each ``queue_changed`` replace the queue (whatever was missed between);
+    messages handed back collect in ``returned`` with why, for the app to put back.
+
+    Covers: R6.4.20, R9.2.7
+    """
+    from shard.protocol.queue import QueueChanged
+
+    item = {"queue_id": "queue-1", "message": "then the tests", "behavior": "follow_up", "queued_at": 1.0}
+    view = AgentView(A)
+    view.apply(sync(queue=[item]))
+    assert [q.message for q in view.queue] == ["then the tests"]
+    view.apply(
+        QueueChanged.model_validate({"agent_id": A, "queue": [], "reason": "aborted", "returned": [item]})
+    )
+    assert view.queue == []
+    assert [(q.message, why) for q, why in view.returned] == [("then the tests", "aborted")]
+    view.apply(sync())
+    assert view.queue == []
