@@ -5,7 +5,7 @@ The runtime owns the queue; the turn loop takes from it. Every change goes out a
 ``queue_changed`` carrying the whole queue, so what a client shows is never behind what the agent
 will do:
 
-* ``queued`` — :meth:`MessageQueue.add`, when a ``prompt``/``steer`` arrives mid-work;
+* ``queued`` — :meth:`MessageQueue.accept`, when a ``prompt``/``steer`` arrives mid-work;
 * ``delivered`` — :meth:`take_steer` / :meth:`take_follow_up`, right before the message is recorded
   and reported as a user message (same event-loop step: no ``sync`` can fall in between);
 * ``withdrawn`` — :meth:`withdraw` (``unqueue``); a message already delivered is NOT_FOUND: delivery
@@ -63,10 +63,10 @@ class MessageQueue:
                 "the agent is mid-turn: send the prompt with streaming_behavior 'steer' (deliver "
                 "before the next model call) or 'follow_up' (deliver when the agent stops), or use steer",
             )
-        return self.add(text, images, behavior, source)
+        return self._add(text, images, behavior, source)
 
-    def add(
-        self, text: str, images: list[Image] | None, behavior: Behavior, source: str | None = None
+    def _add(
+        self, text: str, images: list[Image] | None, behavior: Behavior, source: str | None
     ) -> QueuedMessage:
         item = QueuedMessage(
             queue_id=new_id("queue"), message=text, behavior=behavior, queued_at=self._clock()
