@@ -221,3 +221,38 @@ async def test_a_daemon_that_dies_mid_run_is_one_line_and_exit_1(tmp_path, proje
         assert b"Traceback" not in err
     finally:
         await daemon.kill()
+
+
+async def test_a_follow_up_another_client_queues_for_the_run_is_said_and_delivered(tmp_path, project):
+    """A person queues a follow-up (in the web client, say) for the agent a ``shard run`` drives
+    through the daemon: the run says so on stderr, the follow-up is delivered as the next turn
+    before the run ends (its answer printed too), and the session holds it.
+
+    Covers: R9.2.5
+    """
+    slow = {"blocks": [{"type": "text", "text": "working. "}, {"type": "pause", "ms": 1500}]}
+    home = write_scripted_home(tmp_path / "home", [slow, text_step("tests pass")])
+    daemon = await DaemonProcess.start(home)
+    try:
+        person = await daemon.unix()
+        run = asyncio.create_task(_run(home, project, "start"))
+        agent = (await person.until(lambda m: m.get("type") == "agent_spawned"))[-1]["agent_id"]
+        await person.request({"type": "agent.attach", "id": "a", "agent_id": agent})
+        await person.until(lambda m: m.get("type") == "message_delta")
+        queued, _ = await person.request(
+            {
+                "type": "prompt",
+                "id": "f",
+                "agent_id": agent,
+                "message": "then the tests",
+                "streaming_behavior": "follow_up",
+            }
+        )
+        assert queued["success"], queued
+        code, out, err = await asyncio.wait_for(run, 60)
+        assert code == 0, err
+        assert re.search(r"shard: unix-client-\d+ queued a follow-up: then the tests", err), err
+        assert out.decode().endswith("tests pass\n"), out
+        assert recorded_requests(home)[-1]["messages"][-1]["content"][0]["text"] == "then the tests"
+    finally:
+        await daemon.kill()

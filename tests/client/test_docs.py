@@ -23,6 +23,10 @@ STEPS: dict[str, tuple[list[dict[str, Any]], str]] = {
         "Creating it.",
     ),
     "websocket": ([text_step("unused")], ""),
+    "queue": (
+        [{"blocks": [{"type": "text", "text": "working"}], "stall": True}],
+        "not sent: ['keep the public API'] aborted",
+    ),
     "stdio": ([text_step("Hello from stdio!")], "Hello from stdio!"),
     "subagents": ([text_step("a.txt b.txt")], "scout completed a.txt b.txt"),
     "delegated": (  # the child asks (only the parent has a client); the parent woken later asks too

@@ -31,6 +31,7 @@ EXPECTED_PER_AGENT_COMMANDS = {
     "list_reasoning_levels",
     "set_reasoning_level",
     "session_op",
+    "unqueue",  # additive: the queue (protocol/queue.py)
     # §9.5
     "permission_response",
     "ui_response",
@@ -76,6 +77,7 @@ EXPECTED_EVENTS = {
     "usage",
     "compaction",
     "error",
+    "queue_changed",  # additive: the queue (protocol/queue.py)
     # §9.5
     "permission_request",
     "permission_resolved",

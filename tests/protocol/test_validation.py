@@ -28,6 +28,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "prompt": {"type": "prompt", "message": "hi"},
     "steer": {"type": "steer", "message": "also"},
     "abort": {"type": "abort"},
+    "unqueue": {"type": "unqueue", "queue_id": "queue-1"},
     "set_mode": {"type": "set_mode", "mode": "plan"},
     "list_modes": {"type": "list_modes"},
     "list_models": {"type": "list_models"},

@@ -120,6 +120,8 @@ class TextPrinter(Printer):
                 err(f"shard: reply {note}")
         elif kind == "turn_end":
             self._usage = getattr(event, "usage", None)
+        elif kind == "queue_changed":
+            self._queue_changed(event)
         elif kind == "error":
             self._newline()
             err(f"shard: {event.code}: {event.message}")
@@ -128,6 +130,20 @@ class TextPrinter(Printer):
             self._newline()
             err(f"shard: {event.error.code}: {event.error.message}")
             self.failed = True
+
+    def _queue_changed(self, event: Any) -> None:
+        """Another client queued a message for this run's agent (through the daemon), or a queued
+        message was handed back: said on stderr, so nothing reaches the agent unseen."""
+        items = event.returned if event.returned else event.queue[-1:] if event.reason == "queued" else []
+        for item in items:
+            fields = item if isinstance(item, dict) else item.to_wire()
+            how = "a steer" if fields.get("behavior") == "steer" else "a follow-up"
+            said = " ".join(str(fields.get("message", "")).split())
+            self._newline()
+            if event.returned:
+                err(f"shard: not sent ({event.reason}): {how}: {said}")
+            else:
+                err(f"shard: {fields.get('source') or 'another client'} queued {how}: {said}")
 
     def _wait(self) -> None:
         if not self._waiting and not self.stopping:

@@ -196,8 +196,11 @@ class Broker:
                 ErrorCode.CONFLICT,
                 f"the runtime of {agent_id} is stopped and {command.type} does not wake it",
             )
+        if isinstance(command, cmd.Unqueue) and not slot.live:  # a stopped runtime holds no queue
+            raise ShardError(ErrorCode.NOT_FOUND, f"nothing is queued for {agent_id}: its runtime stopped")
+        sender = {"source": client.source} if isinstance(command, cmd.Prompt | cmd.Steer) else {}
         if slot.live:
-            self.forward(slot, command, client)
+            self.forward(slot, command, client, **sender)
             return
         client.waiting = True
 
@@ -205,7 +208,7 @@ class Broker:
             if error is not None:
                 self.send(client, wire.failure(error, id=command.id, command=command.type))
             else:
-                self.step(client, command, lambda: self.forward(slot, command, client))
+                self.step(client, command, lambda: self.forward(slot, command, client, **sender))
             self.resume(client)
 
         self.supervisor.ensure_running(slot, started)
@@ -371,6 +374,9 @@ class Broker:
             closing = wire.closed_by_exit(slot, rid, entry.event.get("type"))
             self.out.add(Send(tuple({*slot.attachments, *entry.delegated_to}), closing))
         slot.open_requests.clear()
+        if slot.queue:
+            self.out.add(Send(slot.fanout, wire.returned_on_exit(slot)))
+            slot.queue = []
         self.supervisor.ended(slot, crashed, code, stderr)
         self.coordinator.child_exited(slot.agent_id)
         return self.out.take()

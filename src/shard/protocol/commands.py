@@ -86,6 +86,13 @@ class Abort(AgentCommand):
     type: Literal["abort"] = "abort"
 
 
+class Unqueue(AgentCommand):
+    """Withdraw a queued message before it is delivered (Shard, additive: ``queue.py``)."""
+
+    type: Literal["unqueue"] = "unqueue"
+    queue_id: str
+
+
 class SetMode(AgentCommand):
     type: Literal["set_mode"] = "set_mode"
     mode: str
@@ -290,6 +297,7 @@ PerAgentCommand = Annotated[
     Prompt
     | Steer
     | Abort
+    | Unqueue
     | SetMode
     | ListModes
     | ListModels
@@ -334,6 +342,7 @@ PER_AGENT_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     Prompt,
     Steer,
     Abort,
+    Unqueue,
     SetMode,
     ListModes,
     ListModels,

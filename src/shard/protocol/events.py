@@ -20,21 +20,13 @@ from shard.protocol.agents import (
 )
 from shard.protocol.base import WireModel
 from shard.protocol.content import Message, ToolResultContent
+from shard.protocol.event_base import AgentEvent as AgentEvent
+from shard.protocol.event_base import EventBase as EventBase
 from shard.protocol.jobs import RunState
 from shard.protocol.permissions import Decision, PermissionChoice, PermissionDetail
+from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 from shard.protocol.workspaces import WorkspaceDetail
-
-
-class EventBase(WireModel):
-    type: str
-
-
-class AgentEvent(EventBase):
-    """A per-agent event: tagged with ``agent_id`` on daemon connections, untagged on direct ones."""
-
-    agent_id: str | None = None
-
 
 # --- §9.1 lifecycle -----------------------------------------------------------------------------
 
@@ -118,6 +110,7 @@ class Sync(AgentEvent):
     # additive: the last ``status`` event's ``detail`` while it holds (``retrying in 2.5 s: …``), so a
     # client that attaches or reloads mid-wait shows what the agent waits for
     status_detail: str | None = None
+    queue: list[QueuedMessage] | None = None  # additive: what waits to be delivered (queue.py)
 
 
 class Status(AgentEvent):
@@ -367,6 +360,7 @@ Event = Annotated[
     | UsageEvent
     | Compaction
     | ErrorEvent
+    | QueueChanged
     | PermissionRequest
     | PermissionResolved
     | UiRequest
@@ -402,6 +396,7 @@ EVENTS: dict[str, type[EventBase]] = {
         UsageEvent,
         Compaction,
         ErrorEvent,
+        QueueChanged,
         PermissionRequest,
         PermissionResolved,
         UiRequest,

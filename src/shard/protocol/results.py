@@ -16,9 +16,22 @@ from shard.protocol.agents import (
 )
 from shard.protocol.base import WireModel
 from shard.protocol.jobs import JobSnapshot, JobState, JobStrategy, RunSnapshot, RunState
+from shard.protocol.queue import QueuedMessage
 from shard.protocol.workspaces import WorkspaceDetail, WorkspaceSummary
 
 NextProviderCall = Literal["next_provider_call"]
+
+
+class QueuedResult(WireModel):
+    """A ``prompt`` / ``steer`` that was queued rather than started a turn: the queued message."""
+
+    queued: QueuedMessage
+
+
+class UnqueueResult(WireModel):
+    """The message ``unqueue`` withdrew: it will never be delivered."""
+
+    withdrawn: QueuedMessage
 
 
 class SetModeResult(WireModel):
@@ -209,6 +222,9 @@ class WorkspaceDetailResult(WireModel):
 # The data models a successful response may carry, by the command it answers (``session_op``'s depend
 # on its op, so any of them fits). Commands absent here answer without data.
 RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
+    "prompt": (QueuedResult,),
+    "steer": (QueuedResult,),
+    "unqueue": (UnqueueResult,),
     "set_mode": (SetModeResult,),
     "list_modes": (ListModesResult,),
     "list_models": (ListModelsResult,),

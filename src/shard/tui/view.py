@@ -10,6 +10,9 @@ no Textual and no asyncio, so tests drive it with plain event objects. What it k
 * pending permission / UI requests are keyed by ``request_id``, so ``sync.pending_requests`` and a
   re-sent ``permission_request`` make one dialog, and a ``*_resolved`` from any client removes it
   (first response wins, §6.3);
+* the queue (what waits to be delivered) is replaced whole by ``sync`` and each ``queue_changed``;
+  messages handed back instead of delivered wait in ``returned`` until the app puts them back in
+  the prompt box;
 * controls follow ``sync.capabilities`` only, never the protocol version (R9.1.10, R7.10), and a
   catalog answered under another ``runtime_epoch`` or connection generation is discarded (R9.1.17).
 """
@@ -48,6 +51,7 @@ from shard.protocol.events import (
     UiRequest,
     UiResolved,
 )
+from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 
 Kind = Literal["user", "assistant", "thinking", "tool", "notice", "error"]
@@ -96,6 +100,8 @@ class AgentView:
     cards: dict[str, ToolCard] = field(default_factory=dict)
     pending: dict[str, PendingRequest] = field(default_factory=dict)
     resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered
+    queue: list[QueuedMessage] = field(default_factory=list)  # waiting to be delivered, in order
+    returned: list[tuple[QueuedMessage, str]] = field(default_factory=list)  # handed back, and why
     # errors and turn usage, each after the message that was last when it came (None: at the end)
     notices: list[tuple[str | None, Entry]] = field(default_factory=list)
     syncs: int = 0
@@ -130,6 +136,9 @@ class AgentView:
             self._apply_result(event)
         elif isinstance(event, ErrorEvent):
             self._notice(Entry(f"error:{len(self.notices)}", "error", f"{event.code}: {event.message}"))
+        elif isinstance(event, QueueChanged):
+            self.queue = list(event.queue)
+            self.returned.extend((item, event.reason) for item in event.returned or [])
         elif isinstance(event, TurnEnd) and event.usage is not None:
             usage = event.usage
             text = f"turn done · {usage.input} in / {usage.output} out tokens"
@@ -148,6 +157,7 @@ class AgentView:
         self.runtime_epoch = sync.runtime_epoch
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
         self.pending = {r.request_id: r for r in sync.pending_requests}
+        self.queue = list(sync.queue or [])
         for message in sync.live_window.messages:  # cards this client never saw live: from the window
             for block in message.content:
                 if isinstance(block, ToolCallBlock):

@@ -241,6 +241,10 @@ class App {
         return agent.addUsage(m);
       case "compaction":
         return conv.compaction(m);
+      case "queue_changed":
+        agent.applyQueue(m);
+        if (m.returned?.length) this.composer.queue.handBack(agent, m.returned, m.reason);
+        return;
       case "error":
         if (m.fatal) {
           // The runtime cannot go on (PROTOCOL §9.4): say so, and offer the one recovery there is —

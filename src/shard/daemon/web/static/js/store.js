@@ -21,6 +21,8 @@ export class AgentState {
     this.scroll = null; // scrollTop to return to when shown again; null: the bottom
     this.synced = false; // a sync arrived: the agent's state is known, its controls can show
     this.usage = { input: 0, output: 0, cost: 0, ...(info.usage || {}) };
+    this.queue = []; // queued messages, in delivery order: replaced whole by sync and queue_changed
+    this.returned = []; // queued messages handed back, not yet put back into the box (this page only)
   }
 
   get status() {
@@ -44,12 +46,17 @@ export class AgentState {
     this.epoch = sync.runtime_epoch ?? null;
     this.sessionId = sync.session_id || this.sessionId;
     this.conversation.sync(sync.live_window);
+    this.queue = sync.queue || [];
     const pending = new Set();
     for (const req of sync.pending_requests || []) {
       this.requests.set(req.request_id, { ...req, type: req.type || (req.kind ? "ui_request" : "permission_request") });
       pending.add(req.request_id);
     }
     for (const id of this.requests.keys()) if (!pending.has(id)) this.requests.delete(id);
+  }
+
+  applyQueue(change) {
+    this.queue = change.queue || [];
   }
 
   addUsage(u) {
