@@ -180,6 +180,7 @@ class Runtime:
         return hello_event(self.models.model, self.models.capabilities())
 
     def sync(self) -> Sync:
+        files = self.transcript.store.header.get("context_files")  # validated into models, not kept as dicts
         sync = Sync(
             status=self.events.status,
             mode=self.modes.active.name,
@@ -187,9 +188,8 @@ class Runtime:
             live_window=self.transcript.live_window(),
             pending_requests=self.board.pending(),
             session_id=self.transcript.session_id,
+            **({"instructions": files} if files else {}),
         )
-        if files := self.transcript.store.header.get("context_files"):
-            sync.instructions = files
         if self.transcript.streaming is not None:
             sync.streaming = self.transcript.streaming.snapshot()
         return sync
