@@ -19,6 +19,7 @@ from typing import Any
 
 from shard import _secrets
 from shard._home import private_dirs, write_private
+from shard._provider_env import Holder
 from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
 from shard.daemon.broker import Broker
@@ -81,6 +82,10 @@ class Daemon:
         )
         self.broker.coordinator.configure(jobs or JobSettings())
         self.broker.workspaces.root = home / "worktrees"
+        # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
+        self.broker.provider_env = Holder(
+            lambda name: _secrets.get(name) or None, lambda: [*_secrets.held(), *os.environ], _secrets.asked
+        )
         self.stopped = asyncio.Event()
         self._clients: dict[Connection, Client] = {}
         self._conns: dict[Client, Connection] = {}
