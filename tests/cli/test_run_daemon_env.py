@@ -144,3 +144,23 @@ async def test_a_session_open_in_a_daemon_agent_with_other_settings_is_refused_i
         assert server.requests == []
     finally:
         await daemon.kill()
+
+
+async def test_with_no_model_anywhere_the_run_says_so_as_a_direct_run_does(
+    tmp_path: Path, project: Path
+) -> None:
+    """No key in the shell nor in the daemon, no config: a direct run says that no model is
+    configured (exit 1); beside the daemon the same command says the same — it used to run the
+    daemon's offline demo, whose answer then explained how to configure a model."""
+    home = tmp_path / "home"
+    daemon = await DaemonProcess.start(home)
+    try:
+        direct = await run_shard(home, project, "run", "--direct", "hi")
+        beside = await run_shard(home, project, "run", "--keep", "hi")
+        assert direct[0] == beside[0] == 1, (direct, beside)
+        assert beside[1] == direct[1] == b""
+        assert beside[2].decode().splitlines()[-1] == direct[2].decode().splitlines()[-1]
+        assert "no model" in direct[2].decode()
+        assert await _agents(daemon) == []
+    finally:
+        await daemon.kill()

@@ -100,7 +100,8 @@ async def _run(link: _Link, args: argparse.Namespace, cwd: str) -> int | None:
         err(f"shard: the daemon speaks protocol {version or '?'}, this shard {PROTOCOL_VERSION}")
         return EXIT_FAILED
     held = await _held(link, args.session) if args.session is not None else None
-    differ = await _differing(link, args)
+    config = _config(args)
+    differ = await _differing(link, config) if config is not None else ["config.toml"]
     if differ and held is not None:
         err(
             f"shard: session {args.session} is open in the daemon's agent {held}, which calls the model "
@@ -115,6 +116,8 @@ async def _run(link: _Link, args: argparse.Namespace, cwd: str) -> int | None:
                 "running here, so there is no daemon agent to keep (the session is kept)"
             )
         return None
+    if held is None and args.model is None and args.session is None and not _has_default(config):
+        return None  # a direct run says that no model is configured; the daemon would run its demo
     agent_id, owned, code = (held, False, 0) if held is not None else await _agent(link, args, cwd)
     if agent_id is None:
         return code
@@ -135,21 +138,33 @@ async def _held(link: _Link, session_id: str) -> str | None:
     return None
 
 
-async def _differing(link: _Link, args: argparse.Namespace) -> list[str]:
-    """The provider variables (names only) whose values differ between this shell and the daemon
-    (``shard._provider_env``): the daemon's runtimes call providers with its own. A config that
-    cannot be read, or a daemon that cannot answer, counts as a difference: the run goes direct,
-    and says there what is wrong."""
-    from shard._provider_env import gather, nonce, sealed
-    from shard.agent.catalog import key_variables
+def _config(args: argparse.Namespace) -> Any:
+    """The run's config.toml, or None when it cannot be read (the run goes direct, and says there
+    what is wrong)."""
     from shard.agent.config import ConfigError, load_config, shard_home
 
     try:
-        key_names = key_variables(load_config(shard_home(args.home)))
+        return load_config(shard_home(args.home))
     except ConfigError:
-        return ["config.toml"]
+        return None
+
+
+def _has_default(config: Any) -> bool:
+    """Whether this shell's catalog has a default model (what a run without ``--model`` uses)."""
+    from shard.agent.catalog import ModelCatalog
+
+    return ModelCatalog(config).default_selection is not None
+
+
+async def _differing(link: _Link, config: Any) -> list[str]:
+    """The provider variables (names only) whose values differ between this shell and the daemon
+    (``shard._provider_env``): the daemon's runtimes call providers with its own. A daemon that
+    cannot answer counts as a difference."""
+    from shard._provider_env import gather, nonce, sealed
+    from shard.agent.catalog import key_variables
+
     question = nonce()
-    variables = sealed(question, gather(os.environ, key_names))
+    variables = sealed(question, gather(os.environ, key_variables(config)))
     link.send({"type": "daemon.compare_env", "id": "env", "nonce": question, "variables": variables})
     answer = await link.reply("env")
     differ = (answer.get("data") or {}).get("differ") if answer.get("success") else None
