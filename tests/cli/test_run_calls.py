@@ -91,3 +91,39 @@ async def test_a_call_with_a_multi_line_argument_is_one_line(tmp_path: Path, pro
     assert (
         lines[at + 1] == "  denied: nobody can answer here; to allow it: --allow $'bash:echo one\\necho two'"
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("headless", "  denied: nobody can answer here; to allow it: --allow write"),
+        ("timeout", "  denied: no answer came in time; to allow it: --allow write"),
+        ("websocket-client-3", "  denied by websocket-client-3"),
+        ("abort", "  not run: the turn was aborted"),
+    ],
+)
+def test_each_way_a_request_is_denied_is_said_once(
+    capsys: pytest.CaptureFixture[str], source: str, said: str
+):
+    """The printer fed the events as a daemon forwards them (plain dicts): the call's line when it
+    is asked about, one line for how it was denied, and not the model's message after it."""
+    from shard.cli.run_daemon import _Event
+    from shard.cli.run_output import TextPrinter
+
+    printer = TextPrinter(lambda: None)
+    printer.start("test/m", "build", "/project", [])
+    call = {"type": "tool_call", "id": "tc-1", "name": "write", "args": {"path": "a.txt", "content": "x\ny"}}
+    for event in (
+        {"type": "message_complete", "message": {"role": "assistant", "content": [call]}},
+        {"type": "permission_request", "request_id": "req-1", "tool_name": "write", "input": call["args"]},
+        {"type": "permission_resolved", "request_id": "req-1", "decision": "deny", "source": source},
+        {
+            "type": "tool_result",
+            "tool_call_id": "tc-1",
+            "is_error": True,
+            "content": {"message": "Permission denied: …"},
+        },
+    ):
+        printer.show(_Event(event))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1:] == ["» write path=a.txt content=x⏎y", said, "shard: waiting for the model…"]

@@ -169,6 +169,9 @@ class TextPrinter(Printer):
         if (event.decision or event.choice_id) != "deny":
             return
         self._denied.add(call_id)
+        if event.source == "abort":
+            err("  not run: the turn was aborted")
+            return
         why = {"headless": "nobody can answer here", "timeout": "no answer came in time"}.get(event.source)
         if why is None:
             err(f"  denied by {event.source or 'a client'}")
