@@ -66,6 +66,7 @@ async def test_only_a_unix_socket_client_is_answered(daemon_factory: Any, transp
 
 
 async def test_a_malformed_question_is_invalid_request(daemon_factory: Any) -> None:
+    """Covers: R8.7"""
     daemon = await daemon_factory([text_step("x")])
     client = await daemon.unix()
     for bad in (
