@@ -89,6 +89,7 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("agent.list, agent.status", [results.AgentListResult]),
     ("agent.terminate", [results.AgentTerminateResult]),
     ("agent.detach, agent.kill, daemon.shutdown", []),
+    ("daemon.compare_env", [results.CompareEnvResult]),
     ("workspace.create, workspace.attach", [results.WorkspaceResult]),
     ("workspace.list", [results.WorkspaceListResult]),
     ("workspace.status, workspace.retire", [results.WorkspaceDetailResult]),

@@ -46,6 +46,7 @@ EXPECTED_ORCHESTRATOR_COMMANDS = {
     "agent.kill",
     "agent.status",
     "daemon.shutdown",
+    "daemon.compare_env",  # Shard, additive (shard run: issue 26 item 1)
     # §10.1a
     "workspace.create",
     "workspace.attach",

@@ -46,6 +46,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "agent.kill": {"type": "agent.kill", "agent_id": "agent-1"},
     "agent.status": {"type": "agent.status"},
     "daemon.shutdown": {"type": "daemon.shutdown"},
+    "daemon.compare_env": {"type": "daemon.compare_env", "nonce": "0" * 32, "variables": {}},
     "workspace.create": {"type": "workspace.create", "cwd": "/tmp/p"},
     "workspace.attach": {"type": "workspace.attach", "workspace_id": "ws-1"},
     "workspace.list": {"type": "workspace.list"},

@@ -184,6 +184,7 @@ class Runtime:
         return Hello(protocol_version=PROTOCOL_VERSION, server_version=__version__, capabilities=caps)
 
     def sync(self) -> Sync:
+        files = self.transcript.store.header.get("context_files")  # validated into models, not kept as dicts
         sync = Sync(
             status=self.events.status,
             mode=self.modes.active.name,
@@ -192,9 +193,8 @@ class Runtime:
             pending_requests=self.board.pending(),
             session_id=self.transcript.session_id,
             queue=self.queue.snapshot(),
+            **({"instructions": files} if files else {}),
         )
-        if files := self.transcript.store.header.get("context_files"):
-            sync.instructions = files
         if self.transcript.streaming is not None:
             sync.streaming = self.transcript.streaming.snapshot()
         if self.events.detail is not None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from shard._provider_env import Holder
 from shard.daemon import wire
 from shard.daemon.answers import ancestors, answerers, open_request_answered
 from shard.daemon.effects import (
@@ -80,6 +81,7 @@ class Broker:
         self.wall = wall
         self.subscribers = list(subscribers)  # of every agent
         self.fallback_model = fallback_model  # a new agent's model when neither it nor config names one
+        self.provider_env = Holder(lambda _: None, tuple, tuple)  # the shell gives the daemon's own
         self.out = Outbox()
         self.supervisor = Supervisor(
             self.agents, self.out, clock=clock, idle_timeout=idle_timeout, max_runtimes=max_runtimes

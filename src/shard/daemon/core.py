@@ -19,6 +19,7 @@ from typing import Any
 
 from shard import _secrets
 from shard._home import private_dirs, write_private
+from shard._provider_env import Holder
 from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
 from shard.daemon.broker import Broker
@@ -84,6 +85,10 @@ class Daemon:
         )
         self.broker.coordinator.configure(settings)
         self.broker.workspaces.root = home / "worktrees"
+        # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
+        self.broker.provider_env = Holder(
+            lambda name: _secrets.get(name) or None, lambda: [*_secrets.held(), *os.environ], _secrets.asked
+        )
         self.stopped = asyncio.Event()
         self.close_grace = CLOSE_GRACE  # for WebSocket clients to answer the close frame at the end
         self.interrupts = 0

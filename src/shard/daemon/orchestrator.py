@@ -16,7 +16,13 @@ from shard.daemon.slot import AgentSlot
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import new_id
-from shard.protocol.results import AgentAttachResult, AgentCreateResult, AgentListResult, AgentTerminateResult
+from shard.protocol.results import (
+    AgentAttachResult,
+    AgentCreateResult,
+    AgentListResult,
+    AgentTerminateResult,
+    CompareEnvResult,
+)
 
 if TYPE_CHECKING:
     from shard.daemon.broker import Broker
@@ -67,6 +73,11 @@ class Orchestrator:
         elif isinstance(command, cmd.DaemonShutdown):
             b.send(client, wire.reply(command))
             self.supervisor.shutdown(force=bool(command.force))
+        elif isinstance(command, cmd.DaemonCompareEnv):
+            if client.transport != "unix":  # asked by shard run; nothing a browser needs to know
+                raise ShardError(ErrorCode.INVALID_REQUEST, "daemon.compare_env: on the unix socket only")
+            differ = b.provider_env.differing(command.nonce, command.variables)
+            b.send(client, wire.reply(command, CompareEnvResult(differ=differ)))
         else:
             raise ShardError(
                 ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet"

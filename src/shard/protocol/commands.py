@@ -268,6 +268,19 @@ class DaemonShutdown(CommandBase):
     force: bool | None = None
 
 
+_Short = Annotated[str, Field(max_length=256)]
+
+
+class DaemonCompareEnv(CommandBase):
+    """Shard, additive: is the daemon's provider environment the caller's? ``variables`` maps each
+    of the caller's provider variables to HMAC-SHA256(``nonce``, value) in hex, or null when unset;
+    answered with the names that differ (``shard._provider_env``). The unix socket only."""
+
+    type: Literal["daemon.compare_env"] = "daemon.compare_env"
+    nonce: _Short
+    variables: Annotated[dict[_Short, _Short | None], Field(max_length=512)]
+
+
 # --- daemon-internal commands (DESIGN §2): daemon → runtime only, never accepted from clients -------
 
 
@@ -319,6 +332,7 @@ OrchestratorCommand = Annotated[
     | AgentKill
     | AgentStatusQuery
     | DaemonShutdown
+    | DaemonCompareEnv
     | WorkspaceCreate
     | WorkspaceAttach
     | WorkspaceList
@@ -365,6 +379,7 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     AgentKill,
     AgentStatusQuery,
     DaemonShutdown,
+    DaemonCompareEnv,
     WorkspaceCreate,
     WorkspaceAttach,
     WorkspaceList,

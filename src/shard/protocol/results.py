@@ -130,6 +130,12 @@ class AgentTerminateResult(WireModel):
     forgotten: bool | None = None
 
 
+class CompareEnvResult(WireModel):
+    """The caller's provider variables whose value differs from the daemon's (by name only)."""
+
+    differ: list[str]
+
+
 class SubagentRunHandle(WireModel):
     run_id: str
     index: int
@@ -237,6 +243,7 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "agent.list": (AgentListResult,),
     "agent.status": (AgentListResult,),
     "agent.terminate": (AgentTerminateResult,),
+    "daemon.compare_env": (CompareEnvResult,),
     "workspace.create": (WorkspaceResult,),
     "workspace.attach": (WorkspaceResult,),
     "workspace.list": (WorkspaceListResult,),
