@@ -38,6 +38,7 @@ from shard.protocol.events import (
     TurnEnd,
 )
 from shard.protocol.live_window import TurnSummary
+from shard.protocol.permissions import ResolvedPermission
 from shard.protocol.stops import stop_note as _note
 
 _CALL = ("render", "read_only", "sandboxed", "unknown_render")  # of a tool_call event, kept on its block
@@ -139,6 +140,13 @@ def live_text(blocks: dict[int, LiveBlock]) -> str:
 def message_text(message: Message) -> str:
     """The text blocks of ``message``, joined."""
     return "".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+def answer_note(permission: ResolvedPermission) -> str:
+    """How a client words the answer to a tool call's permission request, live and after a reload
+    alike: "answered allow (from web-client-3)"."""
+    what = permission.choice_id or permission.decision or "deny"
+    return f"answered {what} (from {permission.source})" if permission.source else f"answered {what}"
 
 
 def stop_reason(message: Message) -> str:
