@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from shard.agent.session.fork import fork
 from shard.agent.session.history import LiveView
-from shard.agent.session.store import SessionStore, load_entries
+from shard.agent.session.store import SESSION_FILE, SessionStore, load_entries
 from shard.agent.session.window import replay
 from shard.agent.transcript import Transcript
 from shard.protocol.content import Message, TextBlock, ToolCallBlock, ToolResultBlock
@@ -137,3 +138,20 @@ def test_a_malformed_render_in_a_tool_start_is_session_corrupt():
     with pytest.raises(ShardError) as info:
         LiveView(entries)
     assert info.value.code is ErrorCode.SESSION_CORRUPT
+
+
+def test_a_fork_shows_what_its_source_showed(transcript):
+    """A fork copies, with the window's rows, the entries that annotate them: its window shows the
+    same cards and usage (under the fork's fresh message ids).
+
+    Covers: R9.1.4
+    """
+    write_turn(transcript)
+    source = transcript.live_window()
+    _, session_id, _ = fork(transcript.store, DONE.id, model="test/m", mode="build")
+    forked = LiveView(load_entries(transcript.store.path.parent / "forks" / session_id / SESSION_FILE))
+    renamed = dict(zip([m.id for m in forked.messages], [m.id for m in source.messages], strict=True))
+    assert [m.model_copy(update={"id": renamed[m.id]}) for m in forked.messages] == source.messages
+    assert [(t.turn_id, renamed[t.last_message_id], t.usage) for t in forked.turns] == [
+        (t.turn_id, t.last_message_id, t.usage) for t in source.turns or []
+    ]
