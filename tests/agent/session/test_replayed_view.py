@@ -8,12 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from shard.agent.session.fork import fork
 from shard.agent.session.history import LiveView
 from shard.agent.session.store import SESSION_FILE, SessionStore, load_entries
 from shard.agent.session.window import replay
+from shard.agent.tools.recall import span_lines
 from shard.agent.transcript import Transcript
 from shard.protocol.content import Message, TextBlock, ToolCallBlock, ToolResultBlock
 from shard.protocol.errors import ErrorCode, ShardError
@@ -155,3 +157,16 @@ def test_a_fork_shows_what_its_source_showed(transcript):
     assert [(t.turn_id, renamed[t.last_message_id], t.usage) for t in forked.turns] == [
         (t.turn_id, t.last_message_id, t.usage) for t in source.turns or []
     ]
+
+
+def test_recall_shows_the_model_its_messages_without_what_only_clients_render(transcript):
+    """Covers: R9.4.15"""
+    write_turn(transcript)
+    transcript.record_message(Message(id="msg-u2", role="user", content=[TextBlock(text="again")]))
+    transcript.record("compaction", index=1, summary="s", first_kept_entry_id="msg-u2",
+                      message_range=["msg-u", "msg-d"], tokens_before=900, tokens_after=100)  # fmt: skip
+    lines = [orjson.loads(line) for line in span_lines(transcript.entries_of, 1)]
+    assert [m["id"] for m in lines] == ["msg-u", "msg-a", "msg-r", "msg-d"]
+    assert lines[1] == CALLS.to_wire()
+    [result] = lines[2]["content"]
+    assert set(result) == {"type", "tool_call_id", "content", "is_error"}

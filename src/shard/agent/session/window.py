@@ -39,8 +39,9 @@ class WindowError(ValueError):
     """An entry that cannot be part of a window; the caller reports SESSION_CORRUPT."""
 
 
-def entry_item(entry: dict[str, Any]) -> Item:
-    """The window item a ``message`` or ``tool_result`` entry stands for."""
+def entry_item(entry: dict[str, Any], *, for_clients: bool = True) -> Item:
+    """The window item a ``message`` or ``tool_result`` entry stands for (without ``for_clients``,
+    a result's block leaves out what only clients render: recall shows the model what it saw)."""
     if entry["kind"] == "message":
         message = entry.get("message")
         _check_message(message, entry["id"])
@@ -55,7 +56,7 @@ def entry_item(entry: dict[str, Any]) -> Item:
         "content": entry.get("content"),
         "is_error": entry.get("is_error", False),
     }
-    for name in _SHOWN:
+    for name in _SHOWN if for_clients else ():
         if entry.get(name) is not None:
             block[name] = entry[name]
     if entry.get("images"):
