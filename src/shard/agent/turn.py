@@ -9,7 +9,9 @@ A turn exits with a typed outcome, and :func:`drive` handles every outcome in on
 :class:`Aborted` (the task was cancelled: each stage wound itself down on the way out, keeping the
 partial assistant message and giving every tool call that will not get a real result an "aborted"
 one, so the transcript stays valid for the next request); :class:`Fatal` (the session could not be
-written: nothing more can be trusted). Each turn closes with ``turn_end`` whatever its outcome.
+written: nothing more can be trusted). Each turn closes with ``turn_end`` whatever its outcome,
+recorded first (a ``turn_end`` entry with the turn's usage, which a reloaded client shows after the
+turn's last message). A reply's tool calls run in :mod:`shard.agent.tool_runs`.
 
 Every assistant message records why it ended (``Message.stop_reason``): ``completed`` or
 ``max_tokens`` from the model, ``aborted`` or ``interrupted`` when the work was cancelled (by a

@@ -13,6 +13,11 @@ illegal move raises like any other), who can answer (:class:`Responders`), the h
 its timeout (:class:`~shard.agent.permissions.headless.HeadlessPolicy`, ``error {TIMEOUT}`` when it
 fires), and abort (cancelling the waiter settles the request with source ``abort``). A request
 settled without an answer is denied (permission) or dismissed (UI: ``null``).
+
+A permission answer, however it came, is recorded (``record``: the session's ``permission`` entry)
+before its ``permission_resolved`` goes out, which names the request's ``tool_call_id``: a client
+that reloads shows the answer on the call's card as a live one did. A session that cannot be
+written still settles the request, then raises.
 """
 
 from __future__ import annotations
