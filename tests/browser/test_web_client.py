@@ -133,7 +133,7 @@ async def test_a_browser_without_its_proof_is_told_to_enroll_again(chromium, dae
 async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_the_other_tab(context, project):
     """Create an agent, send a prompt: the thinking, the text and the tool call render; the
     permission dialog shows the server's details and choices in both tabs; answered in the first
-    (by choice_id), it closes in the second, which says where the answer came from; the tool result
+    (by choice_id), it closes in the second, whose tool card says where the answer came from; the tool result
     and the final text follow, once each, with the turn's usage.
 
     Covers: R6.3.1, R6.3.6, R9.5.5, R9.5.8, R9.5.14, R3.3, R6.2.2
@@ -159,7 +159,7 @@ async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_th
     await permission(one).get_by_role("button", name="Allow once").click()
     await expect(permission(two)).to_have_count(0)
     await expect(permission(one)).to_have_count(0)
-    await expect(two.locator("#conversation .note-resolved")).to_contain_text("answered allow (from ")
+    await expect(two.locator("#conversation .tool .tool-answer")).to_contain_text("answered allow (from ")
     sent = await one.evaluate("() => window.sentLog")
     answers = [m for m in sent if m["type"] == "permission_response"]
     assert len(answers) == 1

@@ -23,6 +23,7 @@ from shard.protocol.content import Message, ToolResultContent
 from shard.protocol.event_base import AgentEvent as AgentEvent
 from shard.protocol.event_base import EventBase as EventBase
 from shard.protocol.jobs import RunState
+from shard.protocol.live_window import InstructionFile, LiveWindow, StreamingMessage
 from shard.protocol.permissions import Decision, PermissionChoice, PermissionDetail
 from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
@@ -39,6 +40,9 @@ class Hello(EventBase):
 
 
 class PermissionRequest(AgentEvent):
+    """R9.5.1, and the additive ``tool_call_id``: the tool call the request is about (a client shows
+    the answer on that call's card)."""
+
     type: Literal["permission_request"] = "permission_request"
     request_id: str
     tool_name: str
@@ -47,6 +51,7 @@ class PermissionRequest(AgentEvent):
     options: list[Decision]
     details: list[PermissionDetail] | None = None
     choices: list[PermissionChoice] | None = None
+    tool_call_id: str | None = None
 
 
 class UiRequest(AgentEvent):
@@ -62,39 +67,6 @@ class UiRequest(AgentEvent):
 
 
 PendingRequest = Annotated[PermissionRequest | UiRequest, Field(discriminator="type")]
-
-
-class LiveWindow(WireModel):
-    messages: list[Message]
-    compaction_index: int | None = None
-
-
-class StreamingBlock(WireModel):
-    """One block of the assistant message being streamed, as far as it has come: the text so far,
-    or a tool call's name and its argument JSON so far (unparsed: it is usually incomplete)."""
-
-    kind: Literal["text", "thinking", "tool_call"]
-    text: str | None = None
-    tool_call_id: str | None = None
-    name: str | None = None
-    args_text: str | None = None
-
-
-class StreamingMessage(WireModel):
-    """Additive: the assistant message in flight when ``sync`` was taken. Applying every later
-    ``message_delta`` of ``message_id`` to ``blocks`` (by ``block_index``) gives exactly the
-    ``message_complete`` that ends it — so a client attaching mid-stream shows the text so far."""
-
-    message_id: str
-    blocks: list[StreamingBlock]
-
-
-class InstructionFile(WireModel):
-    """An instruction file the session's system prompt holds (Shard, additive)."""
-
-    path: str
-    bytes: int
-    truncated: bool
 
 
 class Sync(AgentEvent):
@@ -181,6 +153,11 @@ class ToolCall(AgentEvent):
 
 
 class ToolResult(AgentEvent):
+    """R9.4.14. ``duration_ms`` is the time the tool ran: from when it started, after the gate allowed
+    it, so a wait for a permission answer is not in it; a call that never ran has none. Additive
+    ``message_id``: the id of the ``user`` message that holds this result in the live window, so a
+    client folding the live events builds the window a ``sync`` carries."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
     content: ToolResultContent
@@ -188,6 +165,7 @@ class ToolResult(AgentEvent):
     exit_code: int | None = None
     duration_ms: int | float | None = None
     render: RenderDescriptor | None = None
+    message_id: str | None = None
 
 
 class TurnEnd(AgentEvent):
@@ -227,13 +205,15 @@ class ErrorEvent(AgentEvent):
 
 
 class PermissionResolved(AgentEvent):
-    """``{request_id, decision, source?}`` or ``{request_id, choice_id, source?}``."""
+    """``{request_id, decision, source?}`` or ``{request_id, choice_id, source?}``, and the additive
+    ``tool_call_id`` of the request."""
 
     type: Literal["permission_resolved"] = "permission_resolved"
     request_id: str
     decision: Decision | None = None
     choice_id: str | None = None
     source: str | None = None
+    tool_call_id: str | None = None  # additive: the tool call the request was about
 
     @model_validator(mode="after")
     def _one_form(self) -> PermissionResolved:

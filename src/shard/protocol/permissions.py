@@ -23,3 +23,15 @@ class PermissionChoice(WireModel):
     description: str | None = None
     accelerator: str | None = None
     intent: Literal["allow", "persist", "deny"]
+
+
+class ResolvedPermission(WireModel):
+    """How the permission request of a tool call was answered, kept on its ``tool_call`` block in the
+    live window (additive, issue 26): ``permission_resolved`` without its routing fields — the
+    ``choice_id`` or ``decision``, and ``source``, who answered (a client's label, ``headless``,
+    ``timeout``, ``abort``)."""
+
+    request_id: str
+    decision: Decision | None = None
+    choice_id: str | None = None
+    source: str | None = None

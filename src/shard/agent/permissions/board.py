@@ -13,12 +13,18 @@ illegal move raises like any other), who can answer (:class:`Responders`), the h
 its timeout (:class:`~shard.agent.permissions.headless.HeadlessPolicy`, ``error {TIMEOUT}`` when it
 fires), and abort (cancelling the waiter settles the request with source ``abort``). A request
 settled without an answer is denied (permission) or dismissed (UI: ``null``).
+
+A permission answer, however it came, is recorded (``record``: the session's ``permission`` entry)
+before its ``permission_resolved`` goes out, which names the request's ``tool_call_id``: a client
+that reloads shows the answer on the call's card as a live one did. A session that cannot be
+written still settles the request, then raises.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, overload
 
@@ -105,9 +111,11 @@ class RequestBoard:
         responders: Responders | None = None,
         headless: HeadlessPolicy | None = None,
         clock: Clock | None = None,
+        record: Callable[[PermissionResolved], None] | None = None,
     ) -> None:
         self._events = events
         self._emit = events.emit
+        self._record = record  # keeps each permission answer (the session) before it is reported
         self._open: dict[str, _Open] = {}
         self.responders = responders or Responders()
         self.headless = headless or HeadlessPolicy()
@@ -240,9 +248,17 @@ class RequestBoard:
             fields["decision"] = answer.decision or "deny"
         if answer.source is not None:
             fields["source"] = answer.source
-        self._emit(PermissionResolved(**fields))
-        if not entry.future.done():
-            entry.future.set_result(answer)
+        assert isinstance(entry.request, PermissionRequest)
+        if entry.request.tool_call_id is not None:
+            fields["tool_call_id"] = entry.request.tool_call_id
+        resolved = PermissionResolved(**fields)
+        try:
+            if self._record is not None:
+                self._record(resolved)  # a session that cannot be written raises, once settled
+        finally:
+            self._emit(resolved)
+            if not entry.future.done():
+                entry.future.set_result(answer)
 
     def resolve_ui(self, request_id: str, value: Any, source: str | None = None) -> None:
         entry = self._open.pop(request_id, None)

@@ -270,7 +270,10 @@ class App {
       case "ui_resolved": {
         const req = agent.requests.get(m.request_id);
         agent.requests.delete(m.request_id);
-        if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolvedText(m)}`, "resolved");
+        // a tool call's answer shows on its card (where a reload shows it too); any other as a note
+        const call = m.type === "permission_resolved" && (m.tool_call_id || (req && req.tool_call_id));
+        if (call) conv.answered(call, m);
+        else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolvedText(m)}`, "resolved");
         this.renderSelectedRequests();
         return;
       }
