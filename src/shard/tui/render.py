@@ -71,6 +71,21 @@ def descriptor(render: RenderDescriptor) -> Text:
     return out
 
 
+def unified_diff(text: str) -> Text:
+    """A unified diff given as text (a permission request's detail), coloured as a DiffRender."""
+    out = Text()
+    for number, line in enumerate(text.splitlines()):
+        if number:
+            out.append("\n")
+        if line.startswith(("--- ", "+++ ")):
+            out.append(line, style="bold")
+        elif line.startswith("@@"):
+            out.append(line, style="magenta")
+        else:
+            out.append(line, style=_DIFF.get(line[:1], ""))
+    return out
+
+
 def unknown(raw: Any) -> Text:
     """A descriptor of a kind this client does not know: its JSON (R11.0.13)."""
     return Text(json.dumps(raw, sort_keys=True, default=str) + "\n", style="dim")
