@@ -1,17 +1,21 @@
 """The terminal client at 80 columns (issue 26 item 9): a permission dialog keeps every choice on
 screen — Deny above all — however long the command or the diff, at 80x24 and at 160x45, and Deny
-answers by its key. Against a real daemon."""
+answers by its key; the list and the status line name the model once, and the list puts the most
+recently active agent first. Against a real daemon, and a fake one for the list's order."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.geometry import Region
 from textual.widgets import Button
-from tui_helpers import screen_text, until
+from tui_helpers import connect, screen_text, until
 
+from shard.testing.fake_daemon import INFO, FakeDaemon, ok
 from shard.testing.home import text_step, tool_step
+from shard.tui.agents import AgentList
 from shard.tui.app import ShardApp
 from shard.tui.dialogs import PermissionDialog
 
@@ -72,3 +76,72 @@ async def test_every_choice_stays_on_screen_and_deny_answers_by_its_key(
         )
         assert [card.is_error for card in view.cards.values()] == [True]
     assert (project / "notes.txt").read_text() == "hello\n"
+
+
+async def test_the_model_shows_once_in_the_list_and_the_status_line(
+    daemon_factory, project: Path, client_factory
+):
+    """An agent created on ``test/m`` (the registry says provider ``test``, model ``test/m``): the
+    list's one line and the status line say ``test/m``, never ``test/test/m``.
+
+    Covers: R11.0.19
+    """
+    daemon = await daemon_factory([text_step("Hi.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project, name="demo", model="test/m")
+    app = ShardApp(client, agent_id=agent_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        text = screen_text(app)
+        assert "test/test/m" not in text
+        assert "model test/m" in str(app.query_one("#status").render())
+        listing = app.query_one(AgentList)
+        assert str(listing.get_option_at_index(0).prompt).startswith("▶ demo · idle · test/m")
+
+
+async def test_an_agent_on_the_default_model_names_it(daemon_factory, project: Path, client_factory):
+    """Created without a model, the agent runs the configured default, which the registry does not
+    name: once attached, its catalog's active model shows in the list and the status line.
+
+    Covers: R9.1.10
+    """
+    daemon = await daemon_factory([text_step("Hi.")])
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project, name="demo")
+    app = ShardApp(client, agent_id=agent_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.roster.rows[agent_id].model == "test/m")
+        assert "model test/m" in str(app.query_one("#status").render())
+        listing = app.query_one(AgentList)
+        assert str(listing.get_option_at_index(0).prompt) == "▶ demo · idle · test/m"
+
+
+async def test_the_list_puts_the_most_recently_active_agent_first(tmp_path: Path):
+    """Two agents, the newer first; activity on the older one moves it to the top, the highlight
+    staying on the agent it was on; each agent is one line.
+
+    Covers: R10.2.11, R10.2.20
+    """
+    older = {**INFO, "agent_id": "agent-old", "name": "older", "created_at": 100}
+    newer = {**INFO, "agent_id": "agent-new", "name": "newer", "created_at": 200}
+
+    def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
+        return [ok(command, {"agents": [older, newer]})] if command["type"] == "agent.list" else [ok(command)]
+
+    async with FakeDaemon(tmp_path / "fake.sock", answer) as peer:
+        client = await connect(tmp_path, path=peer.path)
+        app = ShardApp(client)
+        async with app.run_test(size=(80, 24)) as pilot:
+            listing = app.query_one(AgentList)
+            await until(pilot, lambda: listing.option_count == 2)
+            assert [o.id for o in listing.options] == ["agent-new", "agent-old"]
+            assert listing.highlighted_option is not None
+            assert listing.highlighted_option.id == "agent-new"
+            activity = {"type": "agent_activity", "agent_id": "agent-old", "timestamp": 300,
+                        "phase": "thinking", "status": "streaming"}  # fmt: skip
+            await peer.send(activity)
+            await until(pilot, lambda: [o.id for o in listing.options] == ["agent-old", "agent-new"])
+            assert listing.highlighted_option.id == "agent-new"
+            assert "  older · thinking" in screen_text(app).splitlines()[1]
+            assert "  newer · idle" in screen_text(app).splitlines()[2]
+        await client.close()

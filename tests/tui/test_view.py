@@ -144,7 +144,7 @@ def test_turn_usage_follows_its_turn():
     turn = {"turn_id": "t1", "last_message_id": "u1", "usage": {"input": 5, "output": 2}}
     view.apply(sync([user("u1", "hi"), user("u2", "again")], turns=[turn]))
     assert [e.key for e in view.entries()] == ["u1:0", "usage:t1", "u2:0"]
-    assert view.headline("reconnecting…") == "agent-1 · idle · mode build · reconnecting…"
+    assert view.headline("reconnecting…") == "agent-1 · idle · reconnecting… · mode build"
 
 
 def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, OptionList, Static
 
 from shard.client import Agent, ShardClient, ShardClientError, StaleRuntime, State
-from shard.protocol.events import PermissionRequest, UiRequest
+from shard.protocol.events import PermissionRequest, Sync, UiRequest
 from shard.tui.agents import AgentList, NewAgent
 from shard.tui.asks import Asks
 from shard.tui.conversation import Conversation
@@ -58,9 +59,9 @@ class ShardApp(Lifecycle):
     TITLE = "shard"
     ENABLE_COMMAND_PALETTE = False
     CSS = """
-    #side { width: 38; border-right: solid $primary; }
+    #side { width: 35%; min-width: 20; max-width: 38; border-right: solid $primary; }
     #new-agent { dock: bottom; }
-    #status { height: 1; background: $primary-background; padding: 0 1; }
+    #status { height: auto; max-height: 2; background: $primary-background; padding: 0 1; }
     #waiting { height: auto; color: $warning; padding: 0 1; display: none; }
     #prompt { dock: bottom; }
     #hint { height: 1; color: $text-muted; padding: 0 1; }
@@ -142,19 +143,19 @@ class ShardApp(Lifecycle):
         except ShardClientError as exc:
             self.notify(f"cannot list agents: {exc}", severity="error")
             return
-        self.roster = Roster.of(infos)
+        self.roster = Roster.of(infos, seen=self.roster)
         self._show_roster()
 
     def _show_roster(self) -> None:
         listing = self.query_one(AgentList)
         listing.selected = self.selected
-        listing.show(sorted(self.roster.rows.values(), key=lambda r: r.agent_id))
+        listing.show(self.roster.ordered())
         self.updated.set()
 
     async def _follow_orchestrator(self) -> None:
         with contextlib.suppress(ShardClientError):
             async for event in self.client.orchestrator_events():
-                if self.roster.apply(event):
+                if self.roster.apply(event, at=time.time()):
                     self._show_roster()
 
     async def _follow_delegated(self) -> None:
@@ -217,10 +218,26 @@ class ShardApp(Lifecycle):
         try:
             async for event in agent.events():
                 view.apply(event)
-                if view.agent_id == self.selected:
-                    self._refresh(view)
+                if isinstance(event, Sync) and view.model is None and view.supports("model-catalog"):
+                    self.run_worker(self._learn_model(agent, view), group="models")
+                self._changed(view)
         except ShardClientError as exc:
             self.notify(f"{view.agent_id}: {exc}", severity="error")
+
+    async def _learn_model(self, agent: Agent, view: AgentView) -> None:
+        """An agent created without a model runs the configured default, which the registry does
+        not name: the runtime's catalog says which it is, for the list and the status line."""
+        with contextlib.suppress(ShardClientError):
+            active = (await agent.list_models()).active
+            if active is not None and view.model is None:
+                view.model = active.id
+                self._changed(view)
+
+    def _changed(self, view: AgentView) -> None:
+        if view.model and self.roster.know_model(view.agent_id, view.model):
+            self._show_roster()
+        if view.agent_id == self.selected:
+            self._refresh(view)
 
     def _refresh(self, view: AgentView) -> None:
         entries = view.entries()

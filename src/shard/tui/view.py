@@ -275,17 +275,18 @@ class AgentView:
         return out
 
     def headline(self, link: str, *, asked: int = 0) -> str:
-        """The status line: agent, status, mode, model, what waits for an answer (``asked``: the
-        background children's requests shown here too), and the connection when it is not open."""
+        """The status line: agent, status, what waits for an answer (``asked``: the background
+        children's requests shown here too), the connection when it is not open, mode, model —
+        what matters most first, as a narrow terminal cuts the end."""
         parts = [self.agent_id, self.status or "attaching…"]
-        if self.mode:
-            parts.append(f"mode {self.mode}")
-        if self.model:
-            parts.append(f"model {self.model}")
         if self.pending or asked:
             parts.append(f"{len(self.pending) + asked} waiting for an answer (ctrl+r)")
         if link != "connected":
             parts.append(link)
+        if self.mode:
+            parts.append(f"mode {self.mode}")
+        if self.model:
+            parts.append(f"model {self.model}")
         return " · ".join(parts)
 
     # --- controls (capability gating, stale answers) ------------------------------------------------
