@@ -121,7 +121,7 @@ WINDOW = [
 async def test_a_permission_dialog_at_80_and_160_columns(tmp_path: Path, size: tuple[int, int], call: str):
     """The whole screen with a permission dialog open, as text and as an SVG screenshot
     (snapshots/permission_<call>_<size>.{txt,svg}): every choice on screen, Deny last, the body cut
-    to what fits.
+    to what fits; behind it the list's one line per agent and a reply rendered as markdown.
 
     Covers: R6.3.6, R9.5.5
     """
