@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from shard.client.transcript import Transcript, stop_note
-from shard.protocol.agents import AgentStatus
+from shard.protocol.agents import AgentStatus, ModelDescriptor
 from shard.protocol.content import (
     ErrorContent,
     Message,
@@ -50,7 +50,9 @@ from shard.protocol.events import (
     TurnEnd,
     UiRequest,
     UiResolved,
+    UsageEvent,
 )
+from shard.protocol.figures import tokens_in, window_said
 from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 
@@ -93,6 +95,7 @@ class AgentView:
     status_detail: str | None = None  # what it waits for ("retrying in 2.5 s: …"), while that holds
     mode: str | None = None
     model: str | None = None
+    window: str | None = None  # the model's context window and where it came from
     reasoning: str | None = None
     capabilities: frozenset[str] | None = None
     runtime_epoch: int | None = None
@@ -117,7 +120,7 @@ class AgentView:
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
         elif isinstance(event, ModelChanged):
-            self.model = event.active.id
+            self.model, self.window = event.active.id, _window(event.active)
             if event.capabilities is not None:  # absent: unchanged (R10.2.4)
                 self.capabilities = frozenset(event.capabilities)
         elif isinstance(event, ReasoningLevelChanged):
@@ -139,9 +142,11 @@ class AgentView:
         elif isinstance(event, QueueChanged):
             self.queue = list(event.queue)
             self.returned.extend((item, event.reason) for item in event.returned or [])
+        elif isinstance(event, UsageEvent) and event.context_window:
+            self.window = window_said(event.context_window, event.context_window_source)
         elif isinstance(event, TurnEnd) and event.usage is not None:
-            usage = event.usage
-            text = f"turn done · {usage.input} in / {usage.output} out tokens"
+            usage = event.usage  # every input token, those read from the provider's cache included
+            text = f"turn done · {tokens_in(usage)} in / {usage.output} out tokens"
             self._notice(Entry(f"usage:{event.turn_id}", "notice", text))
         self.transcript.apply(event)
 
@@ -156,6 +161,8 @@ class AgentView:
         self.mode = sync.mode
         self.runtime_epoch = sync.runtime_epoch
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
+        if sync.model is not None:
+            self.model, self.window = sync.model.id, _window(sync.model) or self.window
         self.pending = {r.request_id: r for r in sync.pending_requests}
         self.queue = list(sync.queue or [])
         for message in sync.live_window.messages:  # cards this client never saw live: from the window
@@ -249,17 +256,18 @@ class AgentView:
         return out
 
     def headline(self, link: str, *, asked: int = 0) -> str:
-        """The status line: agent, status, mode, model, what waits for an answer (``asked``: the
-        background children's requests shown here too), and the connection when it is not open."""
+        """The status line: agent, status, mode, what waits for an answer (``asked``: the background
+        children's requests shown here too), the connection when it is not open, and the model with
+        its context window and where that came from (last: the first to go on a narrow screen)."""
         parts = [self.agent_id, self.status or "attaching…"]
         if self.mode:
             parts.append(f"mode {self.mode}")
-        if self.model:
-            parts.append(f"model {self.model}")
         if self.pending or asked:
             parts.append(f"{len(self.pending) + asked} waiting for an answer (ctrl+r)")
         if link != "connected":
             parts.append(link)
+        if self.model:
+            parts.append(f"model {self.model}" + (f" (window {self.window})" if self.window else ""))
         return " · ".join(parts)
 
     # --- controls (capability gating, stale answers) ------------------------------------------------
@@ -291,6 +299,12 @@ def window(entries: list[Entry], limit: int) -> list[Entry]:
         return entries
     note = Entry("earlier", "notice", f"… {hidden} earlier entries not shown (F6 shows more)")
     return [note, *entries[-limit:]]
+
+
+def _window(model: ModelDescriptor) -> str | None:
+    if not model.context_window:
+        return None
+    return window_said(model.context_window, model.context_window_source)
 
 
 def _content_text(content: ToolResultContent) -> str:

@@ -7,7 +7,7 @@
 // from the earliest message already on screen); the earlier ones wait, as data, in `earlier` until
 // the reader scrolls to the top or presses "Show earlier messages", which renders PAGE more above.
 // Live events only ever touch the end, so they never meet the unrendered part.
-import { h } from "../dom.js";
+import { h, tokensIn } from "../dom.js";
 import { footer, renderDescriptor } from "./descriptors.js";
 
 export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
@@ -175,7 +175,7 @@ export class Conversation {
     this.turns.add(ev.turn_id);
     const u = ev.usage;
     const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
-    this.el.append(h("li", { class: "turn-usage", dataset: { turn: ev.turn_id } }, `turn: ${u.input} in · ${u.output} out${cost}`));
+    this.el.append(h("li", { class: "turn-usage", dataset: { turn: ev.turn_id } }, `turn: ${tokensIn(u)} in · ${u.output} out${cost}`));
   }
 
   compaction(ev) {
