@@ -14,6 +14,7 @@ Each server is a local HTTP server answering what the real one answers:
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,9 +26,10 @@ from aiohttp import web
 from shard.agent.catalog import ModelEntry
 from shard.agent.providers import window
 from shard.agent.providers.window import ContextWindow, learn
+from shard.testing import AgentProcess
 
 from ._server import FIXTURES
-from ._support import KEY, KEY_ENV, entry_from_config, provider_toml
+from ._support import KEY, KEY_ENV, entry_from_config, provider_toml, write_home
 
 VLLM_MODELS = {
     "object": "list",
@@ -316,3 +318,47 @@ async def test_the_key_goes_with_the_question_and_never_elsewhere(tmp_path, serv
     assert found.source == "default"
     assert server.seen[0][2]["Authorization"] == f"Bearer {KEY}"
     assert elsewhere.seen == []
+
+
+async def test_hello_and_sync_never_wait_for_the_server(tmp_path):
+    """A real ``shard agent --stdio``: while the server has not answered ``/v1/models``, hello and
+    sync arrive (sync's model without a window yet); ``list_models`` waits for the one answer and
+    says the server's window; the server was asked once."""
+    release, arrived = asyncio.Event(), asyncio.Event()
+    asked: list[str] = []
+
+    async def models(request: web.Request) -> web.Response:
+        asked.append(request.path)
+        arrived.set()
+        await release.wait()
+        return web.Response(
+            body=(FIXTURES / "llama-cpp" / "models.json").read_bytes(), content_type="application/json"
+        )
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    project = tmp_path / "project"
+    project.mkdir()
+    body = provider_toml("local", "openai", f"http://127.0.0.1:{port}/v1", '["smollm2"]', key_env=None)
+    home = write_home(tmp_path / "home", body, default_model="local/smollm2")
+    home.chmod(0o700)
+    agent = await AgentProcess.start(home, project)
+    try:
+        _hello, sync = await agent.handshake()
+        assert sync["model"] == {"id": "local/smollm2", "provider": "local", "model": "smollm2"}
+        await agent.send({"type": "list_models", "id": "lm"})
+        await asyncio.wait_for(arrived.wait(), 30)  # the question went out after sync, in the background
+        release.set()
+        reply = await agent.until(lambda m: m.get("id") == "lm")
+        active = reply[-1]["data"]["active"]
+        assert (active["context_window"], active["context_window_source"]) == (2048, "server")
+        assert asked == ["/v1/models"]
+    finally:
+        release.set()
+        await agent.kill()
+        await runner.cleanup()
