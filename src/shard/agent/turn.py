@@ -163,7 +163,7 @@ class _CallFailed(Exception):
 
 
 class _Overflow(Exception):
-    """The provider said the context is too long before anything streamed."""
+    """The provider said the context is too long before anything streamed (in its words)."""
 
 
 class _Turn:
@@ -236,13 +236,15 @@ class _Turn:
     async def _call_model(self) -> MessageAssembler:
         """One provider call, streamed. A provider's "context too long" answer, before anything
         streamed, compacts once and tries again."""
+        said = ""
         for attempt in (1, 2):
             try:
                 return await self._call_once(overflow_retry=attempt == 1)
-            except _Overflow:
+            except _Overflow as exc:
+                said = f" ({exc})"
                 if not await auto_compact(self.ctx, back_to="streaming"):
                     break
-        self._report(ErrorCode.PROVIDER_ERROR.value, "the context is too long for the model")
+        self._report(ErrorCode.PROVIDER_ERROR.value, f"the context is too long for the model{said}")
         raise _CallFailed
 
     async def _call_once(self, *, overflow_retry: bool) -> MessageAssembler:
@@ -294,7 +296,7 @@ class _Turn:
                 else ProviderError(f"the provider failed unexpectedly: {type(exc).__name__}: {exc}")
             )
             if error.context_overflow and assembler.empty and overflow_retry:
-                raise _Overflow from None
+                raise _Overflow(error.message) from None
             self._keep_partial(assembler, "failed", unrun=CUT_OFF, detail=error.message)
             self._report_usage(assembler, entry)
             self._report(error.code.value, error.message)

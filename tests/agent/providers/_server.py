@@ -18,6 +18,9 @@ Replies:
   with its ``timings``; LiteLLM's ``ModelResponse`` with its null fields), written from their source
   rather than captured from a running server.
 * :class:`Fail` — an HTTP error status with a JSON body and optional headers (``retry-after``…).
+* :class:`Raw` — a status, a content type and a body sent exactly as given; :func:`recorded` makes one
+  from a recorded answer (``fixtures/llama-cpp/*.txt``: the request, then ``HTTP <status>``, its
+  content type and the body exactly as the real server sent it), so a test replays it byte for byte.
 
 A runtime asks a server without ``context_window`` in config.toml for its window (``/v1/models``,
 Ollama's ``/api/ps`` and ``/api/show``, LM Studio's ``/api/v0/models/…``): those requests get a 404
@@ -75,7 +78,27 @@ class Json:
         return orjson.dumps(self.body) if isinstance(self.body, dict) else fixture(self.body).encode()
 
 
-Reply = Stream | Fail | Json
+@dataclass
+class Raw:
+    status: int
+    content_type: str
+    body: bytes
+
+
+def recorded(name: str) -> Raw:
+    """The answer recorded in ``fixtures/<name>`` (``"llama-cpp/openai-overflow.txt"``), byte for
+    byte; a ``.json`` fixture is a body that was sent as ``200 application/json``."""
+    data = (FIXTURES / name).read_bytes()
+    if name.endswith(".json"):
+        return Raw(200, "application/json; charset=utf-8", data)
+    _request, _, answer = data.partition(b"\n\nHTTP ")
+    head, _, body = answer.partition(b"\n\n")
+    status, *headers = head.decode().split("\n")
+    fields = dict(line.split(": ", 1) for line in headers)
+    return Raw(int(status), fields["content-type"], body)
+
+
+Reply = Stream | Fail | Json | Raw
 
 
 @dataclass
@@ -156,6 +179,9 @@ class ProviderServer:
             return web.json_response(reply.body, status=reply.status, headers=reply.headers)
         if isinstance(reply, Json):
             return web.Response(body=reply.bytes(), content_type="application/json")
+        if isinstance(reply, Raw):
+            headers = {"content-type": reply.content_type}
+            return web.Response(body=reply.body, status=reply.status, headers=headers)
         events = sse_events(reply.text())
         limit = reply.cut_after if reply.cut_after is not None else reply.events
         response = web.StreamResponse(

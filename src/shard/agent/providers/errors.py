@@ -17,15 +17,9 @@ from typing import Any
 
 from shard.agent.config import ProviderConfig
 from shard.agent.providers.base import ProviderError
+from shard.agent.providers.overflow import is_context_overflow
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-_OVERFLOW_MARKERS = (
-    "prompt is too long",
-    "context_length_exceeded",
-    "maximum context length",
-    "context window",
-    "too many tokens",
-)
 
 
 def key_hint(provider: ProviderConfig) -> str:
@@ -62,14 +56,21 @@ def translate(exc: BaseException, provider: ProviderConfig, key: str | None = No
                 + (f" — the server said: {detail}" if detail else ""),
                 status=status,
             )
-        overflow = status in (400, 413) and any(m in detail.lower() for m in _OVERFLOW_MARKERS)
+        overflow = is_context_overflow(status, _body(exc, detail))
         label = "HTTP 529 overloaded" if status == 529 else f"HTTP {status}"
         return ProviderError(
             f"{provider.name}: {label}" + (f": {detail}" if detail else ""),
-            retryable=status in RETRYABLE_STATUS,
+            retryable=status in RETRYABLE_STATUS and not overflow,  # the same request would not fit
             status=status,
             retry_after=_retry_after(getattr(exc, "response", None)),
             context_overflow=overflow,
+        )
+    body = getattr(exc, "body", None)
+    if body is not None and type(exc).__name__ == "APIError":  # an error the server sent inside a 200 stream
+        detail = scrub(_server_message(exc), key)
+        return ProviderError(
+            f"{provider.name}: the server sent an error: {detail}",
+            context_overflow=is_context_overflow(None, _body(exc, detail)),
         )
     name = type(exc).__name__
     if "Timeout" in name:
@@ -153,6 +154,13 @@ def _error_type(exc: BaseException) -> str | None:
     return None
 
 
+def _body(exc: BaseException, detail: str) -> object:
+    """The error body as the SDK parsed it (the OpenAI SDK keeps only its ``error`` member), else
+    the server's message."""
+    body = getattr(exc, "body", None)
+    return body if body is not None else detail
+
+
 def _server_message(exc: BaseException) -> str:
     body: Any = getattr(exc, "body", None)
     message = None
@@ -163,6 +171,8 @@ def _server_message(exc: BaseException) -> str:
         elif isinstance(err, str):
             message = err
         message = message or body.get("message")
+    elif isinstance(body, str):  # {"error": "…"} (LM Studio, Ollama): the OpenAI SDK keeps the string
+        message = body
     if not isinstance(message, str) or not message:
         message = str(getattr(exc, "message", "") or "")
     return message[:500]
