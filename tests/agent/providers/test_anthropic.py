@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import orjson
 import pytest
 
 from shard.agent.assembler import MessageAssembler
@@ -36,7 +37,7 @@ from shard.protocol.content import (
 )
 from shard.protocol.errors import ErrorCode, ShardError
 
-from ._server import Fail, ProviderServer, Stream
+from ._server import Fail, ProviderServer, Raw, Stream
 from ._support import (
     KEY,
     KEY_ENV,
@@ -67,7 +68,7 @@ def entry(tmp_path: Path, server: ProviderServer, monkeypatch: pytest.MonkeyPatc
     return entry_from_config(tmp_path / "home", body, "anth/claude-test")
 
 
-async def _stream(server: ProviderServer, entry: ModelEntry, reply: Stream | Fail, **kw):
+async def _stream(server: ProviderServer, entry: ModelEntry, reply: Stream | Fail | Raw, **kw):
     server.replies.append(reply)
     return await collect(AnthropicProvider(entry), request("claude-test", **kw))
 
@@ -488,3 +489,37 @@ async def test_builtin_models_are_not_deprecated_by_the_sdk(tmp_path, server, mo
         _, error = await collect(AnthropicProvider(builtin), request(model))
     assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []
     assert error is None
+
+
+async def test_a_whole_json_message_is_folded_as_its_stream(server, entry):
+    """A ``200 application/json`` answer to the streaming request (as llama.cpp's server sends) is
+    the reply: its thinking with the signature, text and tool_use come as the stream would bring
+    them, then its usage and stop — one call, no error. (Made from the recorded llama-server reply,
+    ``fixtures/llama-cpp/anthropic-json-reply.json``, with the blocks a stream may carry.)"""
+    message = {
+        "id": "chatcmpl-4PKCsSruaXPCucr4ipEPALWoDwfXk93o",
+        "type": "message",
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "The README says.", "signature": SIGNATURE},
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "README.md"}},
+        ],
+        "model": "smollm2",
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"cache_read_input_tokens": 21, "input_tokens": 12, "output_tokens": 20},
+    }
+    body = orjson.dumps(message)
+    events, error = await _stream(server, entry, Raw(200, "application/json; charset=utf-8", body))
+    assert error is None
+    assert events == [
+        ThinkingDelta("The README says."),
+        ThinkingDelta("", signature=SIGNATURE),
+        TextDelta("Reading it."),
+        ToolCallStart(id="toolu_1", name="read"),
+        ToolCallArgs('{"path":"README.md"}', call_id="toolu_1"),
+        UsageReport(input=12, output=20, cache_read=21, context_tokens=53),
+        Stop("tool_use"),
+    ]
+    assert len(server.requests) == 1

@@ -389,7 +389,7 @@ async def test_empty_response_is_a_retryable_failure(server, entry):
     assert error is not None
     assert error.retryable is True
     assert error.message == (
-        "local: the server's reply had no content and no usage: a stream (text/event-stream) with no chunks"
+        "local: the model returned an empty reply: a stream (text/event-stream) with no chunks"
     )
 
 
@@ -398,11 +398,11 @@ async def test_empty_response_is_a_retryable_failure(server, entry):
     [
         (
             Stream("openai/empty_reply.sse"),
-            "a stream (text/event-stream) of 2 chunks with finish_reason 'stop'",
+            "a stream (text/event-stream) of 2 chunks with finish_reason 'stop' and no usage",
         ),
         (
             Json({"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}}]}),
-            "a chat.completion (application/json) with an empty message and no finish_reason",
+            "a chat.completion (application/json) with an empty message, no finish_reason and no usage",
         ),
     ],
     ids=["stream", "json"],
@@ -416,7 +416,7 @@ async def test_a_reply_with_no_content_and_no_usage_is_an_error_naming_it(server
     assert error is not None
     assert error.code is ErrorCode.PROVIDER_ERROR
     assert error.retryable is True
-    assert error.message == f"local: the server's reply had no content and no usage: {cause}"
+    assert error.message == f"local: the model returned an empty reply: {cause}"
 
 
 LLAMA_CALL = "Xq3vN8pL2mR7tY1wK5sD9fH4jB6cZ0aE"

@@ -98,7 +98,7 @@ async def test_a_reply_with_nothing_in_it_fails_the_turn_and_records_nothing(spa
     read = await agent.idle()
     [error] = _of(read, "error")
     assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
-    assert "the server's reply had no content and no usage" in error["message"]
+    assert "the model returned an empty reply" in error["message"]
     assert "finish_reason 'stop'" in error["message"]
     assert "gave up after 3 attempts" in error["message"]
     assert _assistant(read) == []

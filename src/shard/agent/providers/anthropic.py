@@ -11,7 +11,10 @@ the reasoning level becomes manual thinking (``budget_tokens``) or adaptive thin
 Response side (:class:`AnthropicFold`, pure): the SDK's raw stream events fold into the normalized
 events — text, thinking (+ signature), tool_use starts and ``input_json_delta`` fragments, usage
 (input, output, cache read, cache write) and the stop reason. A stream that ends without
-``message_stop`` is a cut: the call fails and what arrived is kept, marked incomplete.
+``message_stop`` is a cut: the call fails and what arrived is kept, marked incomplete. A server may
+answer the streaming request with ``200 application/json`` and the whole message (llama.cpp's
+server does): it is folded as the events that carry the same message (:func:`message_events`). A
+reply with no content block (or no events at all) is an empty reply (``replies.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from shard.agent.providers.base import (
     UsageReport,
 )
 from shard.agent.providers.pairing import paired
+from shard.agent.providers.replies import attrs, empty_reply, is_json, whole_reply
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
     ErrorContent,
@@ -63,13 +67,27 @@ class AnthropicProvider(SdkProvider):
         client = await self.client()
         stream = await client.messages.create(**params)
         async with stream:
-            async for event in stream:
-                for out in fold.feed(event):
-                    yield out
+            content_type = stream.response.headers.get("content-type", "") or "no content-type"
+            if is_json(content_type):  # the whole message: the SDK would read it as zero events
+                body = await stream.response.aread()
+                message = whole_reply(self.name, body, self._key, kind="a Messages reply", content="content")
+                for event in message_events(message):
+                    for out in fold.feed(event):
+                        yield out
+            else:
+                async for event in stream:
+                    for out in fold.feed(event):
+                        yield out
+        if fold.events == 0:
+            raise empty_reply(self.name, f"a stream ({content_type}) with no events")
         if not fold.finished:
             raise ProviderError(
                 f"{self.name}: the stream ended before the message was complete", retryable=True
             )
+        if fold.empty:
+            what = "a whole message" if is_json(content_type) else "a stream"
+            stop = f"stop_reason {fold.stop_reason!r}"
+            raise empty_reply(self.name, f"{what} ({content_type}) with no content block and {stop}")
 
 
 _EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
@@ -182,12 +200,43 @@ def _result_text(block: ToolResultBlock) -> str:
     return orjson.dumps(content.value).decode()
 
 
+def message_events(message: dict[str, Any]) -> list[Any]:
+    """A whole Messages ``message`` as the stream events that carry the same reply (pure), for
+    :class:`AnthropicFold`: its usage at the start, each text, thinking (with its signature) and
+    tool_use block as a start and its deltas, then the stop reason."""
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": {"usage": message.get("usage")}}]
+    for index, block in enumerate(message.get("content") or []):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            deltas = [{"type": "text_delta", "text": block.get("text") or ""}]
+            start = {"type": "text", "text": ""}
+        elif kind == "thinking":
+            deltas = [{"type": "thinking_delta", "thinking": block.get("thinking") or ""}]
+            if block.get("signature"):
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
+            start = {"type": "thinking", "thinking": ""}
+        elif kind == "tool_use":
+            arguments = orjson.dumps(block.get("input") or {}).decode()
+            deltas = [{"type": "input_json_delta", "partial_json": arguments}]
+            start = {"type": "tool_use", "id": block.get("id") or "", "name": block.get("name") or ""}
+        else:
+            continue  # a block this fold does not read from a stream either
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": message.get("stop_reason")}})
+    events.append({"type": "message_stop"})
+    return [attrs(event) for event in events]
+
+
 class AnthropicFold:
     """Raw Messages-API stream events → normalized events. Works on the SDK's event objects."""
 
     def __init__(self, max_tokens: int | None = None) -> None:
         self.max_tokens = max_tokens  # what the request asked for: named when the reply is cut at it
         self.finished = False
+        self.events = 0
+        self.empty = True  # no text, thinking or tool call yet: a reply with none is no reply
         self._input = 0
         self._cache_read: int | None = None
         self._cache_write: int | None = None
@@ -195,7 +244,18 @@ class AnthropicFold:
         self._stop: StopReason = "end_turn"
         self._tool_blocks: dict[int, str] = {}
 
+    @property
+    def stop_reason(self) -> str:
+        return self._stop
+
     def feed(self, event: Any) -> list[ProviderEvent]:
+        self.events += 1
+        out = self._fold(event)
+        if self.empty and any(_is_content(e) for e in out):
+            self.empty = False
+        return out
+
+    def _fold(self, event: Any) -> list[ProviderEvent]:
         kind = getattr(event, "type", None)
         if kind == "message_start":
             self._usage(getattr(event.message, "usage", None))
@@ -225,6 +285,8 @@ class AnthropicFold:
                 self._stop = _STOP.get(reason, "other")  # type: ignore[assignment]
         elif kind == "message_stop":
             self.finished = True
+            if self.empty:
+                return []  # the adapter says so: an empty reply is retried, not passed off as an answer
             return [
                 UsageReport(
                     input=self._input,
@@ -251,3 +313,9 @@ class AnthropicFold:
             self._cache_read = usage.cache_read_input_tokens
         if getattr(usage, "cache_creation_input_tokens", None) is not None:
             self._cache_write = usage.cache_creation_input_tokens
+
+
+def _is_content(event: ProviderEvent) -> bool:
+    if isinstance(event, TextDelta | ThinkingDelta):
+        return bool(event.text or getattr(event, "signature", None))
+    return isinstance(event, ToolCallStart)

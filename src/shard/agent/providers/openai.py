@@ -13,21 +13,20 @@ calls may interleave (each argument fragment is tagged with its call), the name 
 usage chunk and ``finish_reason`` may never come (the stop is inferred), reasoning text may arrive as
 ``reasoning_content`` or ``reasoning``. Some servers (llama.cpp's, LiteLLM proxies) may answer the
 streaming request with ``200 application/json`` and the whole ``chat.completion``: it is folded as
-the one chunk that says the same (:func:`completion_chunk`). A reply with no content and no usage is
-a retryable ProviderError saying what came instead, never an empty assistant message.
+the one chunk that says the same (:func:`completion_chunk`). A reply with no text, no thinking and
+no tool call — usage or not — is a retryable ProviderError saying what came instead, never an empty
+assistant message (``replies.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import orjson
 
 from shard.agent.catalog import ModelEntry
 from shard.agent.providers.base import (
-    ProviderError,
     ProviderEvent,
     ProviderRequest,
     Stop,
@@ -38,8 +37,8 @@ from shard.agent.providers.base import (
     ToolCallStart,
     UsageReport,
 )
-from shard.agent.providers.errors import scrub
 from shard.agent.providers.pairing import paired
+from shard.agent.providers.replies import attrs, empty_reply, is_json, whole_reply
 from shard.agent.providers.sdk import load
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
@@ -87,53 +86,34 @@ class OpenAIProvider(SdkProvider):
         )
         async with stream:
             content_type = stream.response.headers.get("content-type", "")
-            if _is_json(content_type):
+            if is_json(content_type):
                 # llama.cpp's server and LiteLLM proxies may answer a streaming request with the whole
                 # chat.completion; the SDK would read it as an SSE stream of zero events.
-                for out in fold.feed(completion_chunk(self._completion(await stream.response.aread()))):
+                body = await stream.response.aread()
+                whole = whole_reply(self.name, body, self._key, kind="a chat completion", content="choices")
+                for out in fold.feed(completion_chunk(whole)):
                     yield out
             else:
                 async for chunk in stream:
                     for out in fold.feed(chunk):
                         yield out
-        if fold.empty:
-            # Nothing to show and nothing billed: a server's (or a proxy's) failure, not an answer.
-            raise ProviderError(
-                f"{self.name}: the server's reply had no content and no usage: "
-                + _nothing(fold, content_type or "no content-type", whole=_is_json(content_type)),
-                retryable=True,
-            )
+        if fold.empty:  # a server's (or a proxy's) failure, not an answer
+            what = _nothing(fold, content_type or "no content-type", whole=is_json(content_type))
+            raise empty_reply(self.name, what)
         for out in fold.finish():
             yield out
-
-    def _completion(self, body: bytes) -> dict[str, Any]:
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            data = None
-        if not isinstance(data, dict):
-            text = scrub(body.decode(errors="replace"), self._key)[:200]
-            raise ProviderError(f"{self.name}: the server's JSON reply is not a chat completion: {text}")
-        error = data.get("error")
-        if error and not data.get("choices"):
-            said = scrub(str(error.get("message") if isinstance(error, dict) else error), self._key)
-            raise ProviderError(f"{self.name}: the server answered with an error: {said}")
-        return data
 
 
 def _nothing(fold: OpenAIFold, content_type: str, *, whole: bool) -> str:
     """What came instead of a reply."""
     finish = f"finish_reason {fold.finish_reason!r}" if fold.finish_reason else "no finish_reason"
+    usage = "usage" if fold.usage is not None else "no usage"
     if whole:
-        return f"a chat.completion ({content_type}) with an empty message and {finish}"
+        return f"a chat.completion ({content_type}) with an empty message, {finish} and {usage}"
     if fold.chunks == 0:
         return f"a stream ({content_type}) with no chunks"
-    return f"a stream ({content_type}) of {fold.chunks} chunk{'s' if fold.chunks > 1 else ''} with {finish}"
-
-
-def _is_json(content_type: str) -> bool:
-    media = content_type.split(";", 1)[0].strip().lower()
-    return media == "application/json" or media.endswith("+json")
+    chunks = f"{fold.chunks} chunk{'s' if fold.chunks > 1 else ''}"
+    return f"a stream ({content_type}) of {chunks} with {finish} and {usage}"
 
 
 def completion_chunk(completion: dict[str, Any]) -> Any:
@@ -143,16 +123,7 @@ def completion_chunk(completion: dict[str, Any]) -> Any:
     choices = [
         {**c, "delta": c.get("message") or {}} for c in completion.get("choices") or [] if isinstance(c, dict)
     ]
-    return _attrs({**completion, "choices": choices})
-
-
-def _attrs(value: Any) -> Any:
-    """JSON as objects with attributes, the shape the fold reads from the SDK's chunk objects."""
-    if isinstance(value, dict):
-        return SimpleNamespace(**{str(k): _attrs(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return [_attrs(v) for v in value]
-    return value
+    return attrs({**completion, "choices": choices})
 
 
 def _effort(entry: ModelEntry, level: str | None) -> str | None:
@@ -286,12 +257,16 @@ class OpenAIFold:
 
     @property
     def empty(self) -> bool:
-        """No text, no thinking, no tool call and no usage: nothing that makes a reply."""
-        return not (self._content or self._calls or self._usage is not None)
+        """No text, no thinking and no tool call: nothing that makes a reply, whatever else came."""
+        return not (self._content or self._calls)
 
     @property
     def finish_reason(self) -> str | None:
         return self._finish
+
+    @property
+    def usage(self) -> UsageReport | None:
+        return self._usage
 
     def feed(self, chunk: Any) -> list[ProviderEvent]:
         out: list[ProviderEvent] = []
