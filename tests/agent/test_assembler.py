@@ -281,3 +281,27 @@ def test_empty_deltas_open_no_block() -> None:
     assert [d.block_index for d in deltas] == [0, 1]
     assert message.content[0].signature == "sig-1"
     assert MessageAssembler("msg-f").message().content == []
+
+
+def test_a_call_the_output_limit_cut_is_marked_cut() -> None:
+    """Checks that in a reply stopped at max_tokens a call whose arguments do not parse, and a last
+    call that got no arguments at all, are cut, while a whole call before them is not; and that
+    the same arguments under another stop are only bad arguments, not a cut."""
+    events: list[ProviderEvent] = [
+        ToolCallStart("tc-1", "read"),
+        ToolCallArgs('{"path": "a"}'),
+        ToolCallStart("tc-2", "ls"),
+        ToolCallArgs("{"),
+    ]
+    cut = MessageAssembler("msg-1")
+    feed_all(cut, [*events, Stop("max_tokens")])
+    assert [call.cut for call in cut.tool_calls()] == [False, True]
+    no_args = MessageAssembler("msg-2")
+    feed_all(no_args, [ToolCallStart("tc-3", "ls"), Stop("max_tokens")])
+    assert [call.cut for call in no_args.tool_calls()] == [True]
+    finished = MessageAssembler("msg-3")
+    feed_all(finished, [*events, Stop("tool_use")])
+    assert [(call.cut, call.args_error is None) for call in finished.tool_calls()] == [
+        (False, True),
+        (False, False),
+    ]

@@ -4,6 +4,10 @@ state machine with no I/O (the turn loop emits what it returns).
 Blocks: a text or thinking delta continues the open block of the same kind and otherwise opens a new
 one; a tool-call start always opens a new block. The first delta of a tool-call block carries
 ``tool_call_id`` and ``name``; later ones carry ``args_delta`` fragments (PROTOCOL §9.4).
+
+A reply that ended at the output limit (stop ``max_tokens``) may have been cut inside a tool call: a
+call whose arguments do not parse, or the last block if it is a call that got no arguments at all, is
+``cut`` — it never runs (``tool_runs.py``, ``output_limit.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class AssembledToolCall:
     name: str
     args: dict[str, Any]
     args_error: str | None  # why the concatenated fragments did not parse as a JSON object
+    cut: bool = False  # the output limit ended the reply while this call's arguments were being written
 
 
 class MessageAssembler:
@@ -122,10 +127,13 @@ class MessageAssembler:
 
     def tool_calls(self) -> list[AssembledToolCall]:
         calls = []
-        for b in self.blocks:
+        for i, b in enumerate(self.blocks):
             if b.kind == "tool_call":
-                args, err = _parse_args("".join(b.parts))
-                calls.append(AssembledToolCall(b.tool_call_id, b.name, args, err))
+                text = "".join(b.parts)
+                args, err = _parse_args(text)
+                last = i == len(self.blocks) - 1
+                cut = self.stop == "max_tokens" and (err is not None or (last and not text.strip()))
+                calls.append(AssembledToolCall(b.tool_call_id, b.name, args, err, cut))
         return calls
 
     def snapshot(self) -> StreamingMessage:

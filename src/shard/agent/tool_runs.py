@@ -4,11 +4,12 @@ client that reloads shows the card a live one showed (the ``tool_start`` entry k
 ``tool_call`` event's RenderDescriptor, ``read_only`` and ``sandboxed``; the ``tool_result`` entry
 its exit code, duration and RenderDescriptor).
 
-A call that is refused (unknown tool, arguments that do not parse, the mode, the gate) never
-starts: no ``tool_call``, an error ``tool_result`` without a duration. A tool's ``duration_ms`` is
-the time it ran — from when it starts, after the gate allowed it — so a wait for a person's
-permission answer is not in it. A cancellation (abort, shutdown) gives every call that will not get
-a real result one saying why (:data:`UNRUN`), so the transcript stays valid for the next request.
+A call that is refused (cut by the output limit, unknown tool, arguments that do not parse, the
+mode, the gate) never starts: no ``tool_call``, an error ``tool_result`` without a duration. A
+tool's ``duration_ms`` is the time it ran — from when it starts, after the gate allowed it — so a
+wait for a person's permission answer is not in it. A cancellation (abort, shutdown) gives every
+call that will not get a real result one saying why (:data:`UNRUN`), so the transcript stays valid
+for the next request.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from shard.agent.assembler import AssembledToolCall
+from shard.agent.output_limit import CUT_CALL
 from shard.agent.permissions.gate import Deny, Verdict
 from shard.agent.sink import EventSink
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
@@ -90,6 +92,8 @@ class ToolRuns:
 
     async def _run_one(self, call: AssembledToolCall) -> tuple[ToolOutput, float | None]:
         """The call's output, and how long the tool ran (None: it never started)."""
+        if call.cut:  # never run half a call: its arguments stop where the output limit did
+            return refused(CUT_CALL), None
         if call.args_error is not None:
             return refused(f"Could not run '{call.name}': {call.args_error}."), None
         tool = self._tools.get(call.name)

@@ -44,6 +44,7 @@ from shard.agent.compaction_tiers import (
 from shard.agent.config import CompactionConfig, RetryConfig
 from shard.agent.message_queue import MessageQueue
 from shard.agent.modes import ModeController
+from shard.agent.output_limit import continuations, notice
 from shard.agent.providers.base import ProviderError, ProviderRequest
 from shard.agent.providers.retry import stream_with_retries
 from shard.agent.selection import ModelSelection
@@ -174,6 +175,8 @@ class _Turn:
         self.tool_runs = ToolRuns(
             ctx.transcript, ctx.events, ctx.tools, ctx.approve, ctx.tool_context, ctx.stopping
         )
+        self._cuts = 0  # replies the output limit cut in a tool call (output_limit.py)
+        self._entry: ModelEntry | None = None  # the model of the last call
 
     async def run(self, inp: UserInput) -> Outcome:
         ctx = self.ctx
@@ -195,6 +198,8 @@ class _Turn:
                 calls = assembler.tool_calls()
                 if calls:
                     await self.tool_runs.run(calls)
+                    if self._cut_for_good(assembler):
+                        return Failed()
                 elif not ctx.queue.has("steer") and not ctx.strict.pending:
                     return Completed()
         except _CallFailed:
@@ -309,9 +314,26 @@ class _Turn:
         ctx.transcript.record_message(message, **extra)
         ctx.events.emit(MessageComplete(message_id=message.id, message=message))
         self._report_usage(assembler, entry)
-        if assembler.stop == "max_tokens":  # kept, but nobody should take it for the whole answer
-            self._report(ErrorCode.PROVIDER_ERROR.value, _cut_notice(entry, assembler.output_limit))
+        self._entry = entry
+        if assembler.stop == "max_tokens" and not any(c.cut for c in assembler.tool_calls()):
+            # kept, but nobody should take it for the whole answer (a cut call: _cut_for_good)
+            self._report(ErrorCode.PROVIDER_ERROR.value, notice(entry, assembler.output_limit))
         return assembler
+
+    def _cut_for_good(self, assembler: MessageAssembler) -> bool:
+        """After a reply the output limit cut in a tool call (its calls answered): go on, so the
+        model may make the call anew, at most ``continuations`` times; then one error, and the turn
+        ends."""
+        cut = [call.name for call in assembler.tool_calls() if call.cut]
+        if not cut:
+            return False
+        self._cuts += 1
+        if self._cuts <= continuations(self.ctx.retry):
+            return False
+        assert self._entry is not None  # the call that cut it was made
+        said = notice(self._entry, assembler.output_limit, cut, again=self._cuts > 1)
+        self._report(ErrorCode.PROVIDER_ERROR.value, said)
+        return True
 
     def _report(self, code: str, message: str) -> None:
         self.ctx.events.emit(ErrorEvent(code=code, message=message, fatal=False))
@@ -339,11 +361,3 @@ class _Turn:
         self.ctx.events.emit(MessageComplete(message_id=message.id, message=message))
         for call in assembler.tool_calls():
             self.tool_runs.finish(call.id, refused(unrun), None)
-
-
-def _cut_notice(entry: ModelEntry, limit: int | None) -> str:
-    asked = f"max_tokens {limit}" if limit else "the server's own max_tokens"
-    return (
-        f"the reply was cut at the model's output limit ({asked}); what arrived is kept. "
-        f"max_output_tokens of {entry.id} in config.toml sets the limit"
-    )

@@ -1,28 +1,36 @@
-"""The shapes a local server's reply takes, handled alike by both provider kinds (issue 27 item 4),
-through ``shard run`` and a ``shard agent --stdio`` against the local test server replaying what
+"""The shapes a local server's reply takes, handled alike by both provider kinds (issue 27 items 4 and
+5), through ``shard run`` and a ``shard agent --stdio`` against the local test server replaying what
 llama.cpp's ``llama-server`` sent (``fixtures/llama-cpp``, byte for byte; a shape no recording holds
 is made from a recorded one, and says how):
 
 * a whole JSON message answering the Anthropic kind's streaming request is the reply, not a stream
   of zero events retried until it gives up;
 * a reply with nothing in it — usage only, no content block, an empty message — is retried, then one
-  error saying the model returned an empty reply; never a silent success."""
+  error saying the model returned an empty reply; never a silent success;
+* a tool call the output limit cut never runs: its result says it was cut, the model is asked once
+  more, and a second cut is one error naming the limit and the call."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import orjson
 import pytest
 
-from shard.testing import run_shard
+from shard.agent.output_limit import CUT_CALL
+from shard.testing import AgentProcess, run_shard, types
 
-from ._server import ProviderServer, Raw, recorded, sse_events
+from ._server import ProviderServer, Raw, Stream, recorded, sse_events
 from ._support import KEY, KEY_ENV, provider_toml, write_home
 
+Spawn = Callable[[str], Awaitable[AgentProcess]]
 # As the recordings asked: an output limit of 12 tokens.
 MODELS = '[{ id = "m", max_output_tokens = 12 }]'
+CUT = {kind: recorded(f"llama-cpp/{kind}-tool-call-cut-stream.txt") for kind in ("openai", "anthropic")}
 WHOLE_CALL = {kind: recorded(f"llama-cpp/{kind}-tool-call-stream.txt") for kind in ("openai", "anthropic")}
+ANSWER = {"openai": "openai/answer.sse", "anthropic": "anthropic/text.sse"}
+ANSWER_TEXT = {"openai": "The README says the launch code is 7-4-1.", "anthropic": "Hello, world!"}
 
 
 def _usage_only() -> Raw:
@@ -74,6 +82,25 @@ async def _run(tmp_path: Path, project: Path, server: ProviderServer, kind: str)
     return code, out.decode(), err.decode().splitlines()
 
 
+@pytest.fixture
+async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncIterator[Spawn]:
+    procs: list[AgentProcess] = []
+
+    async def _spawn(kind: str) -> AgentProcess:
+        proc = await AgentProcess.start(_home(tmp_path, server, kind), project, env={KEY_ENV: KEY})
+        procs.append(proc)
+        await proc.handshake()
+        return proc
+
+    yield _spawn
+    for proc in procs:
+        await proc.kill()
+
+
+def _of(read: list[dict], kind: str) -> list[dict]:
+    return [m for m in read if m["type"] == kind]
+
+
 def _errors(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith("shard: PROVIDER_ERROR")]
 
@@ -112,4 +139,56 @@ async def test_an_empty_reply_is_retried_then_one_error(tmp_path, project, serve
     [error] = _errors(err)
     assert "the model returned an empty reply" in error
     assert error.endswith("(gave up after 3 attempts)")
+    assert code == 1
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_a_call_cut_by_the_output_limit_never_runs(spawn, server, kind):
+    """llama-server streams the arguments ``{`` and stops at the output limit, twice: the call never
+    runs (no ``tool_call`` event), each gets one error result saying it was cut, the model is asked
+    once more (the second request carries that result), and the second cut ends the turn with one
+    error naming the limit and the call. Two requests in all; no "not valid JSON".
+
+    Covers: R8.18, R9.4.14, R9.4.23, R9.4.25
+    """
+    server.replies.extend([CUT[kind], CUT[kind]])
+    agent = await spawn(kind)
+    await agent.send({"type": "prompt", "message": "List the project."})
+    read = await agent.idle()
+    assert "tool_call" not in types(read)
+    results = _of(read, "tool_result")
+    assert [(r["is_error"], r["content"]["message"]) for r in results] == [(True, CUT_CALL)] * 2
+    [error] = _of(read, "error")
+    assert error["message"] == (
+        "the reply was cut at the model's output limit (max_tokens 12) in the middle of a call to 'ls', "
+        "which did not run, after the model was told of the cut and asked again. max_output_tokens of "
+        "local/m in config.toml sets the limit"
+    )
+    assert "turn_end" in types(read)
+    assert len(server.requests) == 2
+    assert CUT_CALL in orjson.dumps(server.requests[1].body).decode()
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_a_cut_call_made_anew_runs_and_the_run_succeeds(tmp_path, project, server, kind):
+    """The first reply is cut in the call; told so, the model makes the whole call (recorded): it runs,
+    the answer follows, and ``shard run`` exits 0 with no error — three requests."""
+    server.replies.extend([CUT[kind], WHOLE_CALL[kind], Stream(ANSWER[kind])])
+    code, out, err = await _run(tmp_path, project, server, kind)
+    assert _errors(err) == []
+    assert out == ANSWER_TEXT[kind] + "\n"
+    assert "» ls path=." in err
+    assert len(server.requests) == 3
+    assert code == 0
+
+
+async def test_shard_run_says_a_cut_call_once(tmp_path, project, server):
+    """``shard run`` with both replies cut in the call: exit 1 and one error line; the call is
+    never said to have failed on its arguments."""
+    server.replies.extend([CUT["openai"], CUT["openai"]])
+    code, _, err = await _run(tmp_path, project, server, "openai")
+    [error] = _errors(err)
+    assert "in the middle of a call to 'ls', which did not run" in error
+    assert not [line for line in err if "not valid JSON" in line]
+    assert len(server.requests) == 2
     assert code == 1
