@@ -192,3 +192,20 @@ async def test_shard_run_says_a_cut_call_once(tmp_path, project, server):
     assert not [line for line in err if "not valid JSON" in line]
     assert len(server.requests) == 2
     assert code == 1
+
+
+async def test_with_retries_off_a_cut_call_ends_the_turn_at_once(tmp_path, project, server):
+    """``[retry] max_attempts = 1`` turns every second try off, this one too: one request, and the
+    cut is the one error at once."""
+    body = provider_toml("local", "openai", server.openai_url, MODELS)
+    home = write_home(tmp_path / "home", body, default_model="local/m", retry="[retry]\nmax_attempts = 1\n")
+    server.replies.append(CUT["openai"])
+    code, _, err = await run_shard(home, project, "run", "List the project.", env={KEY_ENV: KEY})
+    [error] = _errors(err.decode().splitlines())
+    assert error == (
+        "shard: PROVIDER_ERROR: the reply was cut at the model's output limit (max_tokens 12) in the "
+        "middle of a call to 'ls', which did not run. max_output_tokens of local/m in config.toml sets "
+        "the limit"
+    )
+    assert len(server.requests) == 1
+    assert code == 1
