@@ -35,7 +35,7 @@ from shard.protocol.content import (
 )
 from shard.protocol.errors import ErrorCode, ShardError
 
-from ._server import Fail, Json, ProviderServer, Stream
+from ._server import Fail, Json, ProviderServer, Raw, Stream, recorded
 from ._support import KEY, KEY_ENV, SYSTEM, collect, entry_from_config, provider_toml, request, user
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -54,7 +54,7 @@ def entry(tmp_path: Path, server: ProviderServer, monkeypatch: pytest.MonkeyPatc
     return entry_from_config(tmp_path / "home", body, "local/gpt-test")
 
 
-async def _stream(server: ProviderServer, entry: ModelEntry, reply: Stream | Fail | Json, **kw):
+async def _stream(server: ProviderServer, entry: ModelEntry, reply: Stream | Fail | Json | Raw, **kw):
     server.replies.append(reply)
     return await collect(OpenAIProvider(entry), request(entry.model.id, **kw))
 
@@ -505,6 +505,39 @@ async def test_error_object_inside_the_stream(server, entry):
     assert error is not None
     assert error.code is ErrorCode.PROVIDER_ERROR
     assert "model crashed" in error.message
+
+
+@pytest.mark.parametrize(
+    ("chunk", "overflow", "retryable"),
+    [
+        (
+            '{"error": {"code": 400, "type": "exceed_context_size_error", "message": "request (3033 tokens) '
+            'exceeds the available context size (2048 tokens), try increasing it"}}',
+            True,
+            False,
+        ),
+        ('{"error": {"code": 503, "message": "upstream overloaded"}}', False, True),
+    ],
+    ids=["overflow", "503"],
+)
+async def test_an_error_inside_the_stream_is_read_as_its_http_twin(server, entry, chunk, overflow, retryable):
+    """An error sent as a ``data:`` chunk after the 200 (the body llama-server sends for an overflow,
+    or a proxy's upstream failure naming its code): a context overflow when its words say so, and
+    retried when its code is one that is retried — as the anthropic kind reads an SSE ``error``."""
+    events, error = await _stream(server, entry, Stream(f"data: {chunk}\n\n"))
+    assert events == []
+    assert error is not None
+    assert (error.context_overflow, error.retryable) == (overflow, retryable)
+
+
+async def test_a_json_overflow_answering_a_stream_is_an_overflow(server, entry):
+    """``200 application/json`` holding llama-server's overflow body: a context overflow, so the turn
+    compacts (the recorded body, here under a 200)."""
+    body = recorded("llama-cpp/openai-overflow.txt").body
+    events, error = await _stream(server, entry, Raw(200, "application/json", body))
+    assert events == []
+    assert error is not None
+    assert error.context_overflow is True
 
 
 async def test_missing_key_variable_is_not_found_naming_it(tmp_path, server):

@@ -68,9 +68,13 @@ def translate(exc: BaseException, provider: ProviderConfig, key: str | None = No
     body = getattr(exc, "body", None)
     if body is not None and type(exc).__name__ == "APIError":  # an error the server sent inside a 200 stream
         detail = scrub(_server_message(exc), key)
+        code = body.get("code") if isinstance(body, dict) else None  # its HTTP twin, when it names one
+        overflow = is_context_overflow(None, _body(exc, detail))
         return ProviderError(
             f"{provider.name}: the server sent an error: {detail}",
-            context_overflow=is_context_overflow(None, _body(exc, detail)),
+            retryable=code in RETRYABLE_STATUS and not overflow,
+            status=code if isinstance(code, int) else None,
+            context_overflow=overflow,
         )
     name = type(exc).__name__
     if "Timeout" in name:
