@@ -58,6 +58,16 @@ def _empty_message() -> Raw:
     return Raw(200, whole.content_type, orjson.dumps(message))
 
 
+def _cut_before_anything(kind: str) -> Raw:
+    """llama-server's recorded cut tool call without the call, as a real llama-server sent it to
+    ``shard run`` (role, ``finish_reason: length``, usage; a Messages stream's start, its
+    ``max_tokens`` delta and stop): the model began a call the server held back."""
+    cut = CUT[kind]
+    events = sse_events(cut.body.decode())
+    kept = [events[0], *events[2:]] if kind == "openai" else [events[0], *events[-2:]]
+    return Raw(200, cut.content_type, "".join(kept).encode())
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
@@ -139,6 +149,26 @@ async def test_an_empty_reply_is_retried_then_one_error(tmp_path, project, serve
     [error] = _errors(err)
     assert "the model returned an empty reply" in error
     assert error.endswith("(gave up after 3 attempts)")
+    assert code == 1
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_a_reply_cut_before_anything_came_is_one_error_not_retried(tmp_path, project, server, kind):
+    """A reply the output limit stopped before any text or call came is no empty reply to retry —
+    the same limit would stop it again: one request, one error naming the limit, exit 1.
+
+    Covers: R8.17, R9.4.23
+    """
+    server.replies.append(_cut_before_anything(kind))
+    code, out, err = await _run(tmp_path, project, server, kind)
+    assert out == ""
+    assert len(server.requests) == 1
+    assert not [line for line in err if "retrying" in line]
+    [error] = _errors(err)
+    assert error == (
+        "shard: PROVIDER_ERROR: local: the reply was cut at the model's output limit (max_tokens 12) before "
+        "any of it came; max_output_tokens of local/m in config.toml sets the limit"
+    )
     assert code == 1
 
 

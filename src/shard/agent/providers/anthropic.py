@@ -38,7 +38,7 @@ from shard.agent.providers.base import (
     UsageReport,
 )
 from shard.agent.providers.pairing import paired
-from shard.agent.providers.replies import attrs, empty_reply, is_json, whole_reply
+from shard.agent.providers.replies import attrs, cut_before_anything, empty_reply, is_json, whole_reply
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
     ErrorContent,
@@ -84,6 +84,8 @@ class AnthropicProvider(SdkProvider):
             raise ProviderError(
                 f"{self.name}: the stream ended before the message was complete", retryable=True
             )
+        if fold.empty and fold.stop_reason == "max_tokens":
+            raise cut_before_anything(self.name, self.entry.id, fold.max_tokens)
         if fold.empty:
             what = "a whole message" if is_json(content_type) else "a stream"
             stop = f"stop_reason {fold.stop_reason!r}"

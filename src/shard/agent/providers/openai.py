@@ -38,7 +38,7 @@ from shard.agent.providers.base import (
     UsageReport,
 )
 from shard.agent.providers.pairing import paired
-from shard.agent.providers.replies import attrs, empty_reply, is_json, whole_reply
+from shard.agent.providers.replies import attrs, cut_before_anything, empty_reply, is_json, whole_reply
 from shard.agent.providers.sdk import load
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
@@ -97,6 +97,8 @@ class OpenAIProvider(SdkProvider):
                 async for chunk in stream:
                     for out in fold.feed(chunk):
                         yield out
+        if fold.empty and fold.finish_reason == "length":
+            raise cut_before_anything(self.name, self.entry.id, fold.max_tokens)
         if fold.empty:  # a server's (or a proxy's) failure, not an answer
             what = _nothing(fold, content_type or "no content-type", whole=is_json(content_type))
             raise empty_reply(self.name, what)

@@ -9,7 +9,10 @@
   overflow when those words say so (``overflow.py``).
 * **An empty reply**: no text, no thinking and no tool call, whatever else came (a role, a stop
   reason, usage; an empty body; no events at all). A retryable ProviderError: retried like a dropped
-  connection, then one error — never an empty assistant message passed off as an answer.
+  connection, then one error — never an empty assistant message passed off as an answer. Unless the
+  output limit stopped it: a real llama-server cut at ``max_tokens`` while the model began a tool
+  call sends nothing of it (it holds back a half call), and asking again meets the same limit — one
+  error naming the limit, not retried (:func:`cut_before_anything`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,15 @@ EMPTY = "the model returned an empty reply"
 def empty_reply(provider: str, what: str) -> ProviderError:
     """The retryable failure of a reply with nothing in it; ``what`` says what came instead."""
     return ProviderError(f"{provider}: {EMPTY}: {what}", retryable=True)
+
+
+def cut_before_anything(provider: str, model: str, limit: int | None) -> ProviderError:
+    """A reply the output limit ended before any text, thinking or tool call came: not retried."""
+    asked = f"max_tokens {limit}" if limit else "the server's own max_tokens"
+    return ProviderError(
+        f"{provider}: the reply was cut at the model's output limit ({asked}) before any of it came; "
+        f"max_output_tokens of {model} in config.toml sets the limit"
+    )
 
 
 def is_json(content_type: str) -> bool:
