@@ -86,6 +86,8 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("agent.attach", [results.AgentAttachResult]),
     ("agent.list, agent.status", [results.AgentListResult]),
     ("agent.terminate", [results.AgentTerminateResult]),
+    ("agent.remove", [results.AgentRemoveResult]),
+    ("client.identify", [results.ClientIdentifyResult]),
     ("agent.detach, agent.kill, daemon.shutdown", []),
     ("workspace.create, workspace.attach", [results.WorkspaceResult]),
     ("workspace.list", [results.WorkspaceListResult]),

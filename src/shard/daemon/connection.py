@@ -27,6 +27,7 @@ class Connection(ABC):
     def __init__(self, cap: int = DEFAULT_OUTBOUND_CAP) -> None:
         self.cap = cap
         self.number = next(_ids)
+        self.label = ""  # what a person knows the peer as (set by the transport when it can tell)
         self.closed = False
         self.on_close: Callable[[], None] | None = None  # told once, whoever closed it
         self.close_reason: str | None = None

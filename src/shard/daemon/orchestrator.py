@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shard.daemon import wire
+from shard.daemon import removal, wire
 from shard.daemon.catalog import selection
 from shard.daemon.effects import Client, Generation
 from shard.daemon.jobs import children, requests
@@ -16,7 +16,13 @@ from shard.daemon.slot import AgentSlot
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import new_id
-from shard.protocol.results import AgentAttachResult, AgentCreateResult, AgentListResult, AgentTerminateResult
+from shard.protocol.results import (
+    AgentAttachResult,
+    AgentCreateResult,
+    AgentListResult,
+    AgentTerminateResult,
+    ClientIdentifyResult,
+)
 
 if TYPE_CHECKING:
     from shard.daemon.broker import Broker
@@ -55,6 +61,13 @@ class Orchestrator:
             b.send(client, wire.reply(command))
         elif isinstance(command, cmd.AgentTerminate):
             self._terminate(client, command)
+        elif isinstance(command, cmd.AgentRemove):
+            removal.remove(b, client, command)
+        elif isinstance(command, cmd.ClientIdentify):
+            client.label = command.name
+            b.send(
+                client, wire.reply(command, ClientIdentifyResult(client_id=client.source, label=client.label))
+            )
         elif isinstance(command, cmd.AgentKill):
             slot = b.slot(command.agent_id)
             self._when_ended(
@@ -221,7 +234,7 @@ class Orchestrator:
         b = self.broker
         slot = b.slot(command.agent_id)
         if slot.forgettable:
-            self._forget(slot)
+            removal.forget(b, slot)
             b.send(client, wire.reply(command, AgentTerminateResult(deferred=False, forgotten=True)))
             return
         result = AgentTerminateResult(deferred=slot.live and slot.busy)
@@ -230,19 +243,6 @@ class Orchestrator:
             b.send(client, wire.reply(command, result))
             return
         self._when_ended(client, command, slot, self.supervisor.begin_stop(slot), result)
-
-    def _forget(self, slot: AgentSlot) -> None:
-        """Remove an agent that has nothing running from the registry; its session file stays (it can
-        be adopted again). Told to everyone as ``agent_status_changed`` with ``detail: "forgotten"``:
-        the protocol has no removal event, and this one already reaches every connection."""
-        b = self.broker
-        b.manifests.remove(slot.agent_id)  # first: if the disk refuses, nothing has changed
-        self.supervisor.cancel_reap(slot)
-        for client in list(slot.attachments):
-            slot.detach(client)
-        del b.agents[slot.agent_id]
-        slot.runtime.move("stopped")
-        b.broadcast(wire.status_changed(slot, "forgotten"))
 
 
 def _naming(error: ShardError, agent_id: str) -> ShardError:

@@ -117,6 +117,21 @@ class AgentTerminateResult(WireModel):
     forgotten: bool | None = None
 
 
+class AgentRemoveResult(WireModel):
+    """``agent.remove`` (additive): the agents that left the registry — the one named, then its
+    subagents — each told to every connection as ``agent_removed``."""
+
+    removed: list[str]
+
+
+class ClientIdentifyResult(WireModel):
+    """``client.identify`` (additive): this connection's id (``permission_resolved.source``) and the
+    label its answers now carry (``source_label``)."""
+
+    client_id: str
+    label: str
+
+
 class SubagentRunHandle(WireModel):
     run_id: str
     index: int
@@ -221,6 +236,8 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "agent.list": (AgentListResult,),
     "agent.status": (AgentListResult,),
     "agent.terminate": (AgentTerminateResult,),
+    "agent.remove": (AgentRemoveResult,),
+    "client.identify": (ClientIdentifyResult,),
     "workspace.create": (WorkspaceResult,),
     "workspace.attach": (WorkspaceResult,),
     "workspace.list": (WorkspaceListResult,),

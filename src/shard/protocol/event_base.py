@@ -1,0 +1,15 @@
+"""The bases of every event (PROTOCOL §5), shared by ``events.py`` and ``daemon_events.py``."""
+
+from __future__ import annotations
+
+from shard.protocol.base import WireModel
+
+
+class EventBase(WireModel):
+    type: str
+
+
+class AgentEvent(EventBase):
+    """A per-agent event: tagged with ``agent_id`` on daemon connections, untagged on direct ones."""
+
+    agent_id: str | None = None
