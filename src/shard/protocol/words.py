@@ -30,6 +30,14 @@ _SYSTEM: dict[str, str] = {
 }
 
 
+_VERBS = {
+    "allow": "Allowed",
+    "persist": "Always allowed",
+    "allow_always": "Always allowed",
+    "deny": "Denied",
+}
+
+
 def tokens(n: int | float) -> str:
     """A token count with its unit: ``999``, ``1k``, ``1.2k``, ``253k``, ``1M``, ``1.25M``."""
     n = int(n + 0.5) if n >= 0 else -int(-n + 0.5)
@@ -73,19 +81,17 @@ def permission_outcome(
     mine: bool = False,
     me: str = "you",
 ) -> str:
-    """ "Allowed by Chrome on Linux", "Always allowed by you", "Denied by the headless policy".
-    ``intent`` is the chosen choice's (``allow`` | ``persist`` | ``deny``) or the legacy decision's
-    (``allow`` | ``allow_always`` | ``deny``)."""
-    verb = {"deny": "Denied", "persist": "Always allowed", "allow_always": "Always allowed"}.get(
-        intent, "Allowed"
-    )
-    return _sentence(verb, source, label, mine, me)
+    """Who answered and how: "Allowed by Chrome on Linux", "Always allowed by you", "Denied by the
+    headless policy". ``intent`` is the chosen choice's (``allow`` | ``persist`` | ``deny``) or the
+    legacy decision's (``allow`` | ``allow_always`` | ``deny``); another (a choice whose request the
+    viewer no longer has) reads "Answered"."""
+    return _sentence(_VERBS.get(intent, "Answered"), source, label, mine, me)
 
 
 def ui_outcome(
     value: object, source: str | None, label: str | None = None, *, mine: bool = False, me: str = "you"
 ) -> str:
-    """ "Dismissed by this terminal", "Answered by my-bot: yes"."""
+    """Who answered and what: "Dismissed by this terminal", "Answered by my-bot: yes"."""
     if value is None:
         return _sentence("Dismissed", source, label, mine, me)
     shown = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)

@@ -34,8 +34,8 @@ _MAX = 64
 
 
 def browser_name(user_agent: str) -> str:
-    """ "Chrome on Linux"; a program that is no browser goes by its first product token ("curl",
-    "Python"); "a browser" when nothing was recorded."""
+    """The browser as "Chrome on Linux"; a program that is no browser goes by its first product
+    token ("curl", "Python"); "a browser" when nothing was recorded."""
     ua = user_agent.strip()
     if not ua or ua == "unknown browser":  # what enrollment records without a User-Agent
         return "a browser"
