@@ -55,6 +55,7 @@ async def test_edits_that_cancel_out_say_no_change(tmp_path: Path) -> None:
 
     prompt, details = tool.describe(args, ctx)
     assert prompt == "Edit a.py (no change: the edits leave it as it is)?"
+    assert [d.value for d in details if d.label == "diff"] == ["no change"]
     out = await tool.execute(args, ctx)
     assert _text(out) == "No change: the edits leave a.py as it was."
     assert isinstance(out.render, DiffRender)
