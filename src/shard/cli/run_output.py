@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shard.protocol.stops import stop_note
+from shard.protocol.words import tokens
 
 _PREVIEW_LINES = 8
 
@@ -153,7 +154,7 @@ class TextPrinter(Printer):
         self._newline()
         parts = []
         if self._usage is not None:
-            parts.append(f"{self._usage.input:,} tokens in, {self._usage.output:,} out")
+            parts.append(f"{tokens(self._usage.input)} tokens in, {tokens(self._usage.output)} out")
             cost = getattr(self._usage, "cost", None)
             if cost is not None:
                 parts.append(f"${cost:.4f}")
