@@ -14,4 +14,5 @@ def test_the_summary_line_says_tokens_with_units(capsys: pytest.CaptureFixture[s
     usage = {"input": 253_437_200, "output": 1049, "cost": 1.5}
     printer.show(TurnEnd.model_validate({"type": "turn_end", "turn_id": "t", "usage": usage}))
     printer.finish("sess-1")
-    assert capsys.readouterr().err.splitlines()[-1] == "[253M tokens in, 1.05k out · $1.5000 · session sess-1]"
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == "[253M tokens in, 1.05k out · $1.5000 · session sess-1]"

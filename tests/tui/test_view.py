@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shard.protocol.agents import Usage
 from shard.protocol.events import (
     MessageComplete,
     MessageDelta,
@@ -86,17 +87,24 @@ def test_a_resync_keeps_each_message_once_and_the_cards_render():
 
 def test_pending_requests_are_keyed_and_resolved_by_anyone():
     """The sync's pending request and its re-sent event make one request; permission_resolved from
-    another client removes it and records who answered.
+    any client removes it and says who answered, in words: the other client by the name a person
+    knows it by, this one as "this terminal" — in the conversation too, never a connection id.
 
-    Covers: R6.3.6, R6.4.22
+    Covers: R6.3.6, R6.4.22, R9.5.14
     """
-    view = AgentView(A)
+    view = AgentView(A, mine=lambda event: event.source == "unix-client-1")
     view.apply(sync(pending_requests=[asked().to_wire()]))
     view.apply(asked())
     assert list(view.pending) == ["r1"]
-    view.apply(PermissionResolved(agent_id=A, request_id="r1", choice_id="allow", source="client-2"))
+    view.apply(asked("r2"))
+    browser = {"source": "websocket-client-2", "source_label": "Chrome on Linux"}
+    view.apply(PermissionResolved(agent_id=A, request_id="r1", decision="allow", **browser))
+    here = {"source": "unix-client-1", "source_label": "terminal (pid 7)"}
+    view.apply(PermissionResolved(agent_id=A, request_id="r2", decision="deny", **here))
     assert view.pending == {}
-    assert view.resolved == {"r1": "client-2"}
+    assert view.resolved == {"r1": "Allowed by Chrome on Linux", "r2": "Denied by this terminal"}
+    notes = [e.text for e in view.entries() if e.key.startswith("resolved:")]
+    assert notes == ["edit: Allowed by Chrome on Linux", "edit: Denied by this terminal"]
 
 
 def test_pickers_follow_the_capabilities_only():
@@ -148,3 +156,11 @@ def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():
     assert shown[1].key == "u700:0"
     assert shown[-1].text == "message 999"
     assert window(shown[1:], 300) == shown[1:]
+
+
+def test_a_turns_usage_reads_with_units():
+    """A turn's tokens read as 253M / 1.05k, not 253437200 (issue 26 item 10)."""
+    view = AgentView(A)
+    view.apply(sync())
+    view.apply(TurnEnd(agent_id=A, turn_id="t1", usage=Usage(input=253_437_200, output=1049)))
+    assert [e.text for e in view.entries()] == ["turn done · 253M in / 1.05k out tokens"]

@@ -9,11 +9,13 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from pathlib import Path
 
 from shard.client import CommandError, ConnectError, ProtocolVersionError, ShardClient, ShardClientError
 from shard.client.connectors import shard_home
+from shard.tui.view import terminal_name  # the pure fold: no Textual
 
 
 def main_attach(args: argparse.Namespace) -> int:
@@ -27,7 +29,8 @@ def main_attach(args: argparse.Namespace) -> int:
 async def _attach(home: Path, agent_id: str | None) -> int:
     logging.getLogger("shard.client").setLevel(logging.CRITICAL)  # the screen says it, not stderr
     try:
-        client = await ShardClient.connect_unix(home=home)
+        # who answers from here, as the other clients say it ("Allowed by terminal (pid 4242)")
+        client = await ShardClient.connect_unix(home=home, name=terminal_name(os.getpid()))
     except ProtocolVersionError as exc:
         print(f"shard attach: {exc}", file=sys.stderr)
         return 1

@@ -25,7 +25,11 @@ class AgentList(OptionList):
         return text
 
     def show(self, rows: list[Row]) -> None:
-        """Add new rows, update changed ones in place (the highlight stays where it was)."""
+        """Add new rows, update changed ones in place (the highlight stays where it was), drop the
+        rows of agents that were removed."""
+        for gone in set(self._shown) - {row.agent_id for row in rows}:
+            self.remove_option(gone)
+            del self._shown[gone]
         for row in rows:
             label = self._label(row)
             known = self._shown.get(row.agent_id)
@@ -36,6 +40,12 @@ class AgentList(OptionList):
             self._shown[row.agent_id] = label
         if self.highlighted is None and self.option_count:
             self.highlighted = 0  # Enter opens something straight away
+
+    @property
+    def highlighted_id(self) -> str | None:
+        if self.highlighted is None or not self.option_count:
+            return None
+        return self.get_option_at_index(self.highlighted).id
 
 
 class NewAgent(Input):

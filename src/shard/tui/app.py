@@ -30,7 +30,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, OptionList, Static
 
 from shard.client import Agent, ShardClient, ShardClientError, StaleRuntime, State
-from shard.protocol.events import PermissionRequest, UiRequest
+from shard.protocol.events import AgentRemoved, PermissionRequest, UiRequest
 from shard.tui.agents import AgentList, NewAgent
 from shard.tui.asks import Asks
 from shard.tui.conversation import Conversation
@@ -49,6 +49,7 @@ _LINK = {
     State.CLOSED: "disconnected",
 }
 _WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate", "sessions", "earlier", "kill"})
+# Delete removes the highlighted agent; in a text field it is the field's own key, which comes first
 _GATED: dict[str, Kind] = {"pick_mode": "mode", "pick_model": "model", "pick_reasoning": "reasoning"}
 
 
@@ -77,6 +78,7 @@ class ShardApp(Lifecycle):
         Binding("f5", "sessions", "Sessions"),
         Binding("f6", "earlier", "Earlier"),
         Binding("f8", "kill", "Kill"),
+        Binding("delete", "remove", "Remove"),
     ]
 
     def __init__(
@@ -88,7 +90,7 @@ class ShardApp(Lifecycle):
         self.cwd = cwd or str(Path.cwd())
         self.poll = poll
         self.roster = Roster({})
-        self.asks = Asks()  # background children's requests (the SDK's delegated stream)
+        self.asks = Asks(mine=client.answered_here)  # background children's requests (delegated stream)
         self.views: dict[str, AgentView] = {}
         self.selected: str | None = None
         self.link = "connected"
@@ -148,8 +150,19 @@ class ShardApp(Lifecycle):
     async def _follow_orchestrator(self) -> None:
         with contextlib.suppress(ShardClientError):
             async for event in self.client.orchestrator_events():
+                if isinstance(event, AgentRemoved) and event.agent_id == self.selected:
+                    self._unselect()  # removed from another client: nothing to show any more
                 if self.roster.apply(event):
                     self._show_roster()
+
+    def _unselect(self) -> None:
+        """The open agent is gone: show none."""
+        if self.selected is not None:
+            self.views.pop(self.selected, None)
+        self.selected = None
+        self.query_one(Conversation).clear()
+        self.query_one("#status", Static).update(Text("no agent selected"))
+        self.refresh_bindings()
 
     async def _follow_delegated(self) -> None:
         with contextlib.suppress(ShardClientError):
@@ -192,7 +205,7 @@ class ShardApp(Lifecycle):
         if previous is not None and previous in self.client.agents:
             with contextlib.suppress(ShardClientError):
                 await self.client.detach(previous)
-        view = self.views.setdefault(agent_id, AgentView(agent_id))
+        view = self.views.setdefault(agent_id, AgentView(agent_id, mine=self.client.answered_here))
         row = self.roster.rows.get(agent_id)
         if view.model is None and row is not None:
             view.model = row.model  # until a model_changed says otherwise
@@ -297,9 +310,9 @@ class ShardApp(Lifecycle):
             self._dialog = None  # answered elsewhere (or here): first response wins
             if dialog.is_current:
                 dialog.dismiss(None)
-            source = view.resolved.get(request_id) or self.asks.resolved.get(request_id)
-            if source and request_id not in self._answered:
-                self.notify(f"answered by {source}")
+            said = view.resolved.get(request_id) or self.asks.resolved.get(request_id)
+            if said and request_id not in self._answered:
+                self.notify(said)  # "Allowed by Chrome on Linux"
         if len(self.screen_stack) > 1:
             return  # a picker is open: the request waits for it
         for request in asked.values():
@@ -371,6 +384,8 @@ class ShardApp(Lifecycle):
             return view is not None and self.earlier  # F6 in the footer only when it shows something
         if action in _WITH_AGENT:
             return view is not None
+        if action == "remove":
+            return bool(self.roster.rows)
         return True
 
     async def action_pick_mode(self) -> None:

@@ -1,6 +1,8 @@
-"""The open agent's lifecycle keys, a base of :class:`~shard.tui.app.ShardApp`: ctrl+t terminates,
-F8 kills after a confirmation, F5 opens the sessions view (open a saved session, or fork this one,
-as a new agent, as the web client does), F6 pages back through the conversation's earlier entries.
+"""The agents' lifecycle keys, a base of :class:`~shard.tui.app.ShardApp`: ctrl+t terminates the open
+agent, F8 kills it after a confirmation, Delete (in the agent list) removes the highlighted agent
+after a confirmation, F5 opens the sessions view (open a saved session, or fork this one, as a new
+agent, as the web client does), F6 pages back through the conversation's earlier entries. Terminate
+and kill on an agent with no runtime say why there is nothing to do instead of sending anything.
 
 The app provides the state and the two hooks (``_create``, ``_refresh``); this module only decides
 what to send and sends it.
@@ -12,9 +14,10 @@ from textual import work
 from textual.app import App
 
 from shard.client import Agent, ShardClient, ShardClientError
+from shard.tui.agents import AgentList
 from shard.tui.conversation import Conversation
 from shard.tui.roster import Roster
-from shard.tui.sessions import Choice, KillConfirm, SessionsScreen, fork, list_sessions
+from shard.tui.sessions import Choice, KillConfirm, RemoveConfirm, SessionsScreen, fork, list_sessions
 from shard.tui.view import AgentView
 
 SHOWN_ENTRIES = 300  # conversation entries on screen at once, per F6 page (the rest stays data)
@@ -37,6 +40,18 @@ class Lifecycle(App[None]):
     async def select(self, agent_id: str) -> None:
         raise NotImplementedError
 
+    def _unselect(self) -> None:
+        raise NotImplementedError
+
+    def _idle_reason(self, agent_id: str, what: str) -> str | None:
+        """Why ``what`` (terminate, kill) has nothing to do: the agent has no runtime."""
+        row = self.roster.rows.get(agent_id)
+        if row is None or not row.stopped:
+            return None
+        return (
+            f"Agent is {row.runtime_state}: nothing to {what}. A prompt starts it again; Delete removes it."
+        )
+
     def shown_limit(self, agent_id: str) -> int:
         return SHOWN_ENTRIES * self._pages.get(agent_id, 1)
 
@@ -44,12 +59,19 @@ class Lifecycle(App[None]):
         """agent.terminate the open agent: it stops now if idle, else when its work is done."""
         if self.selected is None:
             return
+        why = self._idle_reason(self.selected, "terminate")
+        if why is not None:
+            self.notify(why, severity="warning")
+            return
         try:
             result = await self.client.terminate(self.selected)
         except ShardClientError as exc:
-            self.notify(f"not terminated: {exc}", severity="error")
+            self.notify(f"Not stopped: {exc}", severity="error")
             return
-        self.notify("terminating when the turn ends" if result.deferred else "terminated")
+        if result.forgotten:
+            self.notify("Agent removed (it had never run; its session is kept)")
+        else:
+            self.notify("Agent stops when its turn ends" if result.deferred else "Agent stopped")
 
     @work(group="lifecycle", exclusive=True)
     async def action_kill(self) -> None:
@@ -57,14 +79,39 @@ class Lifecycle(App[None]):
         agent_id = self.selected
         if agent_id is None or len(self.screen_stack) > 1:
             return
+        why = self._idle_reason(agent_id, "kill")
+        if why is not None:
+            self.notify(why, severity="warning")
+            return
         if not await self.push_screen_wait(KillConfirm(self.roster.asker(agent_id))):
             return
         try:
             await self.client.kill(agent_id)
         except ShardClientError as exc:
-            self.notify(f"not killed: {exc}", severity="error")
+            self.notify(f"Not killed: {exc}", severity="error")
             return
-        self.notify(f"killed {agent_id}")
+        self.notify("Agent killed")
+
+    @work(group="lifecycle", exclusive=True)
+    async def action_remove(self) -> None:
+        """agent.remove the agent highlighted in the list (else the open one) once confirmed (y):
+        it leaves the list with its subagents, a running one stopped first; its session stays."""
+        listing = self.query_one(AgentList)
+        agent_id = listing.highlighted_id if self.focused is listing else self.selected
+        row = self.roster.rows.get(agent_id or "")
+        if agent_id is None or row is None or len(self.screen_stack) > 1:
+            return
+        kids = len(self.roster.descendants(agent_id))
+        if not await self.push_screen_wait(RemoveConfirm(self.roster.asker(agent_id), kids, not row.stopped)):
+            return
+        try:
+            removed = await self.client.remove_agent(agent_id)
+        except ShardClientError as exc:
+            self.notify(f"Not removed: {exc}", severity="error")
+            return
+        if self.selected in removed:
+            self._unselect()
+        self.notify("Agent removed" + _with_subagents(len(removed) - 1))
 
     def action_earlier(self) -> None:
         """SHOWN_ENTRIES more of the earlier entries above the ones on screen, and scroll to them."""
@@ -113,3 +160,7 @@ class Lifecycle(App[None]):
         except ShardClientError as exc:
             self.notify(f"not forked: {exc}", severity="error")
             return None
+
+
+def _with_subagents(count: int) -> str:
+    return f" with its {count} subagent{'s' if count > 1 else ''}" if count else ""

@@ -1,12 +1,20 @@
 """The agent list as a pure fold: ``agent.list`` once, then the orchestrator events every client
-receives (PROTOCOL §10.2) — spawned, exited, status changed, activity. No Textual, no asyncio."""
+receives (PROTOCOL §10.2) — spawned, exited, status changed, activity, removed. No Textual, no
+asyncio."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from shard.protocol.agents import AgentInfo, AgentStatus, RuntimeState
-from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged, EventBase
+from shard.protocol.events import (
+    AgentActivity,
+    AgentExited,
+    AgentRemoved,
+    AgentSpawned,
+    AgentStatusChanged,
+    EventBase,
+)
 
 _ASKING: frozenset[str] = frozenset({"waiting_for_permission", "waiting_for_ui"})
 
@@ -26,6 +34,11 @@ class Row:
     @property
     def needs_answer(self) -> bool:
         return self.status in _ASKING
+
+    @property
+    def stopped(self) -> bool:
+        """No runtime: nothing to terminate or kill (a prompt or attach starts one again)."""
+        return self.runtime_state in ("stopped", "failed")
 
     def line(self) -> str:
         """The row as one line: name, status (runtime state when not running), activity, badge."""
@@ -73,6 +86,10 @@ class Roster:
             row = self.rows.get(row.parent)
         return False
 
+    def descendants(self, agent_id: str) -> list[str]:
+        """The agents that descend from ``agent_id`` (they are removed with it)."""
+        return [a for a in self.rows if a != agent_id and self.descends(a, agent_id)]
+
     def asker(self, agent_id: str) -> str:
         """Who asks, as a request dialog names it: "<display name or alias> (<agent_id>)"."""
         row = self.rows.get(agent_id)
@@ -83,6 +100,8 @@ class Roster:
         if isinstance(event, AgentSpawned):
             self.rows[event.agent_id] = row_of(event.info)
             return True
+        if isinstance(event, AgentRemoved):
+            return self.rows.pop(event.agent_id, None) is not None
         row = self.rows.get(getattr(event, "agent_id", None) or "")
         if row is None:
             return False

@@ -17,9 +17,11 @@ no Textual and no asyncio, so tests drive it with plain event objects. What it k
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shard.client.answers import resolution_text
 from shard.client.transcript import Transcript, stop_note
 from shard.protocol.agents import AgentStatus
 from shard.protocol.content import (
@@ -49,10 +51,22 @@ from shard.protocol.events import (
     UiResolved,
 )
 from shard.protocol.render import RenderDescriptor
+from shard.protocol.words import tokens
 
 Kind = Literal["user", "assistant", "thinking", "tool", "notice", "error"]
 PendingRequest = PermissionRequest | UiRequest
 Token = tuple[int, int | None]  # (connection generation, runtime_epoch) a request was sent under
+Resolution = PermissionResolved | UiResolved
+ME = "this terminal"  # who the viewer is, in "Denied by this terminal"
+
+
+def terminal_name(pid: int) -> str:
+    """What the other clients call this terminal (``client.identify``): "terminal (pid 4242)"."""
+    return f"terminal (pid {pid})"
+
+
+def nobody_here(_event: Resolution) -> bool:
+    return False
 
 
 @dataclass
@@ -94,7 +108,9 @@ class AgentView:
     transcript: Transcript = field(default_factory=Transcript)
     cards: dict[str, ToolCard] = field(default_factory=dict)
     pending: dict[str, PendingRequest] = field(default_factory=dict)
-    resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered
+    resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered, in words
+    # whether this terminal answered (the app passes ShardClient.answered_here): "… by this terminal"
+    mine: Callable[[Resolution], bool] = field(default=nobody_here, repr=False, compare=False)
     # errors and turn usage, each after the message that was last when it came (None: at the end)
     notices: list[tuple[str | None, Entry]] = field(default_factory=list)
     syncs: int = 0
@@ -116,10 +132,8 @@ class AgentView:
             self.reasoning = event.active
         elif isinstance(event, PermissionRequest | UiRequest):
             self.pending[event.request_id] = event
-        elif isinstance(event, PermissionResolved):
-            self._resolve(event.request_id, event.source or "another client")
-        elif isinstance(event, UiResolved):
-            self._resolve(event.request_id, "another client")
+        elif isinstance(event, PermissionResolved | UiResolved):
+            self._resolve(event)
         elif isinstance(event, ToolCall):
             card = self._card(event.tool_call_id, event.name, event.args)
             card.preview = event.render or card.preview
@@ -130,7 +144,7 @@ class AgentView:
             self._notice(Entry(f"error:{len(self.notices)}", "error", f"{event.code}: {event.message}"))
         elif isinstance(event, TurnEnd) and event.usage is not None:
             usage = event.usage
-            text = f"turn done · {usage.input} in / {usage.output} out tokens"
+            text = f"turn done · {tokens(usage.input)} in / {tokens(usage.output)} out tokens"
             self._notice(Entry(f"usage:{event.turn_id}", "notice", text))
         self.transcript.apply(event)
 
@@ -174,9 +188,16 @@ class AgentView:
             card = self.cards[tool_call_id] = ToolCard(tool_call_id, name, args)
         return card
 
-    def _resolve(self, request_id: str, source: str) -> None:
-        if self.pending.pop(request_id, None) is not None:
-            self.resolved[request_id] = source
+    def _resolve(self, event: Resolution) -> None:
+        """Who answered, as a notice after the conversation's last message: "touch: Allowed by
+        Chrome on Linux", "touch: Denied by this terminal"."""
+        request = self.pending.pop(event.request_id, None)
+        if request is None:
+            return
+        text = resolution_text(event, request, mine=self.mine(event), me=ME)
+        self.resolved[event.request_id] = text
+        what = request.tool_name if isinstance(request, PermissionRequest) else request.title or request.kind
+        self._notice(Entry(f"resolved:{event.request_id}", "notice", f"{what}: {text}"))
 
     # --- what is shown --------------------------------------------------------------------------------
 
