@@ -159,7 +159,11 @@ async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_th
     await permission(one).get_by_role("button", name="Allow once").click()
     await expect(permission(two)).to_have_count(0)
     await expect(permission(one)).to_have_count(0)
-    await expect(two.locator("#conversation .note-resolved")).to_contain_text("answered allow (from ")
+    # who answered, in words: the other tab is this same browser, named from its enrollment
+    await expect(two.locator("#conversation .note-resolved")).to_have_text(
+        re.compile(r"^touch: Allowed by (Headless )?Chrome on Linux")
+    )
+    await expect(one.locator("#conversation .note-resolved")).to_have_text("touch: Allowed by you")
     sent = await one.evaluate("() => window.sentLog")
     answers = [m for m in sent if m["type"] == "permission_response"]
     assert len(answers) == 1
@@ -334,6 +338,7 @@ async def test_a_pasted_image_goes_with_the_prompt_and_kill_stops_the_agent(cont
     assert prompt["images"][0]["data"].startswith("iVBORw0KGgo")
     await expect(page.locator("#agent-status")).to_have_text("waiting_for_permission")
     await page.get_by_role("button", name="Kill").click()
-    await expect(page.locator(".toast")).to_contain_text("agent.kill")
+    await page.locator("dialog.confirm").get_by_role("button", name="Kill").click()  # it asks first
+    await expect(page.locator(".toast")).to_contain_text("Agent killed")
     await expect(page.locator(".toast-error")).to_have_count(0)
     await page.close()

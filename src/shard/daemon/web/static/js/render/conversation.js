@@ -9,6 +9,7 @@
 // Live events only ever touch the end, so they never meet the unrendered part.
 import { h } from "../dom.js";
 import { footer, renderDescriptor } from "./descriptors.js";
+import { tokens } from "../words.js";
 
 export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
 export const PAGE = 100; // messages rendered per "show earlier"
@@ -175,7 +176,7 @@ export class Conversation {
     this.turns.add(ev.turn_id);
     const u = ev.usage;
     const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
-    this.el.append(h("li", { class: "turn-usage", dataset: { turn: ev.turn_id } }, `turn: ${u.input} in · ${u.output} out${cost}`));
+    this.el.append(h("li", { class: "turn-usage", dataset: { turn: ev.turn_id } }, `turn: ${tokens(u.input)} in · ${tokens(u.output)} out${cost}`));
   }
 
   compaction(ev) {
