@@ -34,6 +34,8 @@ def descriptor(render: RenderDescriptor) -> Text:
     out = Text()
     if isinstance(render, DiffRender):
         out.append(f"{render.path}\n", style="bold")
+        if not render.hunks:  # a write that changed nothing
+            out.append("no change\n", style="dim")
         for hunk in render.hunks:
             header = f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@\n"
             out.append(header, style="magenta")
