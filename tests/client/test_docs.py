@@ -23,6 +23,7 @@ STEPS: dict[str, tuple[list[dict[str, Any]], str]] = {
         "Creating it.",
     ),
     "websocket": ([text_step("unused")], ""),
+    "names": ([tool_step("touch", {"path": "done.txt"}), text_step("Created.")], "Allowed by you"),
     "stdio": ([text_step("Hello from stdio!")], "Hello from stdio!"),
     "subagents": ([text_step("a.txt b.txt")], "scout completed a.txt b.txt"),
     "delegated": (  # the child asks (only the parent has a client); the parent woken later asks too
@@ -59,7 +60,7 @@ async def test_example(
     await namespace["main"]()
     out = capsys.readouterr().out
     assert expected in out
-    if name in ("permissions", "delegated"):
+    if name in ("permissions", "delegated", "names"):
         assert (project / "done.txt").exists()
     if name == "delegated":
         assert "asks: " in out

@@ -238,7 +238,10 @@ class ErrorEvent(AgentEvent):
 
 
 class PermissionResolved(AgentEvent):
-    """``{request_id, decision, source?}`` or ``{request_id, choice_id, source?}``."""
+    """``{request_id, decision, source?, source_label?}`` or ``{request_id, choice_id, source?,
+    source_label?}``: ``source`` is who answered as an id (a daemon connection's ``hello.client_id``,
+    or ``headless``, ``timeout``, ``abort``, ``runtime-exited``), ``source_label`` (additive) the
+    same in words a person recognises."""
 
     type: Literal["permission_resolved"] = "permission_resolved"
     request_id: str

@@ -118,8 +118,8 @@ class AgentTerminateResult(WireModel):
 
 
 class AgentRemoveResult(WireModel):
-    """``agent.remove`` (additive): the agents that left the registry — the one named, then its
-    subagents — each told to every connection as ``agent_removed``."""
+    """``agent.remove`` (additive): the agents that left the registry — its subagents deepest first,
+    then the one named — each told to every connection as ``agent_removed``."""
 
     removed: list[str]
 
