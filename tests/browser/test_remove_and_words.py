@@ -67,7 +67,7 @@ async def test_remove_asks_first_and_takes_the_agent_off_every_list(context, pro
     lists it. A running agent's confirmation says its runtime is stopped first; confirmed, it goes
     too.
 
-    Covers: R6.4.11, R10.2.20
+    Covers: R12.4.1
     """
     one = await open_app(context)
     stopped = await create_agent(one, project)
@@ -114,7 +114,7 @@ async def test_terminate_and_kill_on_a_stopped_agent_are_disabled_and_say_why(co
     """Once stopped, the row's Terminate and the header's Terminate and Kill are disabled, each with
     a title that says why and what to do instead.
 
-    Covers: R10.1.22, R10.1.25
+    Covers: R10.1.22, R10.1.23
     """
     page = await open_app(context)
     agent = await create_agent(page, project)

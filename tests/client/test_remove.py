@@ -15,7 +15,7 @@ from shard.testing.home import text_step
 
 
 async def test_remove_agent_ends_its_stream_and_tells_other_clients(daemon_factory, project: Path):
-    """Covers: R6.4.10, R10.1.9, R10.2.20"""
+    """Covers: R5.2.4, R10.1.9, R12.4.1"""
     daemon = await daemon_factory([text_step("kept in the session")])
     async with (
         await ShardClient.connect_unix(home=daemon.home) as remover,

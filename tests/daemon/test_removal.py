@@ -36,7 +36,7 @@ async def test_stopped_and_running_agents_are_removed_for_everyone_and_their_ses
     running one's runtime is gone and its open request closed; both sessions are on disk, listed by
     ``shard sessions`` and ``session_op list``, and reopen as new agents with their history.
 
-    Covers: R6.4.10, R6.4.11, R10.1.9, R10.1.12, R10.2.20, R5.2.4
+    Covers: R5.2.4, R6.3.6, R6.4.11, R10.1.9, R12.4.1
     """
     daemon = await daemon_factory([SLOW_WRITE, text_step("done")])
     remover = await connect(daemon, transport)

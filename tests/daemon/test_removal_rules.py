@@ -29,7 +29,7 @@ def test_a_stopped_agent_is_removed_at_once_and_every_client_is_told(harness: Br
     or not) gets agent_removed with the session kept, agent.list no longer has it, and any later
     command naming it is NOT_FOUND.
 
-    Covers: R10.1.1, R10.2.20, R5.2.4
+    Covers: R5.2.4, R6.4.7, R12.4.1
     """
     client, other = harness.connect(), harness.connect("websocket")
     agent = client.create()
@@ -52,7 +52,7 @@ def test_a_stopped_agent_is_removed_at_once_and_every_client_is_told(harness: Br
 
 
 def test_an_unknown_agent_is_not_found(harness: BrokerHarness):
-    """Covers: R10.1.1"""
+    """Additive (agent.remove): an unknown id is NOT_FOUND, as for every agent.* command."""
     client = harness.connect()
     refused = remove(client, "agent-nope")
     assert (refused["success"], refused["error"]["code"]) == (False, "NOT_FOUND")
@@ -63,8 +63,7 @@ def test_a_running_agent_is_stopped_first_then_removed(harness: BrokerHarness):
     """Removing an agent mid-turn signals its runtime (SIGTERM: the turn is aborted and saved) and
     answers once the process has exited; meanwhile the agent takes no new work (CONFLICT), and after
     the grace a runtime that is still there is killed. Its open request is closed for its viewers.
-
-    Covers: R6.4.10, R6.4.12
+    (Additive: no rule of the contract names agent.remove.)
     """
     harness.auto_exit = False
     client, other = harness.connect(), harness.connect()
@@ -113,10 +112,7 @@ def test_subagents_go_with_their_parent_deepest_first(harness: BrokerHarness):
 
 def test_a_queued_start_is_cancelled(harness: BrokerHarness):
     """A start waiting for a place under the runtime limit is dropped: whoever waited for it is
-    told the agent was removed, and the removal answers without a process to wait for.
-
-    Covers: R6.4.2
-    """
+    told the agent was removed, and the removal answers without a process to wait for."""
     harness = BrokerHarness(max_runtimes=1, auto_exit=False)
     client, other = harness.connect(), harness.connect()
     first = client.create()

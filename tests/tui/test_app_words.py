@@ -50,7 +50,7 @@ async def test_delete_removes_an_agent_after_a_confirmation(daemon_factory, proj
     leaves the list here and for every client, its session kept — and says "Agent removed". The
     open agent removed the same way leaves no conversation on screen.
 
-    Covers: R6.4.11
+    Covers: R12.4.1
     """
     daemon = await daemon_factory([text_step("hi")], loop=True)
     client = await client_factory(daemon.home)

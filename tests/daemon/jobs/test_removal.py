@@ -40,7 +40,7 @@ def test_removing_a_parent_removes_its_children_and_cancels_their_runs(harness):
     cancelled, nothing is started in their place, and the job and run records stay in the registry
     as history.
 
-    Covers: R10.3.57, R10.3.60
+    Covers: R10.3.61
     """
     client, parent_id = parent(harness)
     data = batch(client, parent_id, "parallel", "a", "b")
