@@ -255,3 +255,25 @@ async def test_the_pages_words_match_the_python_clients(context):
     )
     await expect(page.locator(".render-diff .no-change")).to_have_text("No change")
     await page.close()
+
+
+async def test_no_remove_button_where_the_daemon_lacks_agent_remove(context):
+    """A daemon whose hello does not offer ``agent-remove`` (an older one) gets no Remove button.
+
+    Covers: R7.8, R7.9
+    """
+    page = await open_app(context)
+    hidden = await page.evaluate(
+        """async () => {
+        const { AgentList } = await import('/app/js/render/agents.js');
+        const { AgentState } = await import('/app/js/store.js');
+        const list = new AgentList(document.createElement('ul'), {});
+        list.canRemove = false;
+        const info = {agent_id: 'agent-old', cwd: '/p', status: 'idle', runtime_state: 'running',
+                      created_at: 0};
+        list.update(new AgentState(info, () => {}), false);
+        return list.rows.get('agent-old').remove.hidden;
+        }"""
+    )
+    assert hidden is True
+    await page.close()

@@ -14,6 +14,8 @@ from tui_helpers import SIZE, until
 
 from shard.client import Backoff, ShardClient
 from shard.protocol.events import PermissionResolved
+from shard.testing.fake_daemon import AGENT, INFO, ok, sync
+from shard.testing.fake_daemon import FakeDaemon as Peer
 from shard.testing.home import text_step, tool_step
 from shard.tui.agents import AgentList
 from shard.tui.app import ShardApp
@@ -140,3 +142,31 @@ async def test_a_permission_answered_here_reads_this_terminal_and_by_name_elsewh
         )
         watcher.close()
     await client.close()
+
+
+async def test_no_remove_key_where_the_daemon_lacks_agent_remove(tmp_path: Path):
+    """A daemon whose hello does not offer ``agent-remove`` (an older one) gets no Remove key: it is
+    not in the footer and pressing Delete sends nothing.
+
+    Covers: R7.8, R7.9
+    """
+
+    def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
+        if command["type"] == "agent.list":
+            return [ok(command, {"agents": [INFO]})]
+        if command["type"] == "agent.attach":
+            return [ok(command, {"status": "idle", "info": INFO}), sync()]
+        return [ok(command)]
+
+    async with Peer(tmp_path / "fake.sock", answer) as peer:
+        client = await ShardClient.connect_unix(peer.path, home=tmp_path)
+        app = ShardApp(client, agent_id=AGENT)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.views[AGENT].syncs == 1)
+            assert not app.check_action("remove", ())
+            await highlight(pilot, app, AGENT)
+            await pilot.press("delete")
+            await pilot.pause()
+            assert not isinstance(app.screen, RemoveConfirm)
+            assert "agent.remove" not in [c["type"] for c in peer.received]
+        await client.close()

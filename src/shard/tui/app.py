@@ -384,8 +384,9 @@ class ShardApp(Lifecycle):
             return view is not None and self.earlier  # F6 in the footer only when it shows something
         if action in _WITH_AGENT:
             return view is not None
-        if action == "remove":
-            return bool(self.roster.rows)
+        if action == "remove":  # only where the daemon has agent.remove (PROTOCOL §7)
+            hello = self.client.connection.hello
+            return bool(self.roster.rows) and hello is not None and "agent-remove" in hello.capabilities
         return True
 
     async def action_pick_mode(self) -> None:

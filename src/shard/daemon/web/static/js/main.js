@@ -59,6 +59,8 @@ class App {
   // After every hello: the registry, then re-attach to every agent this page watched.
   async opened(hello) {
     if (hello && hello.client_id) this.myIds.add(hello.client_id);
+    // Remove only where the daemon has agent.remove (an older one lacks it; PROTOCOL §7)
+    this.list.canRemove = Boolean(hello && (hello.capabilities || []).includes("agent-remove"));
     let reply;
     try {
       reply = await this.conn.request({ type: "agent.list" });

@@ -17,6 +17,7 @@ export class AgentList {
     this.onWatch = onWatch;
     this.onTerminate = onTerminate;
     this.onRemove = onRemove;
+    this.canRemove = true; // false when the daemon's hello does not offer agent-remove
   }
 
   // The row's focusable parts (open, watch, Terminate, Remove) are made once and kept, so an agent that
@@ -61,6 +62,7 @@ export class AgentList {
     row.terminate.disabled = idle !== null;
     row.terminate.title = idle || "Stop its runtime now, or when its turn ends (the agent stays)";
     row.terminate.setAttribute("aria-label", `Terminate ${agent.label}`);
+    row.remove.hidden = !this.canRemove;
     row.remove.title = "Remove it from the list, stopping it first if it runs (its session is kept)";
     row.remove.setAttribute("aria-label", `Remove ${agent.label}`);
   }
