@@ -72,7 +72,9 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
 
 # What the successful response of each command carries in `data` (none: a bare `success: true`).
 RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
-    ("prompt, steer, abort, permission_response, ui_response", []),
+    ("prompt, steer (queued while the agent works; else none)", [results.QueuedResult]),
+    ("unqueue", [results.UnqueueResult]),
+    ("abort, permission_response, ui_response", []),
     ("set_mode", [results.SetModeResult]),
     ("list_modes", [results.ListModesResult]),
     ("list_models", [results.ListModelsResult]),
@@ -89,6 +91,7 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("agent.remove", [results.AgentRemoveResult]),
     ("client.identify", [results.ClientIdentifyResult]),
     ("agent.detach, agent.kill, daemon.shutdown", []),
+    ("daemon.compare_env", [results.CompareEnvResult]),
     ("workspace.create, workspace.attach", [results.WorkspaceResult]),
     ("workspace.list", [results.WorkspaceListResult]),
     ("workspace.status, workspace.retire", [results.WorkspaceDetailResult]),

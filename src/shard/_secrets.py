@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 FD_VARIABLE = "SHARD_SECRETS_FD"
 _store: dict[str, str] = {}
+_asked: set[str] = set()  # every variable capture() was given, set or not
 
 
 def capture(names: Iterable[str]) -> None:
@@ -30,6 +31,7 @@ def capture(names: Iterable[str]) -> None:
     initial environment block."""
     taken = set()
     for name in names:
+        _asked.add(name)
         value = os.environ.pop(name, None)
         if value:
             _store.setdefault(name, value)
@@ -48,6 +50,12 @@ def get(name: str) -> str | None:
 def held() -> dict[str, str]:
     """Every key held, for building the catalog (a provider appears when its key is set)."""
     return dict(_store)
+
+
+def asked() -> set[str]:
+    """The key variables this process was asked to capture (set or not): what it can say of them
+    is final — a runtime it starts reads none of them from anywhere else."""
+    return set(_asked)
 
 
 def inherit() -> None:

@@ -299,6 +299,7 @@ def test_base_capabilities_are_always_advertised(tmp_path: Path) -> None:
         "mode-switch",
         "model-catalog",
         "model-switch",
+        "message-queue",
         "ui:select",
         "ui:confirm",
         "ui:input",

@@ -9,12 +9,16 @@ import os
 import signal
 import subprocess
 
+import pytest
+
 from shard.testing import shard_command, text_step, write_scripted_home
 
 TIMEOUT = 30.0
 
 
-async def _start(home, project, *flags):
+async def _start(home, project, *flags, sigint=signal.SIG_DFL):
+    """``shard acp`` as an editor starts it: SIGINT at its default whatever this test run inherited
+    (a run in the background of a script inherits it ignored), unless ``sigint`` says otherwise."""
     return await asyncio.create_subprocess_exec(
         *shard_command("acp", "--home", str(home), *flags),
         stdin=asyncio.subprocess.PIPE,
@@ -22,6 +26,7 @@ async def _start(home, project, *flags):
         stderr=asyncio.subprocess.PIPE,
         cwd=project,
         env={**os.environ, "SHARD_HOME": str(home)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
     )
 
 
@@ -79,9 +84,13 @@ async def test_bad_input_is_one_line_and_the_connection_stays(home, project):
     assert proc.returncode == 0
 
 
-async def test_ctrl_c_is_quiet(home, project):
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+async def test_ctrl_c_is_quiet(home, project, inherited):
+    """SIGINT once it serves: 130 and not a word, whether it started with SIGINT at its default or
+    ignored (a background job: the test itself failed when the suite ran as one, waiting 30 s for an
+    exit the ignored signal never caused)."""
     write_scripted_home(home, [text_step("x")])
-    proc = await _start(home, project, "--direct")
+    proc = await _start(home, project, "--direct", sigint=inherited)
     await _call(proc, _rpc(1, "initialize", protocolVersion=1))
     proc.send_signal(signal.SIGINT)
     _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)

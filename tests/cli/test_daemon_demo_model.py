@@ -61,6 +61,34 @@ async def test_a_configured_model_is_used_and_no_notice_is_printed(tmp_path: Pat
     assert _assistant_texts(read) == ["from the configured model"]
 
 
+async def test_models_without_a_default_are_named_in_the_start_line(tmp_path: Path) -> None:
+    """config.toml lists models but names no ``default_model``: the start line says exactly that —
+    not that no model is configured — names the models there are and the line that picks one."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        '[[providers]]\nname = "local"\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'models = ["m", "n"]\n'
+    )
+    daemon = await DaemonProcess.start(home, env={**os.environ, **NO_KEYS})
+    await daemon.stop()
+    [line] = [line for line in daemon.startup if DEMO_MODEL in line]
+    assert line.startswith("shard daemon: no default_model in config.toml: new agents use scripted/demo")
+    assert "(local/m, local/n)" in line
+    assert 'default_model = "local/m"' in line
+    assert "no model is configured" not in " ".join(daemon.output)
+
+
+async def test_with_no_model_at_all_the_start_line_says_none_is_configured(tmp_path: Path) -> None:
+    """No config.toml and no key: the start line says no model is configured (and no default_model
+    is asked for: there is nothing to pick from)."""
+    daemon = await DaemonProcess.start(tmp_path / "home", env={**os.environ, **NO_KEYS})
+    await daemon.stop()
+    [line] = [line for line in daemon.startup if DEMO_MODEL in line]
+    assert line.startswith("shard daemon: no model is configured: new agents use scripted/demo")
+    assert "default_model" not in line
+
+
 def _assistant_texts(read: list[dict]) -> list[str]:
     return [
         "".join(block.get("text", "") for block in m["message"]["content"])

@@ -6,9 +6,11 @@ Every test runs the real command (``python -m shard run``) in a subprocess.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -79,10 +81,39 @@ def test_a_closed_stdout_ends_the_run_quietly(tmp_path, project, mode):
     assert not [r for r in _session_rows(home) if r.get("incomplete") == "error"]
 
 
+def test_ctrl_c_is_taken_before_shard_imports_anything():
+    """``shard.cli``, the first module of the command, sets its SIGINT handler before it imports a
+    module: ``import signal`` alone loads ``enum`` (25 ms, far more on a loaded machine), and a
+    Ctrl-C within it was a traceback."""
+    probe = (
+        "import sys; before = set(sys.modules); import shard.cli, _signal; "
+        "new = sorted(set(sys.modules) - before); "
+        "print(' '.join(new)); print(_signal.getsignal(_signal.SIGINT) is not _signal.default_int_handler)"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded, handled = run.stdout.splitlines()
+    assert set(loaded.split()) <= {"shard", "shard._version", "shard.cli", "_signal"}, loaded
+    assert handled == "True"
+
+
+def _before_shard(err: str) -> bool:
+    """SIGINT came while CPython was starting, before shard.cli could take it: ``site`` or ``runpy``
+    failed, or every frame of the traceback is the interpreter's (``python -m shard``'s own line
+    that imports the command aside)."""
+    if err.startswith(("Could not import runpy module\n", "Fatal Python error: init_import_site:")):
+        return True
+    frames = re.findall(r'File "([^"]+)"', err)
+    ours = [f for f in frames if "/shard/" in f and not f.endswith("/shard/__main__.py")]
+    return err.rstrip().endswith("KeyboardInterrupt") and bool(frames) and not ours
+
+
 def test_ctrl_c_at_any_instant_exits_130_without_a_traceback(tmp_path, project):
     """SIGINT at 30 instants from 0 to 1.2 s after the start — imports, start-up, the model's stream,
     a tool — always exits 130 (or, before Python could even install a handler, by the signal
-    itself), never with a traceback."""
+    itself), never with a traceback. On a loaded machine an early instant can land in CPython's own
+    start, before any module of Shard runs (``site``, ``runpy`` finding ``shard``, the import of the
+    package's first module): CPython's traceback there is nothing of Shard's to judge, and is let
+    through — only when no frame of it is in Shard's code (``_before_shard``)."""
     step = tool_step("sleep", {"seconds": 0.3}, text="thinking aloud " * 20)
     step.update(chunk=5, delay_ms=10)
     home = write_scripted_home(
@@ -103,6 +134,8 @@ def test_ctrl_c_at_any_instant_exits_130_without_a_traceback(tmp_path, project):
             assert proc.stderr is not None
             err = proc.stderr.read().decode()
             code = proc.wait(60)
+        if code in (1, -signal.SIGINT) and _before_shard(err):
+            continue
         assert code in (130, -signal.SIGINT, 0), (i, code, err)
         assert "Traceback" not in err, (i, err)
 
@@ -144,7 +177,7 @@ async def test_by_default_a_headless_run_denies_writes(tmp_path, project):
     )
     _code, _out, err = await _run(home, project, "write it")
     assert not (project / "out.txt").exists()
-    assert "Permission denied" in err
+    assert "  denied: nobody can answer here; to allow it: --allow write" in err.splitlines()
 
 
 async def test_allow_a_tool_inside_the_working_directory_only(tmp_path, project, tmp_path_factory):

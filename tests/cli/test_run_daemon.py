@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,37 @@ async def test_a_run_with_its_own_allowances_stays_direct(tmp_path, project):
         await daemon.kill()
 
 
+async def test_a_retry_and_its_end_show_on_stderr_through_the_daemon(tmp_path, project):
+    """Nothing listens on the provider's loopback port: the run through the daemon says each retry
+    as it happens (the delay and the cause) on stderr — one, since a local refusal is retried once —
+    then the error naming the URL, and exits 1, as a direct run does."""
+    with socket.socket() as s:  # a port with nothing behind it
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'default_model = "local/m"\n[[providers]]\nname = "local"\nkind = "openai"\nbase_url = "{url}"\n'
+        'models = [{ id = "m" }]\n'
+    )
+    daemon = await DaemonProcess.start(home)
+    try:
+        watcher = await daemon.unix()
+        code, _out, err = await _run(home, project, "hi")
+        await watcher.until(lambda m: m.get("type") == "agent_spawned")  # it went through the daemon
+    finally:
+        await daemon.kill()
+    lines = err.splitlines()
+    assert code == 1, err
+    assert [line for line in lines if "retrying" in line] == [
+        "shard: retrying in 0.5 s: connection refused (attempt 2 of 2)"
+    ]
+    assert (
+        f"shard: PROVIDER_ERROR: local: nothing is listening at {url}: is the server running? "
+        "(gave up after 2 attempts)"
+    ) in lines
+
+
 async def test_a_refused_run_says_what_a_direct_one_says(tmp_path, project):
     """An unknown model: one line, the same as a direct run's, exit 2, and no agent left behind."""
     home = write_scripted_home(tmp_path / "home", [text_step("x")])
@@ -187,5 +219,40 @@ async def test_a_daemon_that_dies_mid_run_is_one_line_and_exit_1(tmp_path, proje
         assert proc.returncode == 1, err
         assert err.decode().strip().splitlines()[-1] == "shard: the daemon went away during the run"
         assert b"Traceback" not in err
+    finally:
+        await daemon.kill()
+
+
+async def test_a_follow_up_another_client_queues_for_the_run_is_said_and_delivered(tmp_path, project):
+    """A person queues a follow-up (in the web client, say) for the agent a ``shard run`` drives
+    through the daemon: the run says so on stderr, the follow-up is delivered as the next turn
+    before the run ends (its answer printed too), and the session holds it.
+
+    Covers: R9.2.5
+    """
+    slow = {"blocks": [{"type": "text", "text": "working. "}, {"type": "pause", "ms": 1500}]}
+    home = write_scripted_home(tmp_path / "home", [slow, text_step("tests pass")])
+    daemon = await DaemonProcess.start(home)
+    try:
+        person = await daemon.unix()
+        run = asyncio.create_task(_run(home, project, "start"))
+        agent = (await person.until(lambda m: m.get("type") == "agent_spawned"))[-1]["agent_id"]
+        await person.request({"type": "agent.attach", "id": "a", "agent_id": agent})
+        await person.until(lambda m: m.get("type") == "message_delta")
+        queued, _ = await person.request(
+            {
+                "type": "prompt",
+                "id": "f",
+                "agent_id": agent,
+                "message": "then the tests",
+                "streaming_behavior": "follow_up",
+            }
+        )
+        assert queued["success"], queued
+        code, out, err = await asyncio.wait_for(run, 60)
+        assert code == 0, err
+        assert re.search(r"shard: unix-client-\d+ queued a follow-up: then the tests", err), err
+        assert out.decode().endswith("tests pass\n"), out
+        assert recorded_requests(home)[-1]["messages"][-1]["content"][0]["text"] == "then the tests"
     finally:
         await daemon.kill()

@@ -515,3 +515,33 @@ def test_show_never_fails_on_a_strange_session(rows, blocks):
     lines = list(transcript(entries))
     assert lines[0] == "session sess-x"
     assert all(isinstance(line, str) for line in lines)
+
+
+async def test_a_handed_back_queued_message_shows_as_not_sent_and_restores_as_no_message(home, tmp_path):
+    """A ``queue_returned`` entry (queued messages an abort handed back) reads as "not sent" in
+    ``shard sessions show``; a restored session skips it — it is a trace, not a message the model
+    saw."""
+    project = _dir(tmp_path, "project")
+    returned = {
+        "kind": "queue_returned",
+        "reason": "aborted",
+        "messages": [
+            {"queue_id": "queue-1", "message": "also\nthe port", "behavior": "steer", "queued_at": 1.0},
+            {"queue_id": "queue-2", "message": "then the tests", "behavior": "follow_up", "queued_at": 2.0},
+        ],
+    }
+    rows = [user("start", 1), assistant(2, {"type": "text", "text": "work"}, incomplete="aborted"), returned]
+    write_session(home, "sess-q", project, rows)
+    code, out, err = shard(home, tmp_path, "sessions", "show", "sess-q")
+    assert code == 0, err
+    assert out.splitlines()[-2:] == [
+        "· queued steer not sent (aborted): also the port",
+        "· queued follow-up not sent (aborted): then the tests",
+    ]
+    agent = await AgentProcess.start(home, project, "--session", "sess-q")
+    try:
+        _, sync = await agent.handshake()
+        assert [m["id"] for m in sync["live_window"]["messages"]] == ["msg-u1", "msg-a2"]
+        assert sync["queue"] == []
+    finally:
+        await agent.kill()

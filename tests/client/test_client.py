@@ -26,6 +26,7 @@ from shard.protocol.events import (
     Sync,
     TurnEnd,
 )
+from shard.protocol.queue import QueueChanged
 from shard.testing import DaemonProcess
 from shard.testing.home import text_step, tool_step
 from shard.testing.web import enrollment_code
@@ -253,3 +254,49 @@ async def test_subagent_stop_relaunch_and_status(daemon_factory, project: Path):
         status = await client.subagent_status(parent)
         assert {j.job_id for j in status.jobs or []} == {job.job_id, again.job_id}
         await client.subagent_stop(parent, again.job_id)
+
+
+async def test_the_agent_fold_exposes_the_queue_and_a_hand_back(
+    daemon_factory, project: Path, transport: str
+):
+    """``Agent.queue`` follows ``queue_changed``; ``unqueue`` withdraws (and a second try is
+    NOT_FOUND); an abort hands the rest back as a ``QueueChanged`` with ``returned``; a client that
+    attaches later starts from ``sync.queue``.
+
+    Covers: R9.2.5, R9.2.7, R6.4.20
+    """
+    stalled = {"blocks": [{"type": "text", "text": "working"}], "stall": True}
+    daemon = await daemon_factory([stalled, text_step("unused")])
+    async with await connect(daemon, transport) as client, await connect(daemon, "unix") as other:
+        agent = await client.create_agent(project)
+        stream = agent.subscribe()
+        await agent.prompt("start")
+        while not isinstance(await stream.next(10), MessageDelta):
+            pass
+        first = await agent.prompt("then the tests", streaming_behavior="follow_up")
+        await agent.steer("also the port")
+        while len(agent.queue) < 2:
+            await stream.next(10)
+        assert [(q.message, q.behavior) for q in agent.queue] == [
+            ("then the tests", "follow_up"),
+            ("also the port", "steer"),
+        ]
+        assert first.data["queued"]["queue_id"] == agent.queue[0].queue_id
+        late = await other.attach(agent.agent_id or "", role="observer")
+        assert [q.message for q in late.queue] == ["then the tests", "also the port"]
+
+        withdrawn = await agent.unqueue(agent.queue[0].queue_id)
+        assert withdrawn.message == "then the tests"
+        with pytest.raises(CommandError) as missing:
+            await agent.unqueue(withdrawn.queue_id)
+        assert missing.value.code == "NOT_FOUND"
+
+        await agent.abort()
+        handed = None
+        while handed is None:
+            event = await stream.next(10)
+            if isinstance(event, QueueChanged) and event.returned:
+                handed = event
+        assert [q.message for q in handed.returned or []] == ["also the port"]
+        assert handed.reason == "aborted"
+        assert agent.queue == []

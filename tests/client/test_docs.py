@@ -24,6 +24,10 @@ STEPS: dict[str, tuple[list[dict[str, Any]], str]] = {
     ),
     "websocket": ([text_step("unused")], ""),
     "names": ([tool_step("touch", {"path": "done.txt"}), text_step("Created.")], "Allowed by you"),
+    "queue": (
+        [{"blocks": [{"type": "text", "text": "working"}], "stall": True}],
+        "not sent: ['keep the public API'] aborted",
+    ),
     "stdio": ([text_step("Hello from stdio!")], "Hello from stdio!"),
     "subagents": ([text_step("a.txt b.txt")], "scout completed a.txt b.txt"),
     "delegated": (  # the child asks (only the parent has a client); the parent woken later asks too

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from shard.daemon.effects import StopRuntime
 from shard.daemon.lifecycle import IllegalTransition, RuntimeMachine
 from shard.daemon.record import AgentRecord
+from shard.daemon.supervisor import INTERRUPT_GRACE
 from shard.testing.broker import BrokerHarness, MemoryClient
 
 
@@ -474,6 +476,82 @@ def test_shutdown_waits_for_every_runtime(harness):
     forced.shutdown(force=True)
     assert [force for _, force in forced.kills] == [True]
     assert forced.stopped
+
+
+def _signals(harness: BrokerHarness) -> list[tuple[str, str]]:
+    """Every stop and kill the broker asked for, in order: (what, agent_id)."""
+    return [
+        ("stop now" if isinstance(e, StopRuntime) and e.now else type(e).__name__, e.gen.agent_id)
+        for e in harness.signals
+    ]
+
+
+def test_ctrl_c_says_what_it_waits_for_stops_every_runtime_now_and_kills_after_the_grace(harness):
+    """Ctrl-C (``interrupt``): one line saying what the daemon waits for, by what each runtime is
+    doing; every runtime is told to stop its work now — none is killed then; one that has not
+    exited when the grace ends is killed, said in a line, and the daemon stops once all are gone."""
+    harness.auto_exit = False
+    client = harness.connect()
+    streaming, asking, idle = client.create(), client.create(), client.create()
+    harness.runtime(streaming).emit({"type": "status", "status": "streaming"})
+    harness.runtime(asking).emit({"type": "status", "status": "waiting_for_permission"})
+    harness.perform(harness.broker.interrupt())
+    assert harness.logs == [
+        "shard daemon: stopping 3 runtimes (1 streaming, 1 waiting for a permission answer, 1 idle)…"
+        " (Ctrl-C again stops them at once)"
+    ]
+    assert _signals(harness) == [("stop now", a) for a in (streaming, asking, idle)]
+    harness.runtime(streaming).exit(0)
+    harness.runtime(idle).exit(0)
+    harness.advance(INTERRUPT_GRACE - 0.1)
+    assert not harness.kills, "not before the grace is over"
+    harness.advance(0.1)
+    assert harness.logs[-1] == f"shard daemon: 1 runtime did not stop within 1.5 s: killing {asking}"
+    assert _signals(harness)[3:] == [("KillRuntime", asking)]
+    assert harness.kills[-1][1] is True
+    assert not harness.stopped
+    harness.runtime(asking).exit(-9)
+    assert harness.stopped
+    assert not harness.timers, "the grace timer is gone with the runtimes"
+    last = {m["agent_id"]: m["runtime_state"] for m in client.of_type("agent_status_changed")}
+    assert set(last.values()) == {"stopped"}, "a stop it asked for is no crash"
+    assert not client.of_type("agent_exited")
+
+
+def test_a_second_ctrl_c_kills_at_once(harness):
+    """A second interrupt does not wait for the grace: what is left is killed now, and said."""
+    harness.auto_exit = False
+    client = harness.connect()
+    agent = client.create()
+    harness.runtime(agent).emit({"type": "status", "status": "streaming"})
+    harness.perform(harness.broker.interrupt())
+    assert harness.logs == [
+        "shard daemon: stopping 1 runtime (1 streaming)… (Ctrl-C again stops them at once)"
+    ]
+    harness.perform(harness.broker.interrupt())
+    assert harness.logs[-1] == f"shard daemon: stopping at once: killing {agent}"
+    assert _signals(harness) == [("stop now", agent), ("KillRuntime", agent)]
+    assert not harness.timers
+    harness.runtime(agent).exit(-9)
+    assert harness.stopped
+
+
+def test_ctrl_c_during_a_graceful_shutdown_stops_the_turns_now(harness):
+    """``daemon.shutdown`` lets turns finish; Ctrl-C meanwhile tells the runtimes still finishing
+    to stop now. With no runtime at all, Ctrl-C stops the daemon at once."""
+    harness.auto_exit = False
+    client = harness.connect()
+    agent = client.create()
+    harness.runtime(agent).emit({"type": "status", "status": "streaming"})
+    assert client.request({"type": "daemon.shutdown"})["success"] is True
+    harness.perform(harness.broker.interrupt())
+    assert _signals(harness) == [("StopRuntime", agent), ("stop now", agent)]
+    harness.runtime(agent).exit(0)
+    assert harness.stopped
+    empty = BrokerHarness()
+    empty.perform(empty.broker.interrupt())
+    assert empty.logs == ["shard daemon: stopping…"]
+    assert empty.stopped
 
 
 def test_an_oversized_response_answers_its_waiter(harness):

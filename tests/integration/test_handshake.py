@@ -14,6 +14,7 @@ BASE_CAPS = [
     "mode-switch",
     "model-catalog",
     "model-switch",
+    "message-queue",
     "ui:select",
     "ui:confirm",
     "ui:input",

@@ -236,8 +236,10 @@ async def test_follow_up_waits_until_the_agent_stops(start, home):
     read = await agent.idle()
     seq = [t for t in types(read) if t not in ("status", "message_delta", "usage", "response")]
     assert seq == [
+        "queue_changed",  # the follow-up waits, for every client to see
         "message_complete",  # first answer
         "turn_end",
+        "queue_changed",  # ... and leaves the queue as it is delivered
         "turn_start",
         "message_complete",  # the follow-up as the new turn's user message
         "message_complete",  # second answer

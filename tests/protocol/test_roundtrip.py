@@ -31,6 +31,7 @@ EXPECTED_PER_AGENT_COMMANDS = {
     "list_reasoning_levels",
     "set_reasoning_level",
     "session_op",
+    "unqueue",  # additive: the queue (protocol/queue.py)
     # §9.5
     "permission_response",
     "ui_response",
@@ -45,6 +46,7 @@ EXPECTED_ORCHESTRATOR_COMMANDS = {
     "agent.kill",
     "agent.status",
     "daemon.shutdown",
+    "daemon.compare_env",  # Shard, additive (shard run: issue 26 item 1)
     # §10.1a
     "workspace.create",
     "workspace.attach",
@@ -76,6 +78,7 @@ EXPECTED_EVENTS = {
     "usage",
     "compaction",
     "error",
+    "queue_changed",  # additive: the queue (protocol/queue.py)
     # §9.5
     "permission_request",
     "permission_resolved",

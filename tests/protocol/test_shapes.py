@@ -691,6 +691,40 @@ def test_sync_shape():
     ev_bad({**SYNC, "status": "busy"})
 
 
+def test_queue_shapes():
+    """The additive queue: ``queue_changed`` carries the whole queue and a free-form ``reason``
+    (a newer server's reason must not break a client), ``returned`` what was handed back; ``sync``
+    may carry ``queue``; ``unqueue`` names one ``queue_id``.
+
+    Covers: R5.0.3, R9.1.4
+    """
+    item = {"queue_id": "queue-1", "message": "hi", "behavior": "steer", "queued_at": 1.5}
+    ev({"type": "queue_changed", "queue": [item], "reason": "queued"})
+    ev({"type": "queue_changed", "agent_id": "agent-1", "queue": [], "reason": "aborted", "returned": [item]})
+    ev({"type": "queue_changed", "queue": [], "reason": "some-later-reason"})
+    ev(
+        {
+            "type": "queue_changed",
+            "queue": [
+                {
+                    **item,
+                    "images": [{"type": "image", "data": "aGk=", "mime_type": "image/png"}],
+                    "source": "unix-client-1",
+                }
+            ],
+            "reason": "x",
+        }
+    )
+    ev_bad({"type": "queue_changed", "queue": [item]})
+    ev_bad({"type": "queue_changed", "queue": [{**item, "behavior": "later"}], "reason": "queued"})
+    ev_bad({"type": "queue_changed", "queue": [{**item, "source": None}], "reason": "queued"})
+    ev({**SYNC, "queue": [item]})
+    ev_bad({**SYNC, "queue": None})
+    parse_command(b'{"type":"unqueue","queue_id":"queue-1"}')
+    with pytest.raises(FrameError):
+        parse_command(b'{"type":"unqueue"}')
+
+
 def test_status_shape():
     """Covers: R9.1.19"""
     ev({"type": "status", "status": "compacting"})

@@ -11,6 +11,7 @@ from shard.protocol.events import (
     ModelChanged,
     PermissionRequest,
     PermissionResolved,
+    Status,
     Sync,
     ToolCall,
     ToolResult,
@@ -164,3 +165,40 @@ def test_a_turns_usage_reads_with_units():
     view.apply(sync())
     view.apply(TurnEnd(agent_id=A, turn_id="t1", usage=Usage(input=253_437_200, output=1049)))
     assert [e.text for e in view.entries()] == ["turn done · 253M in / 1.05k out tokens"]
+
+
+def test_a_retry_is_kept_until_the_status_moves_on():
+    """A ``status`` whose detail says the agent waits for a provider retry is kept for the screen;
+    a sync taken mid-wait carries it too; the next status without detail clears it."""
+    retrying = "retrying in 2.5 s: connection refused (attempt 2 of 5)"
+    view = AgentView(A)
+    view.apply(sync())
+    view.apply(Status(agent_id=A, status="streaming", detail=retrying))
+    assert (view.status, view.status_detail) == ("streaming", retrying)
+    view.apply(Status(agent_id=A, status="streaming"))
+    assert view.status_detail is None
+    view.apply(sync(status="streaming", status_detail=retrying))  # attached mid-wait
+    assert view.status_detail == retrying
+    view.apply(Status(agent_id=A, status="idle"))
+    assert view.status_detail is None
+
+
+def test_the_queue_is_replaced_whole_and_hand_backs_wait_for_the_prompt_box():
+    """``sync.queue`` and each ``queue_changed`` replace the queue (whatever was missed between);
+    messages handed back collect in ``returned`` with why, for the app to put back.
+
+    Covers: R6.4.20, R9.2.7
+    """
+    from shard.protocol.queue import QueueChanged
+
+    item = {"queue_id": "queue-1", "message": "then the tests", "behavior": "follow_up", "queued_at": 1.0}
+    view = AgentView(A)
+    view.apply(sync(queue=[item]))
+    assert [q.message for q in view.queue] == ["then the tests"]
+    view.apply(
+        QueueChanged.model_validate({"agent_id": A, "queue": [], "reason": "aborted", "returned": [item]})
+    )
+    assert view.queue == []
+    assert [(q.message, why) for q, why in view.returned] == [("then the tests", "aborted")]
+    view.apply(sync())
+    assert view.queue == []

@@ -283,6 +283,7 @@ def sync_line(prepared: Prepared) -> bytes:
         "live_window": live,
         "pending_requests": [],
         "session_id": prepared.store.session_id,
+        "queue": [],  # a fresh runtime has nothing queued
     }
     if prepared.store.header.get("context_files"):
         sync["instructions"] = prepared.store.header["context_files"]

@@ -108,6 +108,7 @@ BASE_CAPABILITIES = (
     "mode-switch",
     "model-catalog",
     "model-switch",
+    "message-queue",  # queue_changed, sync.queue and unqueue (Shard, additive)
     # the UI request kinds a runtime can send (PROTOCOL §7 spells ui:select and ui:editor)
     "ui:select",
     "ui:confirm",

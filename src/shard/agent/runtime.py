@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.catalog import ModelCatalog, ModelEntry
 from shard.agent.compaction import compact
 from shard.agent.config import Config
 from shard.agent.mcp.host import McpHost
+from shard.agent.message_queue import MessageQueue
 from shard.agent.modes import ModeController
 from shard.agent.permissions.board import RequestBoard, Responders
 from shard.agent.permissions.gate import Gate
@@ -46,10 +46,13 @@ from shard.protocol.codec import error_response, parse_command
 from shard.protocol.errors import ErrorCode, FrameError, ShardError
 from shard.protocol.events import ErrorEvent, Hello, ModeChanged, Response, Sync
 from shard.protocol.framing import Oversized
+from shard.protocol.queue import Behavior
 from shard.protocol.results import (
     ListModesResult,
+    QueuedResult,
     RuntimeSteerResult,
     SetModeResult,
+    UnqueueResult,
 )
 
 if TYPE_CHECKING:
@@ -100,9 +103,8 @@ class Runtime:
             record=self.transcript.record,
             emit=self.emit,
         )
-        self.steers: deque[UserInput] = deque()
+        self.queue = MessageQueue(self.events, self.transcript.record)  # steers and follow-ups
         self.strict = StrictSteers()
-        self.follow_ups: deque[UserInput] = deque()
         self.work: _Work | None = None
         self.idle = asyncio.Event()
         self.idle.set()
@@ -124,9 +126,8 @@ class Runtime:
             tools=self.tools,
             approve=self.gate.check,
             tool_context=self.tool_context,
-            steers=self.steers,
+            queue=self.queue,
             strict=self.strict,
-            follow_ups=self.follow_ups,
             cwd=cwd,
             modes=self.modes,
             retry=config.retry,
@@ -179,9 +180,11 @@ class Runtime:
         return self.events.fatal
 
     def hello(self) -> Hello:
-        return hello_event(self.models.model, self.models.capabilities())
+        caps = self.models.capabilities()
+        return Hello(protocol_version=PROTOCOL_VERSION, server_version=__version__, capabilities=caps)
 
     def sync(self) -> Sync:
+        files = self.transcript.store.header.get("context_files")  # validated into models, not kept as dicts
         sync = Sync(
             status=self.events.status,
             mode=self.modes.active.name,
@@ -189,11 +192,13 @@ class Runtime:
             live_window=self.transcript.live_window(),
             pending_requests=self.board.pending(),
             session_id=self.transcript.session_id,
+            queue=self.queue.snapshot(),
+            **({"instructions": files} if files else {}),
         )
-        if files := self.transcript.store.header.get("context_files"):
-            sync.instructions = files
         if self.transcript.streaming is not None:
             sync.streaming = self.transcript.streaming.snapshot()
+        if self.events.detail is not None:
+            sync.status_detail = self.events.detail
         return sync
 
     def respond(self, command: cmd.CommandBase, data: WireModel | None) -> None:
@@ -227,12 +232,13 @@ class Runtime:
             self.respond(command, data)
 
     async def _dispatch(self, command: cmd.CommandBase) -> Any:
-        if isinstance(command, cmd.Prompt):
-            self._accept_input(UserInput(command.message, command.images), command.streaming_behavior)
-            return None
-        if isinstance(command, cmd.Steer):
-            self._accept_input(UserInput(command.message, command.images), "steer")
-            return None
+        if isinstance(command, cmd.Prompt | cmd.Steer):
+            behavior = command.streaming_behavior if isinstance(command, cmd.Prompt) else "steer"
+            source = (command.model_extra or {}).get("source")  # the daemon's name for the sender
+            inp = UserInput(command.message, command.images)
+            return self._accept_input(inp, behavior, source if isinstance(source, str) else None)
+        if isinstance(command, cmd.Unqueue):
+            return UnqueueResult(withdrawn=self.queue.withdraw(command.queue_id))
         if isinstance(command, cmd.Abort):
             await self.abort()
             return None
@@ -291,25 +297,16 @@ class Runtime:
             return False
         return self.work.kind == "compaction" or self.events.status == "compacting"
 
-    def _accept_input(self, inp: UserInput, behavior: str | None) -> None:
+    def _accept_input(self, inp: UserInput, behavior: Behavior | None, source: str | None) -> Any:
+        """Start a turn, or queue the message while the agent works (the response's data says so)."""
         if self.fatal is not None:
             raise ShardError(self.fatal.code, f"the agent cannot continue: {self.fatal.message}")
         if self.busy:
-            if behavior is None and self.compacting:
-                behavior = "follow_up"  # a prompt sent during a compaction runs right after it
-            if behavior is None:
-                raise ShardError(
-                    ErrorCode.INVALID_REQUEST,
-                    "the agent is mid-turn: send the prompt with streaming_behavior "
-                    "'steer' (deliver before the next model call) or 'follow_up' (deliver when "
-                    "the agent stops), or use steer",
-                )
-            if behavior == "steer" and self.compacting:
-                behavior = "follow_up"  # nothing to steer: no turn is running
-            (self.steers if behavior == "steer" else self.follow_ups).append(inp)
-            return
+            queued = self.queue.accept(inp.text, inp.images, behavior, self.compacting, source)
+            return QueuedResult(queued=queued)
         self.models.require_model()
         self._start_turns(inp)
+        return None
 
     def _start_turns(self, first: UserInput) -> None:
         async def turns() -> None:
@@ -351,28 +348,34 @@ class Runtime:
         self.work = work
 
     def _wind_down(self, work: _Work) -> None:
-        """The work is over: idle (unless fatal), and a follow-up queued behind it starts."""
+        """The work is over: idle (unless fatal), and a follow-up queued behind it starts. A fatal
+        error hands back what is queued: the agent will deliver nothing more."""
         if self.work is not work:
             return
         self.work = None
         self.strict.end()
         if self.fatal is None:
             self.events.set_status("idle")
+        else:
+            self.queue.hand_back(self.queue.take_all(), "agent_failed", record=False)
         self.idle.set()
-        if self.follow_ups and self.fatal is None:
-            self._start_turns(self.follow_ups.popleft())
+        if self.fatal is None and (follow_up := self.queue.take_follow_up()) is not None:
+            self._start_turns(UserInput(follow_up.message, follow_up.images))
 
     async def abort(self, cause: Literal["aborted", "interrupted"] = "aborted") -> None:
-        """Cancel the current work (a reply cut short records ``cause``) and wait until it is wound down."""
-        self.steers.clear()
+        """Cancel the current work (a reply cut short records ``cause``) and wait until it has wound
+        down; idle → nothing to do.
+
+        Abort delivers nothing more: every queued message, steer or follow-up, is handed back to
+        the clients (after the aborted turn's own entries, so the session reads in order)."""
+        queued = self.queue.take_all()  # taken first: no follow-up starts as the work winds down
         self.strict.end()
-        self.follow_ups.clear()
-        if self.work is None:
-            return
-        self._turns.stopping.cause = cause
-        task = self.work.task
-        task.cancel()
-        await asyncio.wait({task})
+        if self.work is not None:
+            self._turns.stopping.cause = cause
+            task = self.work.task
+            task.cancel()
+            await asyncio.wait({task})
+        self.queue.hand_back(queued, cause, record=self.fatal is None)
 
     async def wait_idle(self) -> None:
         await self.idle.wait()
@@ -439,11 +442,3 @@ class Runtime:
 
         self._start("compaction", compaction, on_unstarted=aborted)
         return DEFERRED
-
-
-def hello_event(model: ModelEntry | None, capabilities: list[str] | None = None) -> Hello:
-    return Hello(
-        protocol_version=PROTOCOL_VERSION,
-        server_version=__version__,
-        capabilities=capabilities if capabilities is not None else capabilities_for(model),
-    )

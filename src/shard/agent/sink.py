@@ -32,6 +32,11 @@ class EventSink:
     def status(self) -> AgentStatus:
         return self._machine.current
 
+    @property
+    def detail(self) -> str | None:
+        """The detail of the last ``status`` event (a retry's wait), None when it said none."""
+        return self._detail
+
     def set_status(self, status: AgentStatus, detail: str | None = None) -> None:
         if self._machine.move(status) or detail != self._detail:
             self._detail = detail

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from shard.agent.assembler import AssembledToolCall, MessageAssembler
 from shard.agent.catalog import ModelEntry
 from shard.agent.compaction import compact, due
 from shard.agent.config import CompactionConfig, RetryConfig
+from shard.agent.message_queue import MessageQueue
 from shard.agent.modes import ModeController
 from shard.agent.permissions.gate import Deny, Verdict
 from shard.agent.providers.base import ProviderError, ProviderRequest
@@ -100,9 +100,8 @@ class TurnContext:
     tools: dict[str, Tool[Any]]
     approve: Approve  # the gate in front of every tool call
     tool_context: Callable[[str], ToolContext]
-    steers: deque[UserInput]
+    queue: MessageQueue  # the steers and follow-ups sent while the agent works
     strict: StrictSteers  # the daemon's runtime.steer: only ever for the turn that is running
-    follow_ups: deque[UserInput]
     cwd: Path
     modes: ModeController
     retry: RetryConfig
@@ -151,15 +150,18 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
             ctx.events.fail(outcome.error)  # reported before turn_end: the turn ended because of it
         turn.end()
         if isinstance(outcome, Aborted | Fatal):
-            break
-        if not ctx.follow_ups and _over(ctx, ctx.compaction.threshold):
+            break  # the runtime hands back what is queued
+        if isinstance(outcome, Failed):  # steers for a turn that ended without their model call
+            ctx.queue.hand_back(ctx.queue.take_all("steer"), "turn_failed")
+        if not ctx.queue.has("follow_up") and _over(ctx, ctx.compaction.threshold):
             try:  # the default tier: as the agent goes idle
                 await _auto_compact(ctx, back_to=None)
             except asyncio.CancelledError:
                 _uncancel()
                 outcomes.append(Aborted())
                 break
-        inp = ctx.follow_ups.popleft() if ctx.follow_ups else None
+        follow_up = ctx.queue.take_follow_up()
+        inp = UserInput(follow_up.message, follow_up.images) if follow_up else None
     return outcomes
 
 
@@ -215,8 +217,8 @@ class _Turn:
             if ctx.prepare is not None:
                 await ctx.prepare(ctx.tools, ctx.events)
             while True:
-                while ctx.steers:
-                    self._deliver(ctx.steers.popleft())
+                while (steer := ctx.queue.take_steer()) is not None:
+                    self._deliver(UserInput(steer.message, steer.images))
                 ctx.strict.drain(lambda text: self._deliver(UserInput(text)))
                 if _over(ctx, 1.0):  # the emergency tier: the next call would not fit
                     await _auto_compact(ctx, back_to="streaming")
@@ -224,7 +226,7 @@ class _Turn:
                 calls = assembler.tool_calls()
                 if calls:
                     await self._run_tools(calls)
-                elif not ctx.steers and not ctx.strict.pending:
+                elif not ctx.queue.has("steer") and not ctx.strict.pending:
                     return Completed()
         except _CallFailed:
             return Failed()

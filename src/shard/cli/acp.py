@@ -1,6 +1,8 @@
 """``shard acp``: an editor (Zed, JetBrains, any ACP client) launches it and speaks ACP on its
 stdin/stdout; stdout carries the protocol only, logs go to stderr. The end of input (the editor
-closed) and Ctrl-C end it quietly."""
+closed) and Ctrl-C end it quietly — Ctrl-C with 130 however it was started: one started with SIGINT
+ignored (a background job of a script, or of a test run) takes it too, as ``shard run``, ``shard
+agent`` and ``shard daemon`` do."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import stat
 import sys
 
@@ -28,6 +31,7 @@ def main_acp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     from shard.acp import serve
 
+    signal.signal(signal.SIGINT, lambda _signum, _frame: os._exit(130))
     cwd = os.path.abspath(args.cwd) if args.cwd is not None else None
     try:
         asyncio.run(serve(args.home, cwd=cwd, direct=args.direct, version=__version__))

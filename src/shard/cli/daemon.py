@@ -62,11 +62,7 @@ def main_daemon(args: argparse.Namespace) -> int:
     # once here (and by the model name every client shows), rather than failing their first prompt.
     fallback_model = None if catalog.default_selection is not None else DEMO_MODEL
     if fallback_model is not None:
-        print(
-            f"shard daemon: no model is configured: new agents use {DEMO_MODEL}, Shard's offline demo"
-            " (a fixed script, not an LLM); README → Configuration adds a real one",
-            file=sys.stderr,
-        )
+        print(f"shard daemon: {_no_default(config)}", file=sys.stderr)
     if notice is not None:
         print(f"shard daemon: {notice}", file=sys.stderr)
     try:
@@ -89,6 +85,19 @@ def main_daemon(args: argparse.Namespace) -> int:
     except StartError as exc:
         print(f"shard daemon: {exc}", file=sys.stderr)
         return 1
+
+
+def _no_default(config: Config) -> str:
+    """Why new agents run the offline demo: no model at all, or models but no ``default_model``."""
+    demo = f"new agents use {DEMO_MODEL}, Shard's offline demo (a fixed script, not an LLM)"
+    configured = [f"{p.name}/{m.id}" for p in config.providers for m in p.models]
+    if not configured:
+        return f"no model is configured: {demo}; README → Configuration adds a real one"
+    shown = ", ".join(configured[:5]) + (", …" if len(configured) > 5 else "")
+    return (
+        f"no default_model in config.toml: {demo}; set default_model to one of the configured "
+        f'models ({shown}), e.g. default_model = "{configured[0]}"'
+    )
 
 
 def job_settings(home: Path, config: Config, run_timeout: float | None) -> JobSettings:

@@ -85,7 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--delegated", action="store_true", help=argparse.SUPPRESS)
 
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
-    run.add_argument("prompt", help="the prompt")
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        help="the prompt; left out (with stdin not a terminal) or '-': read from stdin (echo … | shard run)",
+    )
     run.add_argument("--json", action="store_true", help="print the event stream as JSONL")
     run.add_argument(
         "--allow",
@@ -307,6 +311,10 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.buffer.write(orjson.dumps(protocol_schema(), option=orjson.OPT_INDENT_2) + b"\n")
         return 0
+    if sys.stdin.isatty() and sys.stdout.isatty():  # `shard` alone, in a terminal: the terminal client
+        from shard.cli.attach import main_here
+
+        return main_here()
     build_parser().print_help()
     return 2
 

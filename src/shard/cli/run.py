@@ -12,6 +12,9 @@ With a daemon running on the same SHARD_HOME the run goes through it (``run_daem
 output, from a runtime the daemon forks warm. ``--direct`` (and any run with its own allowances)
 stays in this process.
 
+The prompt is the argument, or — when it is left out and stdin is not a terminal, or is ``-`` —
+everything on stdin (``echo … | shard run``, ``shard run - < task.md``).
+
 Exit status: 0 when the turn completed, 1 when it failed, 2 for a usage or config mistake, 130 when
 interrupted (Ctrl-C, at any instant), 141 when the reader of stdout went away (``| head -1``: the turn
 is aborted quietly, as SIGPIPE ends any member of a pipeline).
@@ -40,6 +43,9 @@ EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 130, 141
 
 
 def main_run(args: argparse.Namespace) -> int:
+    args.prompt = _prompt(args.prompt)
+    if args.prompt is None:
+        return EXIT_USAGE
     if args.continue_:
         if args.session is not None:
             print("shard: --continue and --session each choose the session: give one", file=sys.stderr)
@@ -70,6 +76,24 @@ def main_run(args: argparse.Namespace) -> int:
         return asyncio.run(_run(prepared, args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def _prompt(given: str | None) -> str | None:
+    """The prompt: the argument, else (left out with stdin not a terminal, or ``-``) all of stdin,
+    without its final line break. None, said on stderr, when there is none."""
+    if given is not None and given != "-":
+        return given
+    if given is None and sys.stdin.isatty():
+        print(
+            "shard: shard run needs a prompt: give it as an argument, or pipe it in (echo … | shard run)",
+            file=sys.stderr,
+        )
+        return None
+    text = sys.stdin.buffer.read().decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+    if not text.strip():
+        print("shard: the prompt read from stdin is empty", file=sys.stderr)
+        return None
+    return text
 
 
 def _latest_session(args: argparse.Namespace) -> str | None:

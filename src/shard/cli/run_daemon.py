@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import socket
 from pathlib import Path
@@ -73,8 +74,9 @@ class _Link:
 
 
 async def run_via_daemon(args: argparse.Namespace, path: Path, cwd: str) -> int | None:
-    """The run's exit status; None when the daemon could not be reached after all (it stopped since
-    ``daemon_socket`` saw it): nothing was sent, so the run can go direct."""
+    """The run's exit status; None when the run is to go direct after all: the daemon could not be
+    reached (it stopped since ``daemon_socket`` saw it), or its provider environment is not this
+    shell's — nothing was run there."""
     try:
         reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 27)
     except OSError:
@@ -91,13 +93,32 @@ async def run_via_daemon(args: argparse.Namespace, path: Path, cwd: str) -> int 
             await writer.wait_closed()
 
 
-async def _run(link: _Link, args: argparse.Namespace, cwd: str) -> int:
+async def _run(link: _Link, args: argparse.Namespace, cwd: str) -> int | None:
     hello = await link.next()
     version = str(hello.get("protocol_version", ""))
     if hello.get("type") != "hello" or version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
         err(f"shard: the daemon speaks protocol {version or '?'}, this shard {PROTOCOL_VERSION}")
         return EXIT_FAILED
-    agent_id, owned, code = await _agent(link, args, cwd)
+    held = await _held(link, args.session) if args.session is not None else None
+    config = _config(args)
+    differ = await _differing(link, config) if config is not None else ["config.toml"]
+    if differ and held is not None:
+        err(
+            f"shard: session {args.session} is open in the daemon's agent {held}, which calls the model "
+            f"with the daemon's provider settings, not this shell's ({', '.join(differ)}): continue it "
+            f"there (shard attach {held}), or stop that agent and run again"
+        )
+        return EXIT_USAGE
+    if differ:
+        if args.keep:
+            err(
+                f"shard: the daemon's provider settings are not this shell's ({', '.join(differ)}): "
+                "running here, so there is no daemon agent to keep (the session is kept)"
+            )
+        return None
+    if held is None and args.model is None and args.session is None and not _has_default(config):
+        return None  # a direct run says that no model is configured; the daemon would run its demo
+    agent_id, owned, code = (held, False, 0) if held is not None else await _agent(link, args, cwd)
     if agent_id is None:
         return code
     try:
@@ -107,16 +128,52 @@ async def _run(link: _Link, args: argparse.Namespace, cwd: str) -> int:
             await _remove(link, agent_id)
 
 
+async def _held(link: _Link, session_id: str) -> str | None:
+    """The daemon's agent that holds ``session_id`` (a run on it drives it and leaves it), or None."""
+    link.send({"type": "agent.list", "id": "list"})
+    listed = await link.reply("list")
+    for info in (listed.get("data") or {}).get("agents", []):
+        if info.get("session_id") == session_id:
+            return str(info["agent_id"])
+    return None
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The run's config.toml, or None when it cannot be read (the run goes direct, and says there
+    what is wrong)."""
+    from shard.agent.config import ConfigError, load_config, shard_home
+
+    try:
+        return load_config(shard_home(args.home))
+    except ConfigError:
+        return None
+
+
+def _has_default(config: Any) -> bool:
+    """Whether this shell's catalog has a default model (what a run without ``--model`` uses)."""
+    from shard.agent.catalog import ModelCatalog
+
+    return ModelCatalog(config).default_selection is not None
+
+
+async def _differing(link: _Link, config: Any) -> list[str]:
+    """The provider variables (names only) whose values differ between this shell and the daemon
+    (``shard._provider_env``): the daemon's runtimes call providers with its own. A daemon that
+    cannot answer counts as a difference."""
+    from shard._provider_env import gather, nonce, sealed
+    from shard.agent.catalog import key_variables
+
+    question = nonce()
+    variables = sealed(question, gather(os.environ, key_variables(config)))
+    link.send({"type": "daemon.compare_env", "id": "env", "nonce": question, "variables": variables})
+    answer = await link.reply("env")
+    differ = (answer.get("data") or {}).get("differ") if answer.get("success") else None
+    return [str(name) for name in differ] if isinstance(differ, list) else ["(a daemon that cannot compare)"]
+
+
 async def _agent(link: _Link, args: argparse.Namespace, cwd: str) -> tuple[str | None, bool, int]:
-    """The agent to run on: the one already bound to ``--session`` (kept after the run), else a
-    fresh one (removed after it). A refusal is said on stderr, with the exit status a direct run
-    would give it."""
-    if args.session is not None:
-        link.send({"type": "agent.list", "id": "list"})
-        listed = await link.reply("list")
-        for info in (listed.get("data") or {}).get("agents", []):
-            if info.get("session_id") == args.session:
-                return str(info["agent_id"]), False, 0
+    """A fresh agent for the run (removed after it). A refusal is said on stderr, with the exit
+    status a direct run would give it."""
     create: dict[str, Any] = {
         "type": "agent.create",
         "id": "create",

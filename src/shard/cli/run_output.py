@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from shard.cli.run_calls import allowance, call_line
 from shard.protocol.stops import stop_note
 from shard.protocol.words import tokens
 
@@ -76,19 +77,34 @@ class Printer:
         self._on_gone()
 
 
+def _get(obj: Any, name: str) -> Any:
+    """A field of a pydantic model (a direct run) or of a plain dict (through a daemon)."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
 def err(line: str) -> None:
     with contextlib.suppress(OSError, ValueError):
         print(line, file=sys.stderr, flush=True)
 
 
 class TextPrinter(Printer):
+    """Each tool call is one ``»`` line on stderr — shown when it runs, when a permission is asked
+    for it, or when it is refused — then its output, or why it was denied and what ``--allow``
+    would let it run (``run_calls``)."""
+
     def __init__(self, on_gone: Callable[[], None]) -> None:
         super().__init__(on_gone)
         self._at_line_start = True
         self._waiting = False
         self._usage: Any = None
+        self._cwd = ""
+        self._calls: dict[str, tuple[str, Any]] = {}  # the assistant's calls not finished: id -> name, args
+        self._shown: set[str] = set()  # calls whose » line is out
+        self._denied: set[str] = set()  # calls whose denial is said (the model's message is not repeated)
+        self._asked: dict[str, tuple[str, Any]] = {}  # request id -> call id, the request
 
     def start(self, model: str | None, mode: str, cwd: str, allowances: list[str]) -> None:
+        self._cwd = cwd
         err(f"shard: {model or 'no model configured'} (mode {mode}) in {cwd}")
         for line in allowances:
             err(f"shard: {line}")
@@ -111,16 +127,23 @@ class TextPrinter(Printer):
         elif kind == "status" and event.status == "compacting":
             err("shard: compacting the conversation…")
         elif kind == "tool_call":
-            self._newline()
-            args = " ".join(f"{k}={v}" for k, v in event.args.items())
-            err(f"» {event.name} {args}".rstrip())
-        elif kind == "message_complete" and event.message.role == "assistant":
-            note = stop_note(event.message.stop_reason)  # a failure's detail: the error line after it
-            if note is not None:  # the text above is not the whole reply
+            self._call_line(event.tool_call_id, event.name, event.args)
+        elif kind == "message_complete":
+            self._remember(event.message)
+            note = stop_note(event.message.stop_reason) if event.message.role == "assistant" else None
+            if note is not None:  # the text above is not the whole reply (a failure's detail follows)
                 self._newline()
                 err(f"shard: reply {note}")
+        elif kind == "permission_request":
+            call_id = next((c for c in self._calls if c not in self._shown), "")
+            self._asked[event.request_id] = (call_id, event)
+            self._call_line(call_id, event.tool_name, event.input or {})
+        elif kind == "permission_resolved" and event.request_id in self._asked:
+            self._resolved(event)
         elif kind == "turn_end":
             self._usage = getattr(event, "usage", None)
+        elif kind == "queue_changed":
+            self._queue_changed(event)
         elif kind == "error":
             self._newline()
             err(f"shard: {event.code}: {event.message}")
@@ -130,13 +153,61 @@ class TextPrinter(Printer):
             err(f"shard: {event.error.code}: {event.error.message}")
             self.failed = True
 
+    def _queue_changed(self, event: Any) -> None:
+        """Another client queued a message for this run's agent (through the daemon), or a queued
+        message was handed back: said on stderr, so nothing reaches the agent unseen."""
+        items = event.returned if event.returned else event.queue[-1:] if event.reason == "queued" else []
+        for item in items:
+            fields = item if isinstance(item, dict) else item.to_wire()
+            how = "a steer" if fields.get("behavior") == "steer" else "a follow-up"
+            said = " ".join(str(fields.get("message", "")).split())
+            self._newline()
+            if event.returned:
+                err(f"shard: not sent ({event.reason}): {how}: {said}")
+            else:
+                err(f"shard: {fields.get('source') or 'another client'} queued {how}: {said}")
+
     def _wait(self) -> None:
         if not self._waiting and not self.stopping:
             self._waiting = True
             self._newline()
             err("shard: waiting for the model…")
 
+    def _remember(self, message: Any) -> None:
+        for block in _get(message, "content") or []:
+            if _get(block, "type") == "tool_call":
+                self._calls[str(_get(block, "id"))] = (str(_get(block, "name")), _get(block, "args") or {})
+
+    def _call_line(self, call_id: str, name: str, args: Any) -> None:
+        if call_id in self._shown:
+            return
+        if call_id:
+            self._shown.add(call_id)
+        self._newline()
+        err(call_line(name, args if isinstance(args, dict) else {}))
+
+    def _resolved(self, event: Any) -> None:
+        call_id, request = self._asked.pop(event.request_id)
+        if (event.decision or event.choice_id) != "deny":
+            return
+        self._denied.add(call_id)
+        if event.source == "abort":
+            err("  not run: the turn was aborted")
+            return
+        why = {"headless": "nobody can answer here", "timeout": "no answer came in time"}.get(event.source)
+        if why is None:
+            err(f"  denied by {event.source or 'a client'}")
+            return
+        outside = any(_get(d, "label") == "outside the working directory" for d in request.details or [])
+        how = allowance(request.tool_name, request.input or {}, outside=outside, cwd=self._cwd)
+        err(f"  denied: {why}; to allow it: {how}")
+
     def _tool_result(self, event: Any) -> None:
+        call_id = str(event.tool_call_id)
+        if call_id in self._calls:  # a call refused before it ran (plan mode, bad arguments) has no line yet
+            self._call_line(call_id, *self._calls.pop(call_id))
+        if call_id in self._denied:
+            return  # said above, in words for a person rather than for the model
         text = getattr(event.content, "message", None) or getattr(event.content, "text", "")
         lines = str(text).splitlines() or [""]
         mark = "✗" if event.is_error else "│"

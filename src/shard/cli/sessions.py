@@ -198,6 +198,12 @@ def _entry(entry: dict[str, Any]) -> Iterator[str]:
         yield f"· reasoning {entry.get('previous')} → {entry.get('reasoning')}"
     elif kind == "grant":
         yield f"· always allowed: {_rule(entry.get('rule'))}"
+    elif kind == "queue_returned":  # queued messages handed back, never delivered
+        for item in _array(entry.get("messages")):
+            queued = _object(item)
+            how = "steer" if queued.get("behavior") == "steer" else "follow-up"
+            said = _cut(" ".join(str(queued.get("message", "")).split()))
+            yield f"· queued {how} not sent ({entry.get('reason')}): {said}"
 
 
 def _block(block: dict[str, Any]) -> Iterator[str]:

@@ -4,8 +4,9 @@ its per-agent commands (PROTOCOL §9).
 An :class:`Agent` is made by :meth:`ShardClient.attach` / :meth:`ShardClient.create_agent` (daemon
 path, commands carry ``agent_id``) or by :func:`shard.client.connect_stdio` (direct path, no
 ``agent_id``). It folds every event it receives into ``status``, ``mode``, ``capabilities``,
-``runtime_epoch``, ``pending`` (open permission/UI requests) and ``transcript``, then hands it to
-every open stream.
+``runtime_epoch``, ``pending`` (open permission/UI requests), ``queue`` (the messages waiting to
+be delivered) and ``transcript``, then hands it to every open stream. A queued message handed back
+(an abort, a failed turn, a runtime gone) arrives as a ``QueueChanged`` whose ``returned`` lists it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from shard.protocol.commands import (
     SetModel,
     Steer,
     UiResponse,
+    Unqueue,
 )
 from shard.protocol.content import Image
 from shard.protocol.events import (
@@ -46,7 +48,14 @@ from shard.protocol.events import (
     UiResolved,
 )
 from shard.protocol.permissions import Decision
-from shard.protocol.results import ListModelsResult, ListModesResult, SetModelResult, SetModeResult
+from shard.protocol.queue import QueueChanged, QueuedMessage
+from shard.protocol.results import (
+    ListModelsResult,
+    ListModesResult,
+    SetModelResult,
+    SetModeResult,
+    UnqueueResult,
+)
 
 Behavior = Literal["steer", "follow_up"]
 Request = Callable[[AgentCommand, float | None, str | None], Awaitable[Response]]
@@ -76,10 +85,14 @@ class Agent:
         self.role = role
         self.owned = False  # created by this client: terminated when it closes (R3.7)
         self.status: AgentStatus | None = None
+        # what the agent says it waits for while it holds ("retrying in 2.5 s: connection refused
+        # (attempt 2 of 5)"); None when its status says nothing more
+        self.status_detail: str | None = None
         self.mode: str | None = None
         self.capabilities: frozenset[str] | None = None
         self.runtime_epoch: int | None = None
         self.pending: dict[str, PermissionRequest | UiRequest] = {}
+        self.queue: list[QueuedMessage] = []  # waiting to be delivered, in delivery order
         self.transcript = Transcript()
         self.last_sync: Sync | None = None
         self._streams: list[EventStream[AgentEvent]] = []
@@ -97,6 +110,7 @@ class Agent:
             self._apply_sync(event)
         elif isinstance(event, Status):
             self.status = event.status
+            self.status_detail = event.detail
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
         elif isinstance(event, ModelChanged) and event.capabilities is not None:
@@ -105,6 +119,8 @@ class Agent:
             self.pending[event.request_id] = event
         elif isinstance(event, PermissionResolved | UiResolved):
             self.pending.pop(event.request_id, None)
+        elif isinstance(event, QueueChanged):
+            self.queue = list(event.queue)  # the whole queue: nothing to merge, nothing to miss
         self.transcript.apply(event)
         broadcast(self._streams, event)
 
@@ -115,10 +131,12 @@ class Agent:
             self._on_stale(StaleRuntime(f"agent {self.agent_id}: runtime epoch {epoch} took over"))
         self.runtime_epoch = epoch
         self.status = sync.status
+        self.status_detail = sync.status_detail
         self.mode = sync.mode
         # no capabilities: no controls, never inferred from the protocol version (R9.1.10)
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
         self.pending = {r.request_id: r for r in sync.pending_requests}
+        self.queue = list(sync.queue or [])
         self.last_sync = sync
         self._synced.set()
 
@@ -172,7 +190,16 @@ class Agent:
         return await self.send(Steer(**fields))
 
     async def abort(self) -> Response:
+        """Cancel the turn. Nothing queued is delivered after it: each queued message comes back in a
+        ``QueueChanged`` whose ``returned`` lists it."""
         return await self.send(Abort())
+
+    async def unqueue(self, queue_id: str) -> QueuedMessage:
+        """Withdraw a queued message (one of ``queue``) before it is delivered; the message withdrawn.
+        CommandError ``NOT_FOUND`` when it was delivered (or handed back) first: delivery wins."""
+        self.require("message-queue")
+        response = await self.send(Unqueue(queue_id=queue_id))
+        return UnqueueResult.model_validate(response.data).withdrawn
 
     async def set_mode(self, mode: str) -> SetModeResult:
         self.require("mode-switch")

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from shard._provider_env import Holder
 from shard.daemon import wire
 from shard.daemon.answers import ancestors, answerers, open_request_answered
 from shard.daemon.effects import (
@@ -80,6 +81,7 @@ class Broker:
         self.wall = wall
         self.subscribers = list(subscribers)  # of every agent
         self.fallback_model = fallback_model  # a new agent's model when neither it nor config names one
+        self.provider_env = Holder(lambda _: None, tuple, tuple)  # the shell gives the daemon's own
         self.out = Outbox()
         self.supervisor = Supervisor(
             self.agents, self.out, clock=clock, idle_timeout=idle_timeout, max_runtimes=max_runtimes
@@ -196,8 +198,11 @@ class Broker:
                 ErrorCode.CONFLICT,
                 f"the runtime of {agent_id} is stopped and {command.type} does not wake it",
             )
+        if isinstance(command, cmd.Unqueue) and not slot.live:  # a stopped runtime holds no queue
+            raise ShardError(ErrorCode.NOT_FOUND, f"nothing is queued for {agent_id}: its runtime stopped")
+        sender = {"source": client.source} if isinstance(command, cmd.Prompt | cmd.Steer) else {}
         if slot.live:
-            self.forward(slot, command, client)
+            self.forward(slot, command, client, **sender)
             return
         client.waiting = True
 
@@ -205,7 +210,7 @@ class Broker:
             if error is not None:
                 self.send(client, wire.failure(error, id=command.id, command=command.type))
             else:
-                self.step(client, command, lambda: self.forward(slot, command, client))
+                self.step(client, command, lambda: self.forward(slot, command, client, **sender))
             self.resume(client)
 
         self.supervisor.ensure_running(slot, started)
@@ -371,6 +376,9 @@ class Broker:
             closing = wire.closed_by_exit(slot, rid, entry.event.get("type"))
             self.out.add(Send(tuple({*slot.attachments, *entry.delegated_to}), closing))
         slot.open_requests.clear()
+        if slot.queue:
+            self.out.add(Send(slot.fanout, wire.returned_on_exit(slot)))
+            slot.queue = []
         self.supervisor.ended(slot, crashed, code, stderr)
         self.coordinator.child_exited(slot.agent_id)
         return self.out.take()
@@ -386,6 +394,11 @@ class Broker:
 
     def shutdown(self, *, force: bool) -> list[Effect]:
         self.supervisor.shutdown(force=force)
+        return self.out.take()
+
+    def interrupt(self) -> list[Effect]:
+        """Ctrl-C / SIGTERM on the daemon (a second one stops at once): ``Supervisor.interrupt``."""
+        self.supervisor.interrupt()
         return self.out.take()
 
     # --- runtime output -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 
 from shard import _secrets
 from shard._home import private_dirs, write_private
+from shard._provider_env import Holder
 from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
 from shard.daemon.broker import Broker
@@ -52,6 +53,8 @@ from shard.protocol.errors import ShardError
 from shard.protocol.framing import Oversized, Record
 
 DEFAULT_IDLE_TIMEOUT = 600.0
+CLOSE_GRACE = 2.0  # seconds WebSocket clients have to answer the close frame the shutdown sent them
+INTERRUPT_CLOSE_GRACE = 0.5  # the same after Ctrl-C, whose whole stop takes about 2 s at most
 
 
 class Daemon:
@@ -82,7 +85,13 @@ class Daemon:
         )
         self.broker.coordinator.configure(settings)
         self.broker.workspaces.root = home / "worktrees"
+        # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
+        self.broker.provider_env = Holder(
+            lambda name: _secrets.get(name) or None, lambda: [*_secrets.held(), *os.environ], _secrets.asked
+        )
         self.stopped = asyncio.Event()
+        self.close_grace = CLOSE_GRACE  # for WebSocket clients to answer the close frame at the end
+        self.interrupts = 0
         self._clients: dict[Connection, Client] = {}
         self._conns: dict[Client, Connection] = {}
         self._procs: dict[Generation, RuntimeProcess] = {}
@@ -131,6 +140,13 @@ class Daemon:
         self._perform(self.broker.shutdown(force=force))
         await self.stopped.wait()
 
+    def interrupt(self) -> None:
+        """Ctrl-C / SIGTERM: runtimes stop their work now (killed after a grace); WebSocket clients
+        get a short moment to answer the close frame. A second one stops at once."""
+        self.close_grace = 0.0 if self.interrupts else INTERRUPT_CLOSE_GRACE
+        self.interrupts += 1
+        self._perform(self.broker.interrupt())
+
     # --- effects --------------------------------------------------------------------------------
 
     def _perform(self, effects: Iterable[Effect]) -> None:
@@ -162,7 +178,9 @@ class Daemon:
             proc = self._procs.get(effect.gen)
             if proc is None:
                 return
-            if isinstance(effect, StopRuntime):
+            if isinstance(effect, StopRuntime) and effect.now:
+                proc.interrupt()
+            elif isinstance(effect, StopRuntime):
                 self._background(proc.stop())
             else:
                 self._background(proc.kill(signal.SIGKILL if effect.force else signal.SIGTERM))

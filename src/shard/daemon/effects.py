@@ -93,9 +93,14 @@ class SpawnRuntime:
 
 @dataclass(frozen=True, slots=True)
 class StopRuntime:
-    """Close its stdin: it finishes its work and exits (escalating to signals after a grace)."""
+    """Close its stdin: it finishes its work and exits (escalating to signals after a grace).
+
+    ``now`` (Ctrl-C on the daemon): also tell the runtime process to stop its work now (SIGTERM to
+    it alone: it aborts its turn, saves the session and exits); the broker kills it if it has not
+    exited after a grace."""
 
     gen: Generation
+    now: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from shard.protocol.results import (
     AgentListResult,
     AgentTerminateResult,
     ClientIdentifyResult,
+    CompareEnvResult,
 )
 
 if TYPE_CHECKING:
@@ -80,6 +81,11 @@ class Orchestrator:
         elif isinstance(command, cmd.DaemonShutdown):
             b.send(client, wire.reply(command))
             self.supervisor.shutdown(force=bool(command.force))
+        elif isinstance(command, cmd.DaemonCompareEnv):
+            if client.transport != "unix":  # asked by shard run; nothing a browser needs to know
+                raise ShardError(ErrorCode.INVALID_REQUEST, "daemon.compare_env: on the unix socket only")
+            differ = b.provider_env.differing(command.nonce, command.variables)
+            b.send(client, wire.reply(command, CompareEnvResult(differ=differ)))
         else:
             raise ShardError(
                 ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet"

@@ -203,6 +203,15 @@ class RuntimeProcess:
         if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.is_closing():
             self.proc.stdin.close()
 
+    def interrupt(self) -> None:
+        """Tell the runtime to stop its work now: close stdin and SIGTERM the runtime process alone
+        (it aborts its turn, saves its session and exits; its tools' processes are its to end).
+        Whoever asked kills it if it has not exited after a grace."""
+        self.close_input()
+        if self.proc is not None and not self.proc.finished:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGTERM)
+
     async def stop(self) -> None:
         """Graceful: close stdin (the runtime finishes its work, then exits), then escalate."""
         self.close_input()

@@ -1,7 +1,9 @@
 """``shard daemon``: one asyncio process serving the unix socket and the WebSocket (DESIGN §2).
 
 It writes ``$SHARD_HOME/daemon.json`` (pid, port, socket) once both listen, so clients and tests find
-it, and removes it (and the socket) when it stops. SIGTERM/SIGINT shut it down gracefully.
+it, and removes it (and the socket) when it stops. SIGINT/SIGTERM stop it within about 2 s: it says
+what it waits for, its runtimes stop their work (each aborts its turn and saves its session) and are
+killed if they have not after a grace; a second signal stops at once.
 
 The web side follows the :class:`WebPolicy` the command line chose (``config.plan``): its bind
 address, the one Host and the origins it accepts. The security store is opened (and refused when
@@ -36,7 +38,6 @@ from shard.daemon.websocket import PING_INTERVAL, WsEndpoint
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 DEFAULT_PORT = 7433
-_SHUTDOWN_GRACE = 2.0  # for WebSocket clients to answer the close frame the shutdown sent them
 
 
 class StartError(Exception):
@@ -101,7 +102,7 @@ async def run(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, lambda: asyncio.ensure_future(daemon.shutdown(force=False)))
+                loop.add_signal_handler(sig, daemon.interrupt)
         if web.warning is not None:
             print(f"shard daemon: {web.warning}", file=sys.stderr, flush=True)
         where = f"{web.bind}:{bound}" if ":" not in web.bind else f"[{web.bind}]:{bound}"
@@ -118,7 +119,7 @@ async def run(
     finally:
         if http_server is not None:
             http_server.close()
-            await front.aclose(_SHUTDOWN_GRACE)
+            await front.aclose(daemon.close_grace)
         if unix_server is not None:  # only what this daemon created is removed
             unix_server.close()
             with contextlib.suppress(FileNotFoundError):
@@ -129,4 +130,5 @@ async def run(
             daemon.registry.close()
         with contextlib.suppress(Exception):
             store.close()
+    print("shard daemon: stopped", file=sys.stderr, flush=True)
     return 0

@@ -55,6 +55,7 @@ class AgentSlot:
     forwarded: dict[str, Forwarded] = field(default_factory=dict)
     responders: Responders = Responders.UNTOLD
     usage: dict[str, Any] = field(default_factory=dict)
+    queue: list[Any] = field(default_factory=list)  # the runtime's last queue_changed.queue
     # An adopted session given a model/mode at agent.create: applied on the next start, after which
     # the session itself records them.
     adoption_overrides: bool = False

@@ -10,6 +10,10 @@ is reaped or makes room, and what each start, exit and timer changes.
   signals. An exit the daemon did not ask for is a crash (``failed``).
 * **Reaping**: a live runtime that is not busy arms the idle timer; the timer stops it only if it is
   still inactive. Busy states never expire. A deferred ``agent.terminate`` stops it once it settles.
+* **Shutdown**: ``daemon.shutdown`` lets running turns finish (``force`` kills). Ctrl-C / SIGTERM on
+  the daemon (``interrupt``) says in one line what it waits for, tells every runtime to stop its
+  work now (each aborts its turn and saves its session), kills those still there after
+  ``INTERRUPT_GRACE``; a second interrupt kills them at once.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from shard.daemon.effects import (
     CancelTimer,
     Generation,
     KillRuntime,
+    Log,
     Outbox,
     SpawnRuntime,
     StartTimer,
@@ -35,6 +40,16 @@ from shard.protocol.errors import ErrorCode, ShardError
 
 _REAP = "reap:"
 _KILL = "kill:"
+_GRACE = "shutdown-grace"
+INTERRUPT_GRACE = 1.5  # seconds a runtime told to stop now has to exit before it is killed
+
+# what a runtime is doing, as the shutdown line says it
+_DOING: dict[str, str] = {
+    "streaming": "streaming",
+    "waiting_for_permission": "waiting for a permission answer",
+    "waiting_for_ui": "waiting for an answer to a question",
+    "compacting": "compacting",
+}
 
 
 class Supervisor:
@@ -53,6 +68,7 @@ class Supervisor:
         self.idle_timeout = idle_timeout
         self.max_runtimes = max_runtimes
         self.shutting_down = False
+        self.interrupted = False
         self.stopped = False
         self._queue: list[AgentSlot] = []  # admitted starts, in order, waiting to be spawned
 
@@ -223,6 +239,10 @@ class Supervisor:
             if late is not None and late.gen is not None:
                 self.kill(late, force=True)
             return
+        if key == _GRACE:
+            left = self._exiting()
+            self._kill_all(left, f"{_runtimes(len(left))} did not stop within {INTERRUPT_GRACE:g} s")
+            return
         slot = self.agents.get(key.removeprefix(_REAP)) if key.startswith(_REAP) else None
         if slot is None or not slot.reap_armed:
             return  # cancelled meanwhile
@@ -245,17 +265,67 @@ class Supervisor:
         self.spawn_queued()
         self.check_stopped()
 
+    def interrupt(self) -> None:
+        """Ctrl-C / SIGTERM on the daemon: say what it waits for, tell every runtime to stop its work
+        now, and kill those that have not exited after the grace; a second interrupt kills at once."""
+        if self.interrupted:
+            self.out.add(CancelTimer(_GRACE))
+            self._kill_all(self._exiting(), "stopping at once")
+            return
+        self.interrupted = self.shutting_down = True
+        slots = self._exiting()
+        self.out.add(Log(f"shard daemon: {_stopping_line(slots)}"))
+        for slot in slots:
+            assert slot.gen is not None
+            self.cancel_reap(slot)
+            slot.terminate_when_idle = False
+            slot.gen.stop_requested = True
+            self._set_state(slot, "stopping")
+            self.out.add(StopRuntime(slot.gen, now=True))
+        if slots:
+            self.out.add(StartTimer(_GRACE, INTERRUPT_GRACE))
+        self.spawn_queued()
+        self.check_stopped()
+
+    def _exiting(self) -> list[AgentSlot]:
+        """The slots whose runtime process is ready or exiting (what a shutdown waits for)."""
+        alive = ("running", "stopping")
+        return [s for s in self.agents.values() if s.gen is not None and s.runtime.state in alive]
+
+    def _kill_all(self, slots: list[AgentSlot], why: str) -> None:
+        if not slots:
+            return
+        self.out.add(Log(f"shard daemon: {why}: killing {', '.join(s.agent_id for s in slots)}"))
+        for slot in slots:
+            self.kill(slot, force=True)
+
     def check_stopped(self) -> None:
         """Once shutting down and no runtime process is ready or exiting, the shutdown is complete."""
-        if not self.shutting_down or self.stopped:
-            return
-        if any(
-            s.gen is not None and s.runtime.state in ("running", "stopping") for s in self.agents.values()
-        ):
+        if not self.shutting_down or self.stopped or self._exiting():
             return
         self.stopped = True
+        if self.interrupted:
+            self.out.add(CancelTimer(_GRACE))
         self.out.add(Stopped())
 
     def _set_state(self, slot: AgentSlot, state: RuntimeState) -> None:
         if slot.runtime.move(state):
             self.out.add(Broadcast(wire.status_changed(slot)))
+
+
+def _runtimes(n: int) -> str:
+    return f"{n} runtime" if n == 1 else f"{n} runtimes"
+
+
+def _stopping_line(slots: list[AgentSlot]) -> str:
+    """``stopping 2 runtimes (1 streaming, 1 waiting for a permission answer)…``: what the shutdown
+    waits for, by what each runtime is doing."""
+    if not slots:
+        return "stopping…"
+    counts: dict[str, int] = {}
+    for slot in slots:
+        doing = _DOING.get(slot.status, "idle")
+        counts[doing] = counts.get(doing, 0) + 1
+    order = [*_DOING.values(), "idle"]
+    parts = ", ".join(f"{counts[d]} {d}" for d in order if d in counts)
+    return f"stopping {_runtimes(len(slots))} ({parts})… (Ctrl-C again stops them at once)"

@@ -34,6 +34,8 @@ def track(slot: AgentSlot, event: dict[str, Any], out: Outbox, supervisor: Super
     elif kind == "mode_changed":
         slot.record.mode = event.get("mode")
         out.add(Remember(slot.agent_id, {"mode": slot.record.mode}))
+    elif kind == "queue_changed" and isinstance(event.get("queue"), list):
+        slot.queue = event["queue"]  # handed back to its viewers if the runtime dies with it
     elif kind == "turn_end" and isinstance(event.get("usage"), dict):
         for k, v in event["usage"].items():
             if isinstance(v, int | float) and not isinstance(v, bool) and k != "context_tokens":

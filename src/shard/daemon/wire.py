@@ -24,6 +24,7 @@ from shard.protocol.events import (
     Response,
     UiResolved,
 )
+from shard.protocol.queue import QueueChanged, QueuedMessage
 
 # Daemon-level commands a client may look for before using them (additive, §7)
 DAEMON_CAPABILITIES = ("agent-remove", "client-identify")
@@ -90,6 +91,13 @@ def closed_by_exit(slot: AgentSlot, request_id: str, request_type: object) -> by
     # ``source`` is additive on ui_resolved (the model keeps unknown fields)
     fields = {"agent_id": slot.agent_id, "request_id": request_id, "value": None, "source": "runtime-exited"}
     return UiResolved.model_validate(fields).to_json()
+
+
+def returned_on_exit(slot: AgentSlot) -> bytes:
+    """What was queued when the runtime exited will never be delivered: handed back to the viewers."""
+    event = QueueChanged(agent_id=slot.agent_id, queue=[], reason="runtime_exited")
+    event.returned = [QueuedMessage.model_validate(q) for q in slot.queue]
+    return event.to_json()
 
 
 def tagged_sync(sync: dict[str, Any], slot: AgentSlot) -> bytes:

@@ -86,6 +86,13 @@ class Abort(AgentCommand):
     type: Literal["abort"] = "abort"
 
 
+class Unqueue(AgentCommand):
+    """Withdraw a queued message before it is delivered (Shard, additive: ``queue.py``)."""
+
+    type: Literal["unqueue"] = "unqueue"
+    queue_id: str
+
+
 class SetMode(AgentCommand):
     type: Literal["set_mode"] = "set_mode"
     mode: str
@@ -278,6 +285,19 @@ class DaemonShutdown(CommandBase):
     force: bool | None = None
 
 
+_Short = Annotated[str, Field(max_length=256)]
+
+
+class DaemonCompareEnv(CommandBase):
+    """Shard, additive: is the daemon's provider environment the caller's? ``variables`` maps each
+    of the caller's provider variables to HMAC-SHA256(``nonce``, value) in hex, or null when unset;
+    answered with the names that differ (``shard._provider_env``). The unix socket only."""
+
+    type: Literal["daemon.compare_env"] = "daemon.compare_env"
+    nonce: _Short
+    variables: Annotated[dict[_Short, _Short | None], Field(max_length=512)]
+
+
 # --- daemon-internal commands (DESIGN §2): daemon → runtime only, never accepted from clients -------
 
 
@@ -307,6 +327,7 @@ PerAgentCommand = Annotated[
     Prompt
     | Steer
     | Abort
+    | Unqueue
     | SetMode
     | ListModes
     | ListModels
@@ -330,6 +351,7 @@ OrchestratorCommand = Annotated[
     | AgentStatusQuery
     | DaemonShutdown
     | ClientIdentify
+    | DaemonCompareEnv
     | WorkspaceCreate
     | WorkspaceAttach
     | WorkspaceList
@@ -353,6 +375,7 @@ PER_AGENT_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     Prompt,
     Steer,
     Abort,
+    Unqueue,
     SetMode,
     ListModes,
     ListModels,
@@ -377,6 +400,7 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     AgentStatusQuery,
     DaemonShutdown,
     ClientIdentify,
+    DaemonCompareEnv,
     WorkspaceCreate,
     WorkspaceAttach,
     WorkspaceList,

@@ -38,6 +38,7 @@ from shard.protocol.daemon_events import (
 from shard.protocol.event_base import AgentEvent as AgentEvent
 from shard.protocol.event_base import EventBase as EventBase
 from shard.protocol.permissions import Decision, PermissionChoice, PermissionDetail
+from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 
 # --- §9.1 lifecycle -----------------------------------------------------------------------------
@@ -122,6 +123,10 @@ class Sync(AgentEvent):
     pending_requests: list[PendingRequest]
     streaming: StreamingMessage | None = None  # additive: see StreamingMessage
     instructions: list[InstructionFile] | None = None  # additive: AGENTS.md & co. the session loaded
+    # additive: the last ``status`` event's ``detail`` while it holds (``retrying in 2.5 s: …``), so a
+    # client that attaches or reloads mid-wait shows what the agent waits for
+    status_detail: str | None = None
+    queue: list[QueuedMessage] | None = None  # additive: what waits to be delivered (queue.py)
 
 
 class Status(AgentEvent):
@@ -347,6 +352,7 @@ Event = Annotated[
     | UsageEvent
     | Compaction
     | ErrorEvent
+    | QueueChanged
     | PermissionRequest
     | PermissionResolved
     | UiRequest
@@ -383,6 +389,7 @@ EVENTS: dict[str, type[EventBase]] = {
         UsageEvent,
         Compaction,
         ErrorEvent,
+        QueueChanged,
         PermissionRequest,
         PermissionResolved,
         UiRequest,

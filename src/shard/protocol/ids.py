@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 PREFIXES = frozenset(
-    {"agent", "sess", "job", "run", "ws", "req", "tc", "msg", "turn", "ent", "fork", "steer"}
+    {"agent", "sess", "job", "run", "ws", "req", "tc", "msg", "turn", "ent", "fork", "steer", "queue"}
 )
 
 

@@ -16,9 +16,22 @@ from shard.protocol.agents import (
 )
 from shard.protocol.base import WireModel
 from shard.protocol.jobs import JobSnapshot, JobState, JobStrategy, RunSnapshot, RunState
+from shard.protocol.queue import QueuedMessage
 from shard.protocol.workspaces import WorkspaceDetail, WorkspaceSummary
 
 NextProviderCall = Literal["next_provider_call"]
+
+
+class QueuedResult(WireModel):
+    """A ``prompt`` / ``steer`` that was queued rather than started a turn: the queued message."""
+
+    queued: QueuedMessage
+
+
+class UnqueueResult(WireModel):
+    """The message ``unqueue`` withdrew: it will never be delivered."""
+
+    withdrawn: QueuedMessage
 
 
 class SetModeResult(WireModel):
@@ -132,6 +145,12 @@ class ClientIdentifyResult(WireModel):
     label: str
 
 
+class CompareEnvResult(WireModel):
+    """The caller's provider variables whose value differs from the daemon's (by name only)."""
+
+    differ: list[str]
+
+
 class SubagentRunHandle(WireModel):
     run_id: str
     index: int
@@ -224,6 +243,9 @@ class WorkspaceDetailResult(WireModel):
 # The data models a successful response may carry, by the command it answers (``session_op``'s depend
 # on its op, so any of them fits). Commands absent here answer without data.
 RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
+    "prompt": (QueuedResult,),
+    "steer": (QueuedResult,),
+    "unqueue": (UnqueueResult,),
     "set_mode": (SetModeResult,),
     "list_modes": (ListModesResult,),
     "list_models": (ListModelsResult,),
@@ -238,6 +260,7 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "agent.terminate": (AgentTerminateResult,),
     "agent.remove": (AgentRemoveResult,),
     "client.identify": (ClientIdentifyResult,),
+    "daemon.compare_env": (CompareEnvResult,),
     "workspace.create": (WorkspaceResult,),
     "workspace.attach": (WorkspaceResult,),
     "workspace.list": (WorkspaceListResult,),

@@ -18,14 +18,17 @@ def shard_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "shard", *args]
 
 
-async def run_shard(home: Path, cwd: Path, *args: str, timeout: float = 60) -> tuple[int, bytes, bytes]:
-    """``shard ARGS`` run to its end in ``cwd`` on SHARD_HOME ``home``: (exit status, stdout, stderr)."""
+async def run_shard(
+    home: Path, cwd: Path, *args: str, timeout: float = 60, env: dict[str, str] | None = None
+) -> tuple[int, bytes, bytes]:
+    """``shard ARGS`` run to its end in ``cwd`` on SHARD_HOME ``home`` (``env`` added to this
+    process's environment): (exit status, stdout, stderr)."""
     proc = await asyncio.create_subprocess_exec(
         *shard_command(*args),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=cwd,
-        env={**os.environ, "SHARD_HOME": str(home)},
+        env={**os.environ, "SHARD_HOME": str(home), **(env or {})},
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     assert proc.returncode is not None

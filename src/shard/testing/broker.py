@@ -254,6 +254,7 @@ class BrokerHarness:
         self.timers: dict[str, float] = {}  # key -> deadline on ``clock``
         self.stops: list[Generation] = []
         self.kills: list[tuple[Generation, bool]] = []
+        self.signals: list[StopRuntime | KillRuntime] = []  # every stop and kill, in order
         self.logs: list[str] = []
         self.stopped = False
         self._by_client: dict[Client, MemoryClient] = {}
@@ -331,6 +332,7 @@ class BrokerHarness:
             if self.auto_ready:
                 self.soon(runtime.ready)
         elif isinstance(effect, StopRuntime | KillRuntime):
+            self.signals.append(effect)
             if isinstance(effect, StopRuntime):
                 self.stops.append(effect.gen)
             else:

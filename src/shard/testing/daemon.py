@@ -102,7 +102,7 @@ class DaemonProcess:
         return client
 
     async def stop(self) -> int:
-        """SIGTERM (graceful shutdown) and wait."""
+        """SIGTERM (as Ctrl-C: runtimes stop their work, killed after a short grace) and wait."""
         if self.proc.returncode is None:
             self.proc.send_signal(signal.SIGTERM)
             with contextlib.suppress(TimeoutError):

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 
 from pydantic import Field
@@ -30,6 +31,20 @@ class SleepTool(Tool[SleepParams]):
     async def execute(self, args: SleepParams, ctx: ToolContext) -> ToolOutput:
         await asyncio.sleep(args.seconds)
         return ToolOutput(content=TextContent(text=f"slept {args.seconds} s"))
+
+
+class StuckTool(Tool[SleepParams]):
+    """Blocks its runtime's event loop for the given time (``time.sleep``): a runtime that cannot
+    answer a signal or a command meanwhile — what the daemon must kill after its grace."""
+
+    name = "stuck"
+    description = "Block the whole runtime for the given number of seconds (a testing tool)."
+    params = SleepParams
+    read_only = True
+
+    async def execute(self, args: SleepParams, ctx: ToolContext) -> ToolOutput:
+        time.sleep(args.seconds)  # noqa: ASYNC251 — blocking is the point
+        return ToolOutput(content=TextContent(text=f"was stuck {args.seconds} s"))
 
 
 class CrashParams(ToolParams):

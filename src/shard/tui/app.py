@@ -9,7 +9,8 @@ as its parent's, PROTOCOL §6.3) shows in the open view of an ancestor, saying w
 
 Keys: Enter sends (a follow-up while the agent is busy), ctrl+s steers, Escape aborts the turn,
 F2 / F3 / F4 open the mode / model / reasoning-level pickers (only when the capabilities allow),
-ctrl+r reopens a request closed without answering, ctrl+n goes to the new-agent field, ctrl+a to
+F7 takes the last queued message back into the prompt box, ctrl+r reopens a request closed without
+answering, ctrl+n goes to the new-agent field, ctrl+a to
 the agent list, ctrl+t terminates the open agent, F5 lists its folder's sessions (open one, or fork
 this one, as a new agent), F6 shows earlier entries, F8 kills it after a confirmation, ctrl+c (or q
 in the agent list) quits.
@@ -37,6 +38,7 @@ from shard.tui.conversation import Conversation
 from shard.tui.dialogs import Answer, PermissionDialog, RequestDialog, UiDialog
 from shard.tui.lifecycle import Lifecycle
 from shard.tui.pickers import Catalog, Kind, Picker, fetch, switch
+from shard.tui.queue import QueueLine, take_back_returned, withdraw_last
 from shard.tui.roster import Roster
 from shard.tui.view import AgentView, window
 
@@ -48,7 +50,7 @@ _LINK = {
     State.RECONNECTING: "reconnecting…",
     State.CLOSED: "disconnected",
 }
-_WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate", "sessions", "earlier", "kill"})
+_WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate", "sessions", "earlier", "kill", "unqueue"})
 # Delete removes the highlighted agent; in a text field it is the field's own key, which comes first
 _GATED: dict[str, Kind] = {"pick_mode": "mode", "pick_model": "model", "pick_reasoning": "reasoning"}
 
@@ -60,6 +62,7 @@ class ShardApp(Lifecycle):
     #side { width: 38; border-right: solid $primary; }
     #new-agent { dock: bottom; }
     #status { height: 1; background: $primary-background; padding: 0 1; }
+    #waiting { height: auto; color: $warning; padding: 0 1; display: none; }
     #prompt { dock: bottom; }
     #hint { height: 1; color: $text-muted; padding: 0 1; }
     """
@@ -79,6 +82,7 @@ class ShardApp(Lifecycle):
         Binding("f6", "earlier", "Earlier"),
         Binding("f8", "kill", "Kill"),
         Binding("delete", "remove", "Remove"),
+        Binding("f7", "unqueue", "Unqueue"),
     ]
 
     def __init__(
@@ -111,7 +115,9 @@ class ShardApp(Lifecycle):
                 yield NewAgent(self.cwd)
             with Vertical(id="main"):
                 yield Static(Text("no agent selected"), id="status")
+                yield Static(Text(""), id="waiting")  # what the agent waits for: a provider retry
                 yield Conversation()
+                yield QueueLine()
                 yield Static(Text("Select an agent (Enter) or create one on a directory (ctrl+n)"), id="hint")
                 yield Input(placeholder="Enter: send", id="prompt")
         yield Footer()
@@ -234,8 +240,14 @@ class ShardApp(Lifecycle):
         self.earlier = len(entries) > self.shown_limit(view.agent_id)
         self.query_one(Conversation).show(window(entries, self.shown_limit(view.agent_id)))
         self.query_one("#status", Static).update(Text(self._headline(view)))
+        waiting = self.query_one("#waiting", Static)  # wraps: whole at 80 columns too
+        waiting.update(Text(view.status_detail or ""))
+        waiting.display = view.status_detail is not None
         hint = "Enter: follow-up · ctrl+s: steer · Esc: abort" if view.busy else "Enter: send"
         self.query_one("#hint", Static).update(Text(hint))
+        self.query_one(QueueLine).show(view)
+        if (handed_back := take_back_returned(view, self.query_one("#prompt", Input))) is not None:
+            self.notify(handed_back, severity="warning")
         self.refresh_bindings()
         self._show_requests(view)
         self.updated.set()
@@ -278,6 +290,13 @@ class ShardApp(Lifecycle):
 
     async def action_steer(self) -> None:
         await self._send(self.query_one("#prompt", Input).value, steer=True)
+
+    async def action_unqueue(self) -> None:
+        agent, view = self._agent(), self.view
+        if agent is None or view is None:
+            return
+        if (notice := await withdraw_last(agent, view, self.query_one("#prompt", Input))) is not None:
+            self.notify(notice)
 
     async def action_abort(self) -> None:
         agent = self._agent()
@@ -380,6 +399,8 @@ class ShardApp(Lifecycle):
         gate = _GATED.get(action)
         if gate is not None:
             return view is not None and view.pickers()[gate]
+        if action == "unqueue":  # F7 in the footer only while something is queued
+            return view is not None and bool(view.queue) and view.supports("message-queue")
         if action == "earlier":
             return view is not None and self.earlier  # F6 in the footer only when it shows something
         if action in _WITH_AGENT:

@@ -10,6 +10,9 @@ no Textual and no asyncio, so tests drive it with plain event objects. What it k
 * pending permission / UI requests are keyed by ``request_id``, so ``sync.pending_requests`` and a
   re-sent ``permission_request`` make one dialog, and a ``*_resolved`` from any client removes it
   (first response wins, §6.3);
+* the queue (what waits to be delivered) is replaced whole by ``sync`` and each ``queue_changed``;
+  messages handed back instead of delivered wait in ``returned`` until the app puts them back in
+  the prompt box;
 * controls follow ``sync.capabilities`` only, never the protocol version (R9.1.10, R7.10), and a
   catalog answered under another ``runtime_epoch`` or connection generation is discarded (R9.1.17).
 """
@@ -50,6 +53,7 @@ from shard.protocol.events import (
     UiRequest,
     UiResolved,
 )
+from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 from shard.protocol.words import tokens
 
@@ -100,6 +104,7 @@ class Entry:
 class AgentView:
     agent_id: str
     status: AgentStatus | None = None
+    status_detail: str | None = None  # what it waits for ("retrying in 2.5 s: …"), while that holds
     mode: str | None = None
     model: str | None = None
     reasoning: str | None = None
@@ -111,6 +116,8 @@ class AgentView:
     resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered, in words
     # whether this terminal answered (the app passes ShardClient.answered_here): "… by this terminal"
     mine: Callable[[Resolution], bool] = field(default=nobody_here, repr=False, compare=False)
+    queue: list[QueuedMessage] = field(default_factory=list)  # waiting to be delivered, in order
+    returned: list[tuple[QueuedMessage, str]] = field(default_factory=list)  # handed back, and why
     # errors and turn usage, each after the message that was last when it came (None: at the end)
     notices: list[tuple[str | None, Entry]] = field(default_factory=list)
     syncs: int = 0
@@ -122,6 +129,7 @@ class AgentView:
             self._apply_sync(event)
         elif isinstance(event, Status):
             self.status = event.status
+            self.status_detail = event.detail
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
         elif isinstance(event, ModelChanged):
@@ -142,6 +150,9 @@ class AgentView:
             self._apply_result(event)
         elif isinstance(event, ErrorEvent):
             self._notice(Entry(f"error:{len(self.notices)}", "error", f"{event.code}: {event.message}"))
+        elif isinstance(event, QueueChanged):
+            self.queue = list(event.queue)
+            self.returned.extend((item, event.reason) for item in event.returned or [])
         elif isinstance(event, TurnEnd) and event.usage is not None:
             usage = event.usage
             text = f"turn done · {tokens(usage.input)} in / {tokens(usage.output)} out tokens"
@@ -155,10 +166,12 @@ class AgentView:
     def _apply_sync(self, sync: Sync) -> None:
         self.syncs += 1
         self.status = sync.status
+        self.status_detail = sync.status_detail
         self.mode = sync.mode
         self.runtime_epoch = sync.runtime_epoch
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
         self.pending = {r.request_id: r for r in sync.pending_requests}
+        self.queue = list(sync.queue or [])
         for message in sync.live_window.messages:  # cards this client never saw live: from the window
             for block in message.content:
                 if isinstance(block, ToolCallBlock):

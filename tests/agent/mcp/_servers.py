@@ -3,6 +3,7 @@ config, as a ``[[mcp_servers]]`` table, and whether the processes it started are
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -41,6 +42,18 @@ def alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+async def gone(pids: list[int], within: float) -> bool:
+    """Whether every process of ``pids`` is gone within ``within`` seconds (a killed process takes a
+    moment to die; nothing announces it to a process that is not its parent, so this looks)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while any(alive(pid) for pid in pids):
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 def pids(path: Path) -> list[int]:

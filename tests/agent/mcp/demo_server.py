@@ -2,8 +2,9 @@
 
 ``python demo_server.py`` serves stdio; ``--http`` serves streamable HTTP on a free local port and
 prints the port (one line on stdout) once it listens; ``--hang-at-start`` never answers the
-handshake; ``--linger`` keeps running after its stdin closes. With ``$DEMO_PIDS`` set, the server
-appends its pid there when it starts.
+handshake; ``--linger`` keeps running after its stdin closes; ``--with-child`` first starts a
+``sleep`` of its own (in its process group). With ``$DEMO_PIDS`` set, the server appends its pid
+there when it starts (and its child's).
 """
 
 from __future__ import annotations
@@ -11,11 +12,29 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 
-from mcp.server.mcpserver import Context, Image, MCPServer
-from mcp.types import ToolAnnotations
+
+def _announce() -> None:
+    """Start the child, write the pids, and hang if asked — before the SDK's imports, which take a
+    second or two on a loaded machine: a test's start_timeout then never races them."""
+    started = [os.getpid()]
+    if "--with-child" in sys.argv:
+        started.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL).pid)
+    if pids := os.environ.get("DEMO_PIDS"):
+        with open(pids, "a") as f:
+            f.write("".join(f"{pid}\n" for pid in started))
+    if "--hang-at-start" in sys.argv:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    _announce()
+
+from mcp.server.mcpserver import Context, Image, MCPServer  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
 
 server = MCPServer("demo")
 
@@ -76,11 +95,6 @@ def _serve_http() -> None:
 
 
 if __name__ == "__main__":
-    if pids := os.environ.get("DEMO_PIDS"):
-        with open(pids, "a") as f:
-            f.write(f"{os.getpid()}\n")
-    if "--hang-at-start" in sys.argv:
-        time.sleep(3600)
     if "--http" in sys.argv:
         _serve_http()
     else:

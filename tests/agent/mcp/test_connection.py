@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from agent.mcp._servers import alive, demo, pids
+from agent.mcp._servers import alive, demo, gone, pids
 from shard.agent.mcp.config import McpServerConfig
 from shard.agent.mcp.connection import Connection, McpFailure
 from shard.agent.mcp.tool import output
@@ -92,6 +92,27 @@ async def test_a_server_that_never_answers_the_handshake_fails_to_start_and_is_s
     await connection.close()
     assert len(pids(written)) == 1
     assert not alive(pids(written)[0]), "close() leaves no server behind"
+
+
+@pytest.mark.slow
+async def test_a_server_that_does_not_start_is_killed_at_once_with_its_process_group(tmp_path):
+    """A start that timed out kills the server and what it started (its process group) before
+    ``start`` returns — not seconds later from the SDK's gentle stop (stdin closed, 2 s, SIGTERM),
+    which a runtime killed meanwhile never finishes: the server, leading its own session, was left
+    running as an orphan."""
+    written = tmp_path / "pids"
+    config = demo(
+        "demo", "--with-child", "--hang-at-start", start_timeout=2.0, env=(("DEMO_PIDS", str(written)),)
+    )
+    connection = Connection(config, tmp_path, os.environ)
+    try:
+        with pytest.raises(McpFailure, match=r"^did not start within 2 s"):
+            await connection.start()
+        started = pids(written)
+        assert len(started) == 2, "the server and its child"
+        assert await gone(started, within=1.0), "killed with its group, at once"
+    finally:
+        await connection.close()
 
 
 async def test_a_program_that_is_not_there_or_exits_at_once_is_one_line(tmp_path):

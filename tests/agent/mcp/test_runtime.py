@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent.mcp._servers import alive, pids, server_toml
+from agent.mcp._servers import alive, gone, pids, server_toml
 from shard.testing import AgentProcess, recorded_requests, text_step, tool_step, write_scripted_home
 
 
@@ -152,12 +152,17 @@ async def test_a_hanging_call_and_a_crash_mid_call_are_tool_errors_and_the_serve
 
 
 @pytest.mark.slow
-async def test_a_server_that_does_not_start_is_one_error_and_the_turn_goes_on(start, home):
-    servers = server_toml("slow", "--hang-at-start", start_timeout=0.5) + server_toml("demo")
-    agent = await start([text_step("fine")], servers)
+async def test_a_server_that_does_not_start_is_one_error_and_the_turn_goes_on(start, home, tmp_path):
+    """… and no process of it survives the runtime, even one killed at once (SIGKILL: it cleans
+    nothing up) — the server, which leads a session of its own, used to stay behind as an orphan."""
+    written = tmp_path / "pids"
+    hang = server_toml(
+        "slow", "--with-child", "--hang-at-start", start_timeout=2.0, env={"DEMO_PIDS": str(written)}
+    )
+    agent = await start([text_step("fine")], hang + server_toml("demo"))
     await agent.send({"type": "prompt", "message": "go"})
     read = await agent.idle()
-    line = "MCP server 'slow' did not start within 0.5 s (start_timeout)"
+    line = "MCP server 'slow' did not start within 2 s (start_timeout)"
     errors = [m for m in read if m["type"] == "error"]
     assert errors == [{"type": "error", "code": "TOOL_ERROR", "message": line, "fatal": False}]
     assert line in _details(agent)
@@ -165,6 +170,9 @@ async def test_a_server_that_does_not_start_is_one_error_and_the_turn_goes_on(st
     offered = set(recorded_requests(home)[0]["tools"])
     assert "demo__shout" in offered
     assert not any(name.startswith("slow__") for name in offered)
+    await agent.kill()
+    assert len(pids(written)) == 2, "the server and its child"
+    assert await gone(pids(written), within=1.0)
 
 
 async def test_abort_during_a_call_cancels_it(start, tmp_path):

@@ -9,9 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shard.agent.config import RetryConfig
+from shard.agent.config import ProviderConfig, RetryConfig
 from shard.agent.providers.base import ProviderError, ProviderEvent, ProviderRequest, Stop, TextDelta
-from shard.agent.providers.retry import backoff_delay, stream_with_retries
+from shard.agent.providers.errors import translate
+from shard.agent.providers.retry import (
+    backoff_delay,
+    is_local,
+    max_attempts,
+    next_delay,
+    stream_with_retries,
+)
 
 POLICY = RetryConfig(max_attempts=5, base_delay=1.0, max_delay=30.0)
 
@@ -198,3 +205,133 @@ async def test_connection_lost_detail():
     assert rec.details[0] is not None
     assert "connection lost" in rec.details[0]
     assert rec.details[-1] is None
+
+
+# --- a refused connection on this machine or a private network: one short retry -----------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/v1",
+        "http://127.5.6.7/v1",
+        "http://[::1]:11434/v1",
+        "http://10.1.2.3:8000",
+        "http://172.16.0.1/v1",
+        "http://172.31.255.254/v1",
+        "https://192.168.1.20:8443/v1",
+        "http://[fd12:3456::1]/v1",
+        "http://169.254.10.1/v1",
+        "http://[fe80::1]:8080/v1",
+        "http://[::ffff:127.0.0.1]:8080/v1",
+        "http://0.0.0.0:8080/v1",
+        "http://localhost:11434/v1",
+        "http://LOCALHOST.:11434/v1",
+        "http://ollama.localhost/v1",
+    ],
+)
+def test_loopback_private_and_link_local_hosts_are_local(url):
+    """Loopback, private and link-local addresses and ``localhost`` names are this machine or a
+    private network."""
+    assert is_local(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        None,
+        "",
+        "https://api.openai.com/v1",
+        "http://172.32.0.1/v1",  # just past 172.16/12
+        "http://8.8.8.8/v1",
+        "http://[2001:db8::1]/v1",
+        "http://localhost.example.com/v1",  # a name is never resolved: remote
+        "http://[not an address/v1",
+    ],
+)
+def test_public_hosts_names_and_no_url_are_remote(url):
+    """Anything else is remote: public addresses, other names (never resolved), no URL at all."""
+    assert not is_local(url)
+
+
+def _refused(url: str | None) -> ProviderError:
+    return ProviderError(
+        f"fake: nothing is listening at {url}: is the server running?",
+        retryable=True,
+        refused=True,
+        endpoint=url,
+    )
+
+
+LOCAL = "http://127.0.0.1:8080/v1"
+
+
+def test_a_local_refusal_is_retried_once_after_half_a_second():
+    """A refused connection to a local address: one retry after 0.5 s, whatever the jitter; then give
+    up — not the five attempts a remote host gets."""
+    error = _refused(LOCAL)
+    assert max_attempts(error, POLICY) == 2
+    assert next_delay(error, 1, POLICY, 0.0) == 0.5
+    assert next_delay(error, 1, POLICY, 0.99) == 0.5
+    assert next_delay(error, 2, POLICY, 0.5) is None
+
+
+def test_a_local_refusal_respects_a_smaller_configured_policy():
+    """A smaller ``base_delay`` shortens the wait; ``max_attempts = 1`` means no retry at all."""
+    assert next_delay(_refused(LOCAL), 1, RetryConfig(base_delay=0.01), 0.5) == 0.01
+    assert next_delay(_refused(LOCAL), 1, RetryConfig(max_attempts=1), 0.5) is None
+
+
+@pytest.mark.parametrize("url", ["https://api.example.com/v1", None])
+def test_a_remote_refusal_keeps_the_schedule(url):
+    """A remote host (or none named) keeps the exponential schedule and all five attempts."""
+    error = _refused(url)
+    assert max_attempts(error, POLICY) == 5
+    assert [next_delay(error, a, POLICY, 1 - 1e-12) for a in range(1, 5)] == pytest.approx([1, 2, 4, 8])
+    assert next_delay(error, 5, POLICY, 0.5) is None
+
+
+def test_other_local_failures_keep_the_schedule():
+    """Only a refusal is cut short: a local server that answers 503 or drops the connection is
+    retried like any other."""
+    busy = ProviderError("fake: HTTP 503", retryable=True, status=503, endpoint=LOCAL)
+    dropped = ProviderError("fake: connection lost (eof)", retryable=True, endpoint=LOCAL)
+    for error in (busy, dropped):
+        assert max_attempts(error, POLICY) == 5
+        assert next_delay(error, 4, POLICY, 0.0) == 4.0
+
+
+def test_a_non_retryable_error_gets_no_delay():
+    assert next_delay(ProviderError("fake: HTTP 400", status=400), 1, POLICY, 0.5) is None
+
+
+async def test_a_local_refusal_makes_two_attempts_and_says_so():
+    """Through the wrapper: two calls, one 0.5 s wait, the detail names the cause and the attempt
+    out of two, then clears; the error says it gave up after 2 attempts."""
+    provider = FakeProvider(([], _refused(LOCAL)), ([], _refused(LOCAL)), (OK, None))
+    rec = Recorder()
+    with pytest.raises(ProviderError) as info:
+        await _drain(provider, rec)
+    assert provider.calls == 2
+    assert rec.sleeps == [0.5]
+    assert rec.details == ["retrying in 0.5 s: connection refused (attempt 2 of 2)", None]
+    assert info.value.message == (
+        f"fake: nothing is listening at {LOCAL}: is the server running? (gave up after 2 attempts)"
+    )
+
+
+def test_a_refused_connection_is_translated_naming_the_url():
+    """The SDK's connection error caused by ECONNREFUSED becomes a refused, retryable ProviderError
+    that names the URL nothing listens at."""
+    provider = ProviderConfig(name="local", kind="openai", base_url=LOCAL)
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 8080)")
+        except ConnectionRefusedError as cause:
+            raise ConnectionError("Connection error.") from cause
+    except ConnectionError as exc:
+        error = translate(exc, provider)
+    assert error.refused
+    assert error.retryable
+    assert error.endpoint == LOCAL
+    assert error.message == f"local: nothing is listening at {LOCAL}: is the server running?"

@@ -7,6 +7,7 @@ from the configured prices; the key never shows up anywhere but the request's au
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -104,6 +105,35 @@ async def test_429_then_success_shows_retry_status_and_completes(spawn, server):
     assert _final_text(read) == "Hello, world!"
     assert "turn_end" in types(read)
     assert len(server.requests) == 2
+
+
+async def test_a_closed_local_port_fails_after_one_short_retry(tmp_path, project):
+    """Nothing listens on the provider's loopback port: with the default ``[retry]`` policy (five
+    attempts for a remote host) the call is made twice — one ``retrying`` status naming the cause
+    and "attempt 2 of 2", then a status without detail — and the turn fails with one error naming
+    the URL nothing listens at. The agent is idle again and takes the next prompt."""
+    with socket.socket() as s:  # a port with nothing behind it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    body = provider_toml("local", "openai", url, OA_MODELS)
+    home = write_home(tmp_path / "home", body, default_model="local/m", retry="")  # the default policy
+    agent = await AgentProcess.start(home, project, env={KEY_ENV: KEY})
+    try:
+        await agent.handshake()
+        await agent.send({"type": "prompt", "message": "hello"})
+        read = await agent.idle()
+    finally:
+        await agent.kill()
+    details = [m.get("detail") for m in _of(read, "status") if m["status"] == "streaming"]
+    retries = [d for d in details if d is not None]
+    assert retries == ["retrying in 0.5 s: connection refused (attempt 2 of 2)"]
+    assert details[-1] is None  # cleared before the error: no client is left showing a retry
+    [error] = _of(read, "error")
+    assert error["message"] == (
+        f"local: nothing is listening at {url}: is the server running? (gave up after 2 attempts)"
+    )
+    assert error["fatal"] is False
 
 
 async def test_persistent_500_gives_up_with_one_nonfatal_error(spawn, server):

@@ -3,7 +3,9 @@
 The SDK's client is an anyio context: it must be entered and left by the same task. So each
 connection has a holder task that opens the client, lists the tools, hands both over, and keeps the
 client open until told to stop; calls are made from the turn's task meanwhile. Leaving the client
-stops a stdio server (stdin closed, then SIGTERM, then SIGKILL: the SDK bounds each wait).
+stops a stdio server (stdin closed, then SIGTERM, then SIGKILL: the SDK bounds each wait); one
+that did not start (or whose start the runtime's end cut short) is killed at once, with its process
+group, before that.
 
 Every failure is a :class:`McpFailure` with one line for the model and the status line: a server
 that does not start within ``start_timeout``, a call not answered within ``call_timeout``, a server
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -75,9 +79,11 @@ class Connection:
         try:
             done, _ = await asyncio.wait({ready}, timeout=self.config.start_timeout)
         except asyncio.CancelledError:  # the runtime is ending while the server starts
+            self._kill_unstarted()
             holder.cancel()
             raise
         if not done:
+            self._kill_unstarted()
             holder.cancel()
             raise McpFailure(f"did not start within {self.config.start_timeout:g} s (start_timeout)")
         if (exc := ready.exception()) is not None:
@@ -166,6 +172,20 @@ class Connection:
         http = stack.push_async_exit(create_mcp_http_client(headers=headers))
         return Client(streamable_http_client(str(config.url), http_client=http), cache=None)
 
+    def _kill_unstarted(self) -> None:
+        """Kill a stdio server that did not start, with its whole process group, now.
+
+        The SDK would stop it gently (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL) from the holder's
+        cleanup; a server that never answered the handshake is owed no grace, and the runtime may
+        itself be killed within those seconds — and the server, which the SDK starts as the leader of
+        a session of its own, would then outlive it, an orphan."""
+        if self.config.command is None or self._stderr is None:
+            return
+        pid = _server_pid(self._stderr)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
     def _last_words(self) -> str:
         if self._stderr is None:
             return ""
@@ -188,6 +208,30 @@ class Connection:
             return f"no such program: {self.config.command}"
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _server_pid(log: TextIO) -> int | None:
+    """The stdio server a connection started, as the SDK leaves no handle on it: this process's
+    child that leads its own session (the SDK starts it with ``start_new_session``) and whose stderr
+    is the connection's own log file ``log``. None when there is none (it exited, or no ``/proc``)."""
+    try:
+        mine = os.fstat(log.fileno())
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except (OSError, ValueError):
+        return None
+    parent = os.getpid()
+    for name in entries:
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+            fields = stat[stat.rindex(b")") + 2 :].split()  # state, ppid, pgrp, session, …
+            if int(fields[1]) != parent or int(fields[3]) != int(name):
+                continue
+            err = os.stat(f"/proc/{name}/fd/2")
+        except (OSError, ValueError, IndexError):
+            continue
+        if (err.st_dev, err.st_ino) == (mine.st_dev, mine.st_ino):
+            return int(name)
+    return None
 
 
 async def _list_tools(client: Client) -> list[ServerTool]:

@@ -83,7 +83,9 @@ class ProviderError(ShardError):
 
     ``retryable`` marks rate limits, overloads, server errors and dropped connections; ``retry_after``
     is the server's Retry-After in seconds when it sent one; ``context_overflow`` marks a request the
-    model refused because the context is too long.
+    model refused because the context is too long. ``refused`` marks a refused connection (nothing
+    listens there) and ``endpoint`` is the base URL it was refused at, when the provider names one:
+    the retry policy gives up sooner on this machine or a private network (``retry.py``).
     """
 
     def __init__(
@@ -94,12 +96,16 @@ class ProviderError(ShardError):
         status: int | None = None,
         retry_after: float | None = None,
         context_overflow: bool = False,
+        refused: bool = False,
+        endpoint: str | None = None,
     ) -> None:
         super().__init__(ErrorCode.PROVIDER_ERROR, message)
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
         self.context_overflow = context_overflow
+        self.refused = refused
+        self.endpoint = endpoint
 
 
 class Provider(Protocol):

@@ -80,29 +80,48 @@ def translate(exc: BaseException, provider: ProviderConfig, key: str | None = No
         or module.startswith(("httpx", "httpcore", "h11", "anyio", "ssl"))
         or isinstance(exc, ConnectionError | EOFError)
     ):
+        if _refused(exc):
+            url = provider.base_url
+            said = f"nothing is listening at {url}" if url else "the connection was refused"
+            return ProviderError(
+                f"{provider.name}: {said}: is the server running?", retryable=True, refused=True, endpoint=url
+            )
         return ProviderError(f"{provider.name}: {_connection_trouble(exc, provider, key)}", retryable=True)
     return ProviderError(f"{provider.name}: {name}: {scrub(str(exc), key)}")
 
 
-def _connection_trouble(exc: BaseException, provider: ProviderConfig, key: str | None) -> str:
-    """What went wrong with the connection, named as a person fixing it needs it: refused (nothing
-    listens there), the host unknown, reset, or lost mid-answer."""
-    where = f" ({provider.base_url})" if provider.base_url else ""
+def _chain(exc: BaseException) -> list[BaseException]:
     chain: list[BaseException] = []
     seen: BaseException | None = exc
     while seen is not None and seen not in chain and len(chain) < 10:
         chain.append(seen)
         seen = seen.__cause__ or seen.__context__
+    return chain
+
+
+def _refused(exc: BaseException) -> bool:
+    """A refused connection: nothing listens at that address (the server is not running)."""
+    chain = _chain(exc)
+    if any(
+        isinstance(link, ConnectionRefusedError) or getattr(link, "errno", None) == errno.ECONNREFUSED
+        for link in chain
+    ):
+        return True
+    text = " ".join(str(link) for link in chain).lower()
+    return "connection refused" in text or "connect call failed" in text
+
+
+def _connection_trouble(exc: BaseException, provider: ProviderConfig, key: str | None) -> str:
+    """What else went wrong with the connection, named as a person fixing it needs it: the host
+    unknown, reset, or lost mid-answer."""
+    where = f" ({provider.base_url})" if provider.base_url else ""
+    chain = _chain(exc)
     for link in chain:
-        if isinstance(link, ConnectionRefusedError) or getattr(link, "errno", None) == errno.ECONNREFUSED:
-            return f"connection refused{where}: is the server running?"
         if isinstance(link, socket.gaierror):
             return f"cannot resolve the host{where}"
         if isinstance(link, ConnectionResetError):
             return "connection reset by the server"
     text = " ".join(str(link) for link in chain).lower()
-    if "connection refused" in text or "connect call failed" in text:
-        return f"connection refused{where}: is the server running?"
     if "name or service not known" in text or "nodename nor servname" in text:
         return f"cannot resolve the host{where}"
     why = str(chain[-1]) or type(chain[-1]).__name__

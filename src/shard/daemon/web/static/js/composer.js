@@ -1,6 +1,8 @@
 // The prompt box (PROTOCOL §9.2): Send while the agent is idle; Steer, Follow up and Abort while a
-// turn runs. Pasted images travel as base64 Image blocks and preview from blob: URLs.
+// turn runs; above it what is queued (queue.js). Pasted images travel as base64 Image blocks and
+// preview from blob: URLs.
 import { h } from "./dom.js";
+import { QueueView } from "./queue.js";
 
 export class Composer {
   constructor(app) {
@@ -8,6 +10,7 @@ export class Composer {
     this.text = document.getElementById("prompt-text");
     this.images = [];
     this.form = document.getElementById("prompt");
+    this.queue = new QueueView(app, this);
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
       this.submit(this.agent && this.agent.busy ? "follow_up" : null);
@@ -31,6 +34,19 @@ export class Composer {
     document.getElementById("steer").hidden = !busy;
     document.getElementById("follow-up").hidden = !busy;
     document.getElementById("abort").hidden = !busy;
+    this.queue.render(agent);
+  }
+
+  isEmpty() {
+    return !this.text.value.trim() && !this.images.length;
+  }
+
+  // A message taken back (withdrawn to edit, or handed back): its text after what is in the box,
+  // never in place of it, and its images beside the box's.
+  restore(item) {
+    const typed = this.text.value.replace(/\s+$/, "");
+    this.text.value = typed ? `${typed}\n\n${item.message}` : item.message;
+    for (const image of item.images || []) this.addImage(image, new Blob([Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0))], { type: image.mime_type }));
   }
 
   async submit(behavior) {
@@ -69,16 +85,17 @@ export class Composer {
     event.preventDefault();
     for (const file of files) {
       const reader = new FileReader();
-      reader.onload = () => {
-        const data = String(reader.result).split(",", 2)[1];
-        const url = URL.createObjectURL(file);
-        const entry = { image: { type: "image", data, mime_type: file.type }, url };
-        entry.el = h("figure", { class: "attachment" }, h("img", { src: url, alt: "pasted image" }), h("button", { type: "button", "aria-label": "Remove image", onclick: () => this.removeImage(entry) }, "×"));
-        this.images.push(entry);
-        document.getElementById("attachments").append(entry.el);
-      };
+      reader.onload = () => this.addImage({ type: "image", data: String(reader.result).split(",", 2)[1], mime_type: file.type }, file);
       reader.readAsDataURL(file);
     }
+  }
+
+  addImage(image, blob) {
+    const url = URL.createObjectURL(blob);
+    const entry = { image, url };
+    entry.el = h("figure", { class: "attachment" }, h("img", { src: url, alt: "pasted image" }), h("button", { type: "button", "aria-label": "Remove image", onclick: () => this.removeImage(entry) }, "×"));
+    this.images.push(entry);
+    document.getElementById("attachments").append(entry.el);
   }
 
   removeImage(entry) {

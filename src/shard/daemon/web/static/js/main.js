@@ -170,6 +170,9 @@ class App {
     const status = $("agent-status");
     status.textContent = agent.status;
     status.className = `badge status-${agent.status}`;
+    const detail = $("agent-detail");
+    detail.textContent = agent.statusDetail || "";
+    detail.hidden = !agent.statusDetail;
     // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
     $("compact").hidden = !agent.synced;
     $("compact").disabled = agent.busy;
@@ -239,6 +242,7 @@ class App {
         return;
       case "status":
         agent.info.status = m.status;
+        agent.statusDetail = m.detail || null; // a provider retry says so; the next status clears it
         return;
       case "message_delta":
         return conv.delta(m);
@@ -254,6 +258,10 @@ class App {
         return agent.addUsage(m);
       case "compaction":
         return conv.compaction(m);
+      case "queue_changed":
+        agent.applyQueue(m);
+        if (m.returned?.length) this.composer.queue.handBack(agent, m.returned, m.reason);
+        return;
       case "error":
         if (m.fatal) {
           // The runtime cannot go on (PROTOCOL §9.4): say so, and offer the one recovery there is —

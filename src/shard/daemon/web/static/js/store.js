@@ -9,6 +9,7 @@ export class AgentState {
     this.id = info.agent_id;
     this.info = info;
     this.activity = null; // last agent_activity phase (coarse, from the global overview)
+    this.statusDetail = null; // what the agent says it waits for ("retrying in 2.5 s: …"), while it holds
     this.role = null; // "interactive" | "observer" | null (not attached)
     this.conversation = new Conversation((messageId) => onFork(this, messageId));
     this.requests = new Map(); // request_id -> permission_request | ui_request
@@ -20,6 +21,8 @@ export class AgentState {
     this.scroll = null; // scrollTop to return to when shown again; null: the bottom
     this.synced = false; // a sync arrived: the agent's state is known, its controls can show
     this.usage = { input: 0, output: 0, cost: 0, ...(info.usage || {}) };
+    this.queue = []; // queued messages, in delivery order: replaced whole by sync and queue_changed
+    this.returned = []; // queued messages handed back, not yet put back into the box (this page only)
   }
 
   get status() {
@@ -37,17 +40,23 @@ export class AgentState {
   applySync(sync) {
     this.synced = true;
     this.info.status = sync.status;
+    this.statusDetail = sync.status_detail || null;
     this.mode = sync.mode;
     this.capabilities = sync.capabilities || [];
     this.epoch = sync.runtime_epoch ?? null;
     this.sessionId = sync.session_id || this.sessionId;
     this.conversation.sync(sync.live_window);
+    this.queue = sync.queue || [];
     const pending = new Set();
     for (const req of sync.pending_requests || []) {
       this.requests.set(req.request_id, { ...req, type: req.type || (req.kind ? "ui_request" : "permission_request") });
       pending.add(req.request_id);
     }
     for (const id of this.requests.keys()) if (!pending.has(id)) this.requests.delete(id);
+  }
+
+  applyQueue(change) {
+    this.queue = change.queue || [];
   }
 
   addUsage(u) {
