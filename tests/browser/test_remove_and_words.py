@@ -182,9 +182,9 @@ async def test_the_new_agent_form_stays_in_view_with_fifteen_agents(context, pro
 
 
 async def test_who_answered_reads_as_a_name_or_you(context, project, daemon):
-    """The browser allows a request: here it reads "touch: Allowed by you", and the SDK client sees
+    """The browser allows a request: its card here reads "Allowed by you", and the SDK client sees
     the browser by the name its enrollment gives it ("… Chrome on Linux"). The SDK client, named
-    "my-bot", denies the next: the page says "touch: Denied by my-bot".
+    "my-bot", denies the next: that card says "Denied by my-bot".
 
     Covers: R6.3.6, R9.5.14
     """
@@ -200,12 +200,12 @@ async def test_who_answered_reads_as_a_name_or_you(context, project, daemon):
             resolved = await events.next(20)
         assert resolved.source_label == browser_name(await page.evaluate("navigator.userAgent"))
         assert resolved.source_label.endswith("Chrome on Linux")
-        notes = page.locator("#conversation .note-resolved")
-        await expect(notes).to_have_text(["touch: Allowed by you"])
+        answers = page.locator("#conversation .tool .tool-answer:not([hidden])")  # on each call's card
+        await expect(answers).to_have_text(["Allowed by you"])
         await expect(permission(page)).to_have_count(1)  # the second request
         request_id = await permission(page).get_attribute("data-request-id")
         await watched.answer_permission(request_id, decision="deny")
-        await expect(notes).to_have_text(["touch: Allowed by you", "touch: Denied by my-bot"])
+        await expect(answers).to_have_text(["Allowed by you", "Denied by my-bot"])
     await screenshot(page, "23-who-answered")
     await page.close()
 

@@ -45,7 +45,10 @@ async def test_session_restored_in_a_second_process(start, home):
     window = sync["live_window"]["messages"]
     assert [m["role"] for m in window] == ["user", "assistant", "user", "assistant"]
     assert window[0] == completed[0]
-    assert window[1] == completed[1]
+    call = next(m for m in read if m["type"] == "tool_call")
+    text, called = completed[1]["content"]  # the call's block also keeps what its tool_call showed
+    called = {**called, **{k: call[k] for k in ("render", "read_only") if k in call}}
+    assert window[1] == {**completed[1], "content": [text, called]}
     assert window[3] == completed[2]
     assert window[2]["content"] == [
         {
@@ -53,8 +56,10 @@ async def test_session_restored_in_a_second_process(start, home):
             "tool_call_id": result["tool_call_id"],
             "content": result["content"],
             "is_error": False,
+            **{k: result[k] for k in ("duration_ms", "render") if k in result},
         }
     ]
+    assert window[2]["id"] == result["message_id"]
     assert sync["mode"] == "plan"
     assert sync["session_id"] == session_id
     await again.send({"type": "prompt", "message": "and now?"})
@@ -157,9 +162,10 @@ async def test_malformed_message_entry_is_session_corrupt(start, home, project):
     await agent.finish()
     path = _session_file(home, session_id)
     lines = path.read_bytes().rstrip(b"\n").split(b"\n")
-    entry = orjson.loads(lines[-1])
+    last = max(i for i, line in enumerate(lines) if orjson.loads(line)["kind"] == "message")
+    entry = orjson.loads(lines[last])
     entry["message"]["role"] = "robot"
-    lines[-1] = orjson.dumps(entry)
+    lines[last] = orjson.dumps(entry)
     path.write_bytes(b"\n".join(lines) + b"\n")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     agent2 = await AgentProcess.start(home, project, "--session", session_id)

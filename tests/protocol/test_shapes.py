@@ -502,7 +502,18 @@ def test_permission_request_shape():
         }
     )
     assert fields_of(events.PermissionRequest) == (
-        {"type", "agent_id", "request_id", "tool_name", "input", "prompt", "options", "details", "choices"},
+        {
+            "type",
+            "agent_id",
+            "request_id",
+            "tool_name",
+            "input",
+            "prompt",
+            "options",
+            "details",
+            "choices",
+            "tool_call_id",
+        },  # additive (issue 26): the call a client shows the answer on
         {"type", "request_id", "tool_name", "input", "prompt", "options"},
     )
 

@@ -117,8 +117,8 @@ async def test_terminate_and_kill_on_a_stopped_agent_say_why_and_send_nothing(
 async def test_a_permission_answered_here_reads_this_terminal_and_by_name_elsewhere(
     daemon_factory, project: Path
 ):
-    """The terminal (named as ``shard attach`` names it) allows a request: its conversation says
-    "touch: Allowed by this terminal", and another client's resolution carries "terminal (pid N)".
+    """The terminal (named as ``shard attach`` names it) allows a request: the call's card says
+    "Allowed by this terminal", and another client's resolution carries "terminal (pid N)".
 
     Covers: R6.3.6, R9.5.14
     """
@@ -138,7 +138,7 @@ async def test_a_permission_answered_here_reads_this_terminal_and_by_name_elsewh
             resolved = await watcher.next(20)
         assert resolved.source_label == name
         await until(
-            pilot, lambda: "touch: Allowed by this terminal" in "\n".join(app.query_one(Conversation).plain())
+            pilot, lambda: "Allowed by this terminal" in "\n".join(app.query_one(Conversation).plain())
         )
         watcher.close()
     await client.close()

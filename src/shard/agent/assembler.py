@@ -24,7 +24,8 @@ from shard.agent.providers.base import (
     UsageReport,
 )
 from shard.protocol.content import ContentBlock, Message, TextBlock, ThinkingBlock, ToolCallBlock
-from shard.protocol.events import MessageDelta, StreamingBlock, StreamingMessage
+from shard.protocol.events import MessageDelta
+from shard.protocol.live_window import StreamingBlock, StreamingMessage
 
 
 @dataclass(slots=True)

@@ -275,6 +275,8 @@ def sync_line(prepared: Prepared) -> bytes:
     live: dict[str, Any] = {"messages": prepared.window.messages()}
     if prepared.window.compaction_index is not None:
         live["compaction_index"] = prepared.window.compaction_index
+    if prepared.window.turns:
+        live["turns"] = prepared.window.turns
     sync = {
         "type": "sync",
         "status": "idle",

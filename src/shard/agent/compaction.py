@@ -140,7 +140,7 @@ async def compact(
     """Run the pipeline once. Raises ShardError(INTERNAL_ERROR) when the summary fails or is empty."""
     view = transcript.view
     messages = view.messages
-    tokens = [estimate_tokens(m) for m in messages]
+    tokens = [estimate_tokens(m) for m in view.model_messages]  # what the model is sent, not the renders
     has_summary = view.compaction_index is not None and bool(messages)
     cut = choose_cut(messages, tokens, keep_recent_tokens, has_summary)
     if cut is None:

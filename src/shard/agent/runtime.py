@@ -114,6 +114,7 @@ class Runtime:
             self.events,
             responders=Responders(present=has_responder),
             headless=HeadlessPolicy(headless_policy, headless_timeout),
+            record=self.transcript.record_answer,  # answers are kept for a reloaded client's cards
         )
         self.gate = Gate(self.modes, self.board, self.transcript)
         self.spill_dir = store.path.parent / "spill"

@@ -3,7 +3,8 @@ live view clients and the model see, the message in flight, the stored grants, a
 accounting that compaction triggers on.
 
 Token counts: what the provider last reported as context (``usage.context_tokens``) plus an estimate
-(4 characters a token) of what was added since.
+(4 characters a token) of what was added since — of the messages as the model sees them, not of what
+only clients render (a result's RenderDescriptor would count a file twice).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from shard.agent.session.history import LiveView
 from shard.agent.session.listing import title_of, write_meta
 from shard.agent.session.store import SessionStore, find_session, load_entries
 from shard.protocol.content import Message
-from shard.protocol.events import LiveWindow
+from shard.protocol.events import PermissionResolved
+from shard.protocol.live_window import LiveWindow
 
 
 def estimate_tokens(message: Message) -> int:
@@ -60,7 +62,7 @@ class Transcript:
         self.view.add(entry)
         if kind in ("message", "tool_result"):
             self._message_count += 1
-            self._context_since += estimate_tokens(self.view.messages[-1])
+            self._context_since += estimate_tokens(self.view.model_messages[-1])
             role = fields["message"].get("role") if kind == "message" else None
             if role == "assistant":
                 self.assistant_messages += 1
@@ -78,6 +80,12 @@ class Transcript:
             fields = {k: v for k, v in entry.items() if k not in ("id", "kind")}
             self.record(entry["kind"], entry_id=entry["id"], **fields)
 
+    def record_answer(self, resolved: PermissionResolved) -> None:
+        """How a permission request was answered (a ``permission`` entry): a reloaded client shows
+        it on the card of the tool call it was about, as the live one did."""
+        fields = {k: v for k, v in resolved.to_wire().items() if k not in ("type", "agent_id")}
+        self.record("permission", **fields)
+
     def grant(self, rule: dict[str, Any]) -> None:
         """Store a permission grant: in the session (so it survives restarts and forks), then in use."""
         self.record("grant", rule=rule)
@@ -94,6 +102,8 @@ class Transcript:
         window = LiveWindow(messages=list(self.view.messages))
         if self.view.compaction_index is not None:
             window.compaction_index = self.view.compaction_index
+        if self.view.turns:
+            window.turns = list(self.view.turns)
         return window
 
     @property
@@ -116,7 +126,7 @@ class Transcript:
     def context_tokens(self) -> int:
         """The provider's last report of the context, plus an estimate of what was added since."""
         if self._context_reported is None:
-            return sum(estimate_tokens(m) for m in self.view.messages)
+            return sum(estimate_tokens(m) for m in self.view.model_messages)
         return self._context_reported + self._context_since
 
     def note_context(self, tokens: int) -> None:

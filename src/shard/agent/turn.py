@@ -9,7 +9,9 @@ A turn exits with a typed outcome, and :func:`drive` handles every outcome in on
 :class:`Aborted` (the task was cancelled: each stage wound itself down on the way out, keeping the
 partial assistant message and giving every tool call that will not get a real result an "aborted"
 one, so the transcript stays valid for the next request); :class:`Fatal` (the session could not be
-written: nothing more can be trusted). Each turn closes with ``turn_end`` whatever its outcome.
+written: nothing more can be trusted). Each turn closes with ``turn_end`` whatever its outcome,
+recorded first (a ``turn_end`` entry with the turn's usage, which a reloaded client shows after the
+turn's last message). A reply's tool calls run in :mod:`shard.agent.tool_runs`.
 
 Every assistant message records why it ended (``Message.stop_reason``): ``completed`` or
 ``max_tokens`` from the model, ``aborted`` or ``interrupted`` when the work was cancelled (by a
@@ -23,40 +25,34 @@ The loop gets what it uses (:class:`TurnContext`), never the runtime.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ValidationError
-
-from shard.agent.assembler import AssembledToolCall, MessageAssembler
+from shard.agent.assembler import MessageAssembler
 from shard.agent.catalog import ModelEntry
 from shard.agent.compaction import compact, due
 from shard.agent.config import CompactionConfig, RetryConfig
 from shard.agent.message_queue import MessageQueue
 from shard.agent.modes import ModeController
-from shard.agent.permissions.gate import Deny, Verdict
 from shard.agent.providers.base import ProviderError, ProviderRequest
 from shard.agent.providers.retry import stream_with_retries
 from shard.agent.selection import ModelSelection
 from shard.agent.sink import EventSink
 from shard.agent.steering import StrictSteers
 from shard.agent.system_prompt import system_prompt
-from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
+from shard.agent.tool_runs import UNRUN, Approve, Stopping, ToolRuns, refused
+from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.transcript import Transcript
 from shard.agent.turn_usage import TurnUsage, usage_dict
 from shard.protocol.agents import AgentStatus
-from shard.protocol.codec import describe_validation_error
-from shard.protocol.content import ContentBlock, ErrorContent, Image, ImageBlock, Message, TextBlock
+from shard.protocol.content import ContentBlock, Image, ImageBlock, Message, TextBlock
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.events import (
     ErrorEvent,
     MessageComplete,
-    ToolCall,
-    ToolResult,
     TurnEnd,
     TurnStart,
     UsageEvent,
@@ -64,15 +60,8 @@ from shard.protocol.events import (
 from shard.protocol.ids import new_id
 from shard.protocol.stops import StopReason
 
-ABORTED = "Aborted by the user before this tool call ran."
-ABORTED_RUNNING = "Aborted by the user while this tool call ran: it may have done part of its work."
-INTERRUPTED = "Not run: the agent was shut down before this tool call ran."
-INTERRUPTED_RUNNING = "The agent was shut down while this tool call ran: it may have done part of its work."
 CUT_OFF = "Not run: the model's response was cut off before it finished."
-# A cancelled call's result, by why the work was cancelled: (not started yet, running)
-_UNRUN = {"aborted": (ABORTED, ABORTED_RUNNING), "interrupted": (INTERRUPTED, INTERRUPTED_RUNNING)}
 
-Approve = Callable[[Tool[Any], ToolParams, dict[str, Any], ToolContext], Awaitable[Verdict]]
 Prepare = Callable[[dict[str, Tool[Any]], EventSink], Awaitable[None]]
 
 
@@ -80,14 +69,6 @@ Prepare = Callable[[dict[str, Tool[Any]], EventSink], Awaitable[None]]
 class UserInput:
     text: str
     images: list[Image] | None = None
-
-
-@dataclass(slots=True)
-class Stopping:
-    """Why the work is being cancelled, set just before the cancel: a client's ``abort`` (the reply
-    ends ``aborted``), or the runtime shutting down (SIGTERM, its client gone: ``interrupted``)."""
-
-    cause: Literal["aborted", "interrupted"] = "aborted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +129,8 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
         outcomes.append(outcome)
         if isinstance(outcome, Fatal):
             ctx.events.fail(outcome.error)  # reported before turn_end: the turn ended because of it
-        turn.end()
+        if (failed := turn.end()) is not None:  # its turn_end could not be recorded
+            outcomes[-1] = outcome = Fatal(failed)
         if isinstance(outcome, Aborted | Fatal):
             break  # the runtime hands back what is queued
         if isinstance(outcome, Failed):  # steers for a turn that ended without their model call
@@ -205,7 +187,9 @@ class _Turn:
         self.ctx = ctx
         self.id = new_id("turn")
         self.usage = TurnUsage()
-        self._executing: str | None = None  # the tool call whose execute() has begun
+        self.tool_runs = ToolRuns(
+            ctx.transcript, ctx.events, ctx.tools, ctx.approve, ctx.tool_context, ctx.stopping
+        )
 
     async def run(self, inp: UserInput) -> Outcome:
         ctx = self.ctx
@@ -225,7 +209,7 @@ class _Turn:
                 assembler = await self._call_model()
                 calls = assembler.tool_calls()
                 if calls:
-                    await self._run_tools(calls)
+                    await self.tool_runs.run(calls)
                 elif not ctx.queue.has("steer") and not ctx.strict.pending:
                     return Completed()
         except _CallFailed:
@@ -236,12 +220,23 @@ class _Turn:
         except ShardError as exc:  # the session could not be written
             return Fatal(exc)
 
-    def end(self) -> None:
-        end = TurnEnd(turn_id=self.id)
+    def end(self) -> ShardError | None:
+        """``turn_end`` with the usage summed over the turn's calls, recorded first (a reloaded client
+        shows it after the turn's last message); then the session is fsynced. A session that cannot
+        be written is fatal: reported before ``turn_end``, and returned."""
+        ctx, end = self.ctx, TurnEnd(turn_id=self.id)
         if self.usage.total is not None:
             end.usage = self.usage.total
-        self.ctx.events.emit(end)
-        self.ctx.transcript.checkpoint()
+        failed = None
+        if ctx.events.fatal is None:
+            try:
+                ctx.transcript.record("turn_end", **{k: v for k, v in end.to_wire().items() if k != "type"})
+            except ShardError as exc:
+                failed = exc
+                ctx.events.fail(exc)
+        ctx.events.emit(end)
+        ctx.transcript.checkpoint()
+        return failed
 
     def _deliver(self, inp: UserInput) -> None:
         content: list[ContentBlock] = [TextBlock(text=inp.text)]
@@ -300,7 +295,7 @@ class _Turn:
         except asyncio.CancelledError:
             ctx.transcript.streaming = None
             cause = ctx.stopping.cause
-            self._keep_partial(assembler, cause, unrun=_UNRUN[cause][0])
+            self._keep_partial(assembler, cause, unrun=UNRUN[cause][0])
             raise
         except Exception as exc:  # any provider failure ends this turn, never the agent
             ctx.transcript.streaming = None
@@ -354,90 +349,7 @@ class _Turn:
         self.ctx.transcript.record_message(message, incomplete="error" if reason == "failed" else reason)
         self.ctx.events.emit(MessageComplete(message_id=message.id, message=message))
         for call in assembler.tool_calls():
-            self._finish_call(call.id, ToolOutput(ErrorContent(message=unrun), is_error=True), None)
-
-    # --- tools --------------------------------------------------------------------------------
-
-    async def _run_tools(self, calls: list[AssembledToolCall]) -> None:
-        remaining = list(calls)
-        try:
-            while remaining:
-                call = remaining[0]
-                started = time.monotonic()
-                output = await self._run_one(call)
-                remaining.pop(0)
-                self._finish_call(call.id, output, (time.monotonic() - started) * 1000)
-        except asyncio.CancelledError:
-            before, running = _UNRUN[self.ctx.stopping.cause]
-            for call in remaining:
-                text = running if call.id == self._executing else before
-                self._finish_call(call.id, ToolOutput(ErrorContent(message=text), is_error=True), None)
-            raise
-
-    async def _run_one(self, call: AssembledToolCall) -> ToolOutput:
-        ctx = self.ctx
-
-        def refused(text: str) -> ToolOutput:
-            return ToolOutput(ErrorContent(message=text), is_error=True)
-
-        if call.args_error is not None:
-            return refused(f"Could not run '{call.name}': {call.args_error}.")
-        tool = ctx.tools.get(call.name)
-        if tool is None:
-            return refused(f"There is no tool named '{call.name}'. Tools: {', '.join(ctx.tools)}.")
-        try:
-            args = tool.parse(call.args)
-        except ValidationError as exc:
-            return refused(f"Invalid arguments for '{call.name}': {describe_validation_error(exc)}.")
-        tool_ctx = ctx.tool_context(call.id)
-        try:
-            verdict = await ctx.approve(tool, args, call.args, tool_ctx)
-            if isinstance(verdict, Deny):
-                return refused(verdict.reason)
-            event = ToolCall(tool_call_id=call.id, name=call.name, args=call.args, read_only=tool.read_only)
-            if tool_ctx.sandbox is not None and tool_ctx.sandbox.active:
-                event.sandboxed = tool.confined(args, tool_ctx)
-            render = tool.start_render(args, tool_ctx)
-        except ToolFailure as exc:  # e.g. an edit that cannot apply: nobody is asked to approve it
-            return refused(str(exc))
-        if render is not None:
-            event.render = render
-        ctx.events.emit(event)
-        self._executing = call.id  # from here an abort cuts the call short rather than prevents it
-        try:
-            return await tool.execute(args, tool_ctx)
-        except ToolFailure as exc:
-            return refused(str(exc))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a crash inside the tool: report it, keep the agent going
-            message = f"The '{call.name}' tool failed unexpectedly: {type(exc).__name__}: {exc}"
-            self._report(ErrorCode.TOOL_ERROR.value, message)
-            return refused(message)
-
-    def _finish_call(self, call_id: str, output: ToolOutput, duration_ms: float | None) -> None:
-        fields: dict[str, Any] = {
-            "tool_call_id": call_id,
-            "content": output.content.to_wire(),
-            "is_error": output.is_error,
-        }
-        if output.exit_code is not None:
-            fields["exit_code"] = output.exit_code
-        if duration_ms is not None:
-            fields["duration_ms"] = round(duration_ms, 3)
-        if output.images:
-            fields["images"] = [image.to_wire() for image in output.images]
-        self.ctx.transcript.record("tool_result", entry_id=new_id("msg"), **fields)
-        event = ToolResult(tool_call_id=call_id, content=output.content, is_error=output.is_error)
-        if output.exit_code is not None:
-            event.exit_code = output.exit_code
-        if duration_ms is not None:
-            event.duration_ms = round(duration_ms, 3)
-        if output.render is not None:
-            event.render = output.render
-        if output.images:
-            event.images = output.images  # additive field: the pictures the model was shown
-        self.ctx.events.emit(event)
+            self.tool_runs.finish(call.id, refused(unrun), None)
 
 
 def _cut_notice(entry: ModelEntry, limit: int | None) -> str:

@@ -20,8 +20,8 @@ def resolution_text(
     read as ``me``."""
     if isinstance(event, UiResolved):
         return ui_outcome(event.value, event.source, event.source_label, mine=mine, me=me)
-    intent: str = event.decision or ""
-    if event.choice_id is not None and isinstance(request, PermissionRequest):
+    intent: str = event.intent or event.decision or ""
+    if not event.intent and event.choice_id is not None and isinstance(request, PermissionRequest):
         chosen = next((c for c in request.choices or [] if c.id == event.choice_id), None)
         intent = chosen.intent if chosen is not None else ""
     return permission_outcome(intent, event.source, event.source_label, mine=mine, me=me)

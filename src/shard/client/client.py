@@ -58,7 +58,7 @@ from shard.protocol.events import (
     UiResolved,
 )
 from shard.protocol.jobs import TaskSpec
-from shard.protocol.permissions import Decision
+from shard.protocol.permissions import Decision, ResolvedPermission
 from shard.protocol.results import (
     AgentAttachResult,
     AgentCreateResult,
@@ -165,7 +165,7 @@ class ShardClient:
             except CommandError as exc:  # the name is for people; the connection works without it
                 log.warning("shard client: the daemon did not take the name %r: %s", self.name, exc)
 
-    def answered_here(self, event: PermissionResolved | UiResolved) -> bool:
+    def answered_here(self, event: PermissionResolved | UiResolved | ResolvedPermission) -> bool:
         """Whether this client answered the request ``event`` closes (on any of its connections):
         ``resolution_text(event, request, mine=client.answered_here(event))`` then says "you"."""
         return event.source is not None and event.source in self._my_ids

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from shard.protocol.base import WireModel
+from shard.protocol.permissions import ResolvedPermission
+from shard.protocol.render import RenderDescriptor
 
 
 class Image(WireModel):
@@ -46,17 +48,34 @@ class ThinkingBlock(WireModel):
 
 
 class ToolCallBlock(WireModel):
+    """``{type: "tool_call", id, name, args}`` (R11.0.4). In a ``sync`` window (and a client's fold of
+    the live events) it also carries, additively, what the call's events said, so that a reloaded
+    client shows the card a live one showed: the ``tool_call`` event's ``render``, ``read_only`` and
+    ``sandboxed`` once the tool started, and ``permission``, how its permission request was answered.
+    The model never sees these."""
+
     type: Literal["tool_call"] = "tool_call"
     id: str
     name: str
     args: dict[str, Any]
+    render: RenderDescriptor | None = None
+    read_only: bool | None = None
+    sandboxed: bool | None = None
+    permission: ResolvedPermission | None = None
 
 
 class ToolResultBlock(WireModel):
+    """``{type: "tool_result", tool_call_id, content, is_error?}`` (R11.0.4). In a ``sync`` window it
+    also carries, additively, the ``tool_result`` event's ``exit_code``, ``duration_ms`` and ``render``
+    (the model sees the exit code as text, never the others)."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
     content: ToolResultContent
     is_error: bool | None = None
+    exit_code: int | None = None
+    duration_ms: int | float | None = None
+    render: RenderDescriptor | None = None
 
 
 class ImageBlock(Image):

@@ -37,7 +37,8 @@ from shard.protocol.daemon_events import (
 )
 from shard.protocol.event_base import AgentEvent as AgentEvent
 from shard.protocol.event_base import EventBase as EventBase
-from shard.protocol.permissions import Decision, PermissionChoice, PermissionDetail
+from shard.protocol.live_window import InstructionFile, LiveWindow, StreamingMessage
+from shard.protocol.permissions import ChoiceIntent, Decision, PermissionChoice, PermissionDetail
 from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 
@@ -55,6 +56,9 @@ class Hello(EventBase):
 
 
 class PermissionRequest(AgentEvent):
+    """R9.5.1, and the additive ``tool_call_id``: the tool call the request is about (a client shows
+    the answer on that call's card)."""
+
     type: Literal["permission_request"] = "permission_request"
     request_id: str
     tool_name: str
@@ -63,6 +67,7 @@ class PermissionRequest(AgentEvent):
     options: list[Decision]
     details: list[PermissionDetail] | None = None
     choices: list[PermissionChoice] | None = None
+    tool_call_id: str | None = None
 
 
 class UiRequest(AgentEvent):
@@ -78,39 +83,6 @@ class UiRequest(AgentEvent):
 
 
 PendingRequest = Annotated[PermissionRequest | UiRequest, Field(discriminator="type")]
-
-
-class LiveWindow(WireModel):
-    messages: list[Message]
-    compaction_index: int | None = None
-
-
-class StreamingBlock(WireModel):
-    """One block of the assistant message being streamed, as far as it has come: the text so far,
-    or a tool call's name and its argument JSON so far (unparsed: it is usually incomplete)."""
-
-    kind: Literal["text", "thinking", "tool_call"]
-    text: str | None = None
-    tool_call_id: str | None = None
-    name: str | None = None
-    args_text: str | None = None
-
-
-class StreamingMessage(WireModel):
-    """Additive: the assistant message in flight when ``sync`` was taken. Applying every later
-    ``message_delta`` of ``message_id`` to ``blocks`` (by ``block_index``) gives exactly the
-    ``message_complete`` that ends it — so a client attaching mid-stream shows the text so far."""
-
-    message_id: str
-    blocks: list[StreamingBlock]
-
-
-class InstructionFile(WireModel):
-    """An instruction file the session's system prompt holds (Shard, additive)."""
-
-    path: str
-    bytes: int
-    truncated: bool
 
 
 class Sync(AgentEvent):
@@ -197,6 +169,11 @@ class ToolCall(AgentEvent):
 
 
 class ToolResult(AgentEvent):
+    """R9.4.14. ``duration_ms`` is the time the tool ran: from when it started, after the gate allowed
+    it, so a wait for a permission answer is not in it; a call that never ran has none. Additive
+    ``message_id``: the id of the ``user`` message that holds this result in the live window, so a
+    client folding the live events builds the window a ``sync`` carries."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
     content: ToolResultContent
@@ -204,6 +181,7 @@ class ToolResult(AgentEvent):
     exit_code: int | None = None
     duration_ms: int | float | None = None
     render: RenderDescriptor | None = None
+    message_id: str | None = None
 
 
 class TurnEnd(AgentEvent):
@@ -244,9 +222,11 @@ class ErrorEvent(AgentEvent):
 
 class PermissionResolved(AgentEvent):
     """``{request_id, decision, source?, source_label?}`` or ``{request_id, choice_id, source?,
-    source_label?}``: ``source`` is who answered as an id (a daemon connection's ``hello.client_id``,
-    or ``headless``, ``timeout``, ``abort``, ``runtime-exited``), ``source_label`` (additive) the
-    same in words a person recognises."""
+    source_label?}``, and the additive ``tool_call_id`` and ``intent``: ``source`` is who answered as
+    an id (a daemon connection's ``hello.client_id``, or ``headless``, ``timeout``, ``abort``,
+    ``runtime-exited``), ``source_label`` (additive) the same in words a person recognises, ``intent``
+    (additive) what the answer meant — ``allow``, ``persist`` or ``deny`` — so a client words it
+    without the request (after a reload)."""
 
     type: Literal["permission_resolved"] = "permission_resolved"
     request_id: str
@@ -255,6 +235,8 @@ class PermissionResolved(AgentEvent):
     source: str | None = None
     # Additive (Shard): who answered, in words a person recognises ("Chrome on Linux", "my-bot")
     source_label: str | None = None
+    tool_call_id: str | None = None  # additive: the tool call the request was about
+    intent: ChoiceIntent | None = None  # additive (Shard): allow, persist or deny
 
     @model_validator(mode="after")
     def _one_form(self) -> PermissionResolved:

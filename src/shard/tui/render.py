@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.text import Text
 
+from shard.client.transcript import answer_note
 from shard.protocol.render import (
     CodeRender,
     CommandRender,
@@ -22,7 +23,7 @@ from shard.protocol.render import (
     TreeNode,
     TreeRender,
 )
-from shard.tui.view import Entry, ToolCard
+from shard.tui.view import ME, Entry, ToolCard
 
 _TONES = {"info": "cyan", "warn": "yellow", "error": "bold red"}
 _DIFF = {"+": "green", "-": "red"}
@@ -94,14 +95,17 @@ def _command_outcome(exit_code: int | None, duration_ms: float | None) -> Text:
 
 
 def card(tool: ToolCard, args_text: str = "") -> Text:
-    """A tool card: name and arguments, then the result's render (else the call's preview, else
-    the result text), then exit code and duration."""
+    """A tool card: name and arguments, how its permission request was answered and by whom, then
+    the result's render (else the call's preview, else the result text), then exit code and
+    duration."""
     out = Text()
     state = "error" if tool.is_error else ("done" if tool.done else "running")
     out.append(f"⚙ {tool.name} ", style="bold yellow")
     args = args_text or (json.dumps(tool.args, sort_keys=True, default=str) if tool.args else "")
     out.append(_clip(args), style="dim")
     out.append(f"  [{state}]\n", style="red" if tool.is_error else "dim")
+    if tool.permission is not None:
+        out.append(answer_note(tool.permission, mine=tool.answered_here, me=ME) + "\n", style="dim")
     shown = tool.render or tool.preview
     if shown is not None:
         out.append(descriptor(shown))

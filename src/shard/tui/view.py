@@ -5,8 +5,11 @@ no Textual and no asyncio, so tests drive it with plain event objects. What it k
 
 * the conversation is the SDK's :class:`~shard.client.Transcript` (``sync`` is authoritative: a
   re-attach folds the new ``sync`` and the events after it, each exactly once, PROTOCOL §6.4);
-* tool cards are keyed by ``tool_call_id`` and keep the RenderDescriptors the live events carried,
-  because a ``sync``'s messages carry none (a resync must not lose the diff already shown);
+* tool cards are keyed by ``tool_call_id``: the live ``tool_call`` / ``tool_result`` /
+  ``permission_resolved`` events fill them, and a ``sync``'s window fills them the same (its blocks
+  carry the RenderDescriptors, exit codes, durations and permission answers the events did), so a
+  card looks the same live and after a re-attach; each turn's usage follows the turn's last message
+  (the SDK transcript's ``turns``, live and from ``sync`` alike);
 * pending permission / UI requests are keyed by ``request_id``, so ``sync.pending_requests`` and a
   re-sent ``permission_request`` make one dialog, and a ``*_resolved`` from any client removes it
   (first response wins, §6.3);
@@ -49,10 +52,11 @@ from shard.protocol.events import (
     Sync,
     ToolCall,
     ToolResult,
-    TurnEnd,
     UiRequest,
     UiResolved,
 )
+from shard.protocol.live_window import TurnSummary
+from shard.protocol.permissions import ResolvedPermission
 from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
 from shard.protocol.words import tokens
@@ -61,6 +65,7 @@ Kind = Literal["user", "assistant", "thinking", "tool", "notice", "error"]
 PendingRequest = PermissionRequest | UiRequest
 Token = tuple[int, int | None]  # (connection generation, runtime_epoch) a request was sent under
 Resolution = PermissionResolved | UiResolved
+Answer = Resolution | ResolvedPermission  # a resolution event, or the answer a synced call keeps
 ME = "this terminal"  # who the viewer is, in "Denied by this terminal"
 
 
@@ -69,7 +74,7 @@ def terminal_name(pid: int) -> str:
     return f"terminal (pid {pid})"
 
 
-def nobody_here(_event: Resolution) -> bool:
+def nobody_here(_event: Answer) -> bool:
     return False
 
 
@@ -84,6 +89,8 @@ class ToolCard:
     is_error: bool = False
     exit_code: int | None = None
     duration_ms: float | None = None
+    permission: ResolvedPermission | None = None  # how its permission request was answered, by whom
+    answered_here: bool = False  # by this terminal: "Allowed by this terminal"
     done: bool = False
     unknown: Any = None  # a RenderDescriptor of a kind this client does not know (R11.0.13)
     version: int = 0  # bumped on every change: the screen re-renders a card only when it moved
@@ -115,10 +122,10 @@ class AgentView:
     pending: dict[str, PendingRequest] = field(default_factory=dict)
     resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered, in words
     # whether this terminal answered (the app passes ShardClient.answered_here): "… by this terminal"
-    mine: Callable[[Resolution], bool] = field(default=nobody_here, repr=False, compare=False)
+    mine: Callable[[Answer], bool] = field(default=nobody_here, repr=False, compare=False)
     queue: list[QueuedMessage] = field(default_factory=list)  # waiting to be delivered, in order
     returned: list[tuple[QueuedMessage, str]] = field(default_factory=list)  # handed back, and why
-    # errors and turn usage, each after the message that was last when it came (None: at the end)
+    # errors, each after the message that was last when it came (None: at the end)
     notices: list[tuple[str | None, Entry]] = field(default_factory=list)
     syncs: int = 0
 
@@ -153,11 +160,9 @@ class AgentView:
         elif isinstance(event, QueueChanged):
             self.queue = list(event.queue)
             self.returned.extend((item, event.reason) for item in event.returned or [])
-        elif isinstance(event, TurnEnd) and event.usage is not None:
-            usage = event.usage
-            text = f"turn done · {tokens(usage.input)} in / {tokens(usage.output)} out tokens"
-            self._notice(Entry(f"usage:{event.turn_id}", "notice", text))
         self.transcript.apply(event)
+        if isinstance(event, PermissionResolved) and event.tool_call_id is not None:
+            self._answered(event.tool_call_id)
 
     def _notice(self, entry: Entry) -> None:
         last = self.transcript.messages[-1].id if self.transcript.messages else None
@@ -172,28 +177,50 @@ class AgentView:
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
         self.pending = {r.request_id: r for r in sync.pending_requests}
         self.queue = list(sync.queue or [])
-        for message in sync.live_window.messages:  # cards this client never saw live: from the window
+        for message in sync.live_window.messages:  # what this client did not see live: from the window
             for block in message.content:
                 if isinstance(block, ToolCallBlock):
-                    self._card(block.id, block.name, block.args)
+                    card = self._card(block.id, block.name, block.args)
+                    if block.render is not None and card.preview is None:
+                        card.preview = block.render
+                        card.version += 1
+                    if block.permission is not None and card.permission != block.permission:
+                        card.permission = block.permission
+                        card.answered_here = self.mine(block.permission)
+                        card.version += 1
                 elif isinstance(block, ToolResultBlock) and block.tool_call_id in self.cards:
                     card = self.cards[block.tool_call_id]
                     if not card.done:
-                        card.done = True
-                        card.is_error = bool(block.is_error)
-                        card.result_text = _content_text(block.content)
-                        card.version += 1
+                        self._finish(card, block.is_error is True, block.content, block)
 
     def _apply_result(self, event: ToolResult) -> None:
         card = self.cards.get(event.tool_call_id) or self._card(event.tool_call_id, "tool", {})
+        self._finish(card, event.is_error, event.content, event)
+
+    def _finish(
+        self, card: ToolCard, is_error: bool, content: ToolResultContent, result: ToolResult | ToolResultBlock
+    ) -> None:
+        """The card's result, from a live ``tool_result`` or a ``sync`` window's block alike."""
         card.done = True
-        card.is_error = event.is_error
-        card.exit_code = event.exit_code
-        card.duration_ms = event.duration_ms
-        card.render = event.render
-        card.unknown = (event.model_extra or {}).get("unknown_render")  # a kind this client lacks
-        card.result_text = _content_text(event.content)
+        card.is_error = is_error
+        card.exit_code = result.exit_code
+        card.duration_ms = result.duration_ms
+        card.render = result.render
+        card.unknown = (result.model_extra or {}).get("unknown_render")  # a kind this client lacks
+        card.result_text = _content_text(content)
         card.version += 1
+
+    def _answered(self, tool_call_id: str) -> None:
+        """Show on the call's card how its permission request was answered (the transcript keeps the
+        answer on the call's block, as a ``sync`` window does)."""
+        for message in reversed(self.transcript.messages):
+            for block in message.content:
+                if isinstance(block, ToolCallBlock) and block.id == tool_call_id:
+                    card = self._card(block.id, block.name, block.args)
+                    card.permission = block.permission
+                    card.answered_here = block.permission is not None and self.mine(block.permission)
+                    card.version += 1
+                    return
 
     def _card(self, tool_call_id: str, name: str, args: dict[str, Any]) -> ToolCard:
         card = self.cards.get(tool_call_id)
@@ -202,13 +229,16 @@ class AgentView:
         return card
 
     def _resolve(self, event: Resolution) -> None:
-        """Who answered, as a notice after the conversation's last message: "touch: Allowed by
-        Chrome on Linux", "touch: Denied by this terminal"."""
+        """Who answered, in words: on the tool call's card when the request was about one (as after
+        a re-attach), else as a notice after the conversation's last message ("ask: Dismissed by
+        Chrome on Linux")."""
         request = self.pending.pop(event.request_id, None)
         if request is None:
             return
         text = resolution_text(event, request, mine=self.mine(event), me=ME)
         self.resolved[event.request_id] = text
+        if isinstance(event, PermissionResolved) and event.tool_call_id is not None:
+            return  # its card says it
         what = request.tool_name if isinstance(request, PermissionRequest) else request.title or request.kind
         self._notice(Entry(f"resolved:{event.request_id}", "notice", f"{what}: {text}"))
 
@@ -219,13 +249,16 @@ class AgentView:
         return self.status not in (None, "idle")
 
     def entries(self) -> list[Entry]:
-        """The conversation in order: the window's messages, the message streaming now, cards the
-        messages do not place yet, then the notices."""
+        """The conversation in order: the window's messages (each followed by the notices that came
+        after it, then the usage of a turn it ended), the message streaming now, cards the messages
+        do not place yet, then the notices."""
         out: list[Entry] = []
         placed: set[str] = set()
         after: dict[str | None, list[Entry]] = {}
         for anchor, notice in self.notices:
             after.setdefault(anchor, []).append(notice)
+        for turn in self.transcript.turns:
+            after.setdefault(turn.last_message_id, []).append(_usage(turn))
         for message in self.transcript.messages:
             out.extend(self._message_entries(message, placed))
             out.extend(after.pop(message.id, []))
@@ -312,6 +345,11 @@ def window(entries: list[Entry], limit: int) -> list[Entry]:
         return entries
     note = Entry("earlier", "notice", f"… {hidden} earlier entries not shown (F6 shows more)")
     return [note, *entries[-limit:]]
+
+
+def _usage(turn: TurnSummary) -> Entry:
+    text = f"turn done · {tokens(turn.usage.input)} in / {tokens(turn.usage.output)} out tokens"
+    return Entry(f"usage:{turn.turn_id}", "notice", text)
 
 
 def _content_text(content: ToolResultContent) -> str:

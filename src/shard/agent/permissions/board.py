@@ -13,12 +13,18 @@ illegal move raises like any other), who can answer (:class:`Responders`), the h
 its timeout (:class:`~shard.agent.permissions.headless.HeadlessPolicy`, ``error {TIMEOUT}`` when it
 fires), and abort (cancelling the waiter settles the request with source ``abort``). A request
 settled without an answer is denied (permission) or dismissed (UI: ``null``).
+
+A permission answer, however it came, is recorded (``record``: the session's ``permission`` entry)
+before its ``permission_resolved`` goes out, which names the request's ``tool_call_id``: a client
+that reloads shows the answer on the call's card as a live one did. A session that cannot be
+written still settles the request, then raises.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, overload
 
@@ -35,6 +41,7 @@ from shard.protocol.events import (
     UiRequest,
     UiResolved,
 )
+from shard.protocol.permissions import ChoiceIntent
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +113,11 @@ class RequestBoard:
         responders: Responders | None = None,
         headless: HeadlessPolicy | None = None,
         clock: Clock | None = None,
+        record: Callable[[PermissionResolved], None] | None = None,
     ) -> None:
         self._events = events
         self._emit = events.emit
+        self._record = record  # keeps each permission answer (the session) before it is reported
         self._open: dict[str, _Open] = {}
         self.responders = responders or Responders()
         self.headless = headless or HeadlessPolicy()
@@ -249,9 +258,20 @@ class RequestBoard:
             fields["source"] = answer.source
         if answer.label is not None:
             fields["source_label"] = answer.label
-        self._emit(PermissionResolved(**fields))
-        if not entry.future.done():
-            entry.future.set_result(answer)
+        assert isinstance(entry.request, PermissionRequest)
+        if entry.request.tool_call_id is not None:
+            fields["tool_call_id"] = entry.request.tool_call_id
+        intent = _intent(entry.request, fields)
+        if intent is not None:  # what the answer meant, so a client words it without the request
+            fields["intent"] = intent
+        resolved = PermissionResolved(**fields)
+        try:
+            if self._record is not None:
+                self._record(resolved)  # a session that cannot be written raises, once settled
+        finally:
+            self._emit(resolved)
+            if not entry.future.done():
+                entry.future.set_result(answer)
 
     def resolve_ui(
         self, request_id: str, value: Any, source: str | None = None, label: str | None = None
@@ -267,6 +287,17 @@ class RequestBoard:
         self._emit(event)
         if not entry.future.done():
             entry.future.set_result(value)
+
+
+def _intent(request: PermissionRequest, fields: dict[str, Any]) -> ChoiceIntent | None:
+    """``allow`` / ``persist`` / ``deny``: the chosen choice's intent, or the legacy decision's."""
+    if "choice_id" in fields:
+        chosen = next((c for c in request.choices or [] if c.id == fields["choice_id"]), None)
+        return chosen.intent if chosen is not None else None
+    return _DECISION_INTENT.get(fields["decision"])
+
+
+_DECISION_INTENT: dict[str, ChoiceIntent] = {"allow": "allow", "allow_always": "persist", "deny": "deny"}
 
 
 def _check_ui_value(request: UiRequest, value: str | list[str] | None) -> Any:

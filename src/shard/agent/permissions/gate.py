@@ -208,7 +208,7 @@ def build_request(
             *details,
             PermissionDetail(label="outside the working directory", value=where, format="path"),
         ]
-    return PermissionRequest(
+    request = PermissionRequest(
         request_id=new_id("req"),
         tool_name=tool.name,
         input=raw_args,
@@ -217,6 +217,9 @@ def build_request(
         details=details,
         choices=_choices(tool, args, raw_args, ctx),
     )
+    if ctx.tool_call_id:
+        request.tool_call_id = ctx.tool_call_id  # the card a client shows the answer on
+    return request
 
 
 def _choices(

@@ -4,11 +4,12 @@ The new JSONL goes to ``<source session dir>/forks/<new session id>/session.json
 the fork-marker checkpoint — ``artifactKind: "fork"`` with ``forkId``, ``sourceSessionId`` and
 ``sourceEntryId`` — which also carries what a header carries (session id, cwd, model, mode). Then come
 copies of the window's rows under fresh ids: a compaction summary in force at that point (so the
-fork's window starts the same way), the message and tool_result rows, and the grants, so the fork
-continues with the permissions the user gave. A fork at an assistant message that called tools
-takes the results of those calls along (they follow it in the source), so the fork never holds a
-call without its result. The source file is only read. The fork is written to a
-temporary name and renamed into place, so it exists whole or not at all.
+fork's window starts the same way), the message and tool_result rows with what their turns showed
+clients (the ``tool_start``/``permission`` entries of their calls, the ``turn_end`` entries), and
+the grants, so the fork continues with the permissions the user gave. A fork at an assistant
+message that called tools takes the results of those calls along (they follow it in the source), so
+the fork never holds a call without its result. The source file is only read. The fork is written to
+a temporary name and renamed into place, so it exists whole or not at all.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from shard._home import open_private, private_dirs
 from shard.agent.session.listing import title_of, write_meta
 from shard.agent.session.store import FORMAT_VERSION, SESSION_FILE, SessionStore
-from shard.agent.session.window import MESSAGE_KINDS, replay
+from shard.agent.session.window import CALL_NOTES, MESSAGE_KINDS, replay
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import new_id
 
@@ -36,7 +37,10 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
         raise ShardError(
             ErrorCode.NOT_FOUND, f"no entry {shown(from_entry_id)} in session {store.session_id}"
         )
-    upto = entries[: _with_results(entries, position) + 1]
+    end = _with_results(entries, position)
+    if end + 1 < len(entries) and entries[end + 1]["kind"] == "turn_end":
+        end += 1  # a fork at a turn's last message takes the turn's end (its usage) along
+    upto = entries[: end + 1]
     window = replay(upto)
     in_window = {item.entry_id for item in window.items}
     fork_id, session_id = new_id("fork"), new_id("sess")
@@ -70,13 +74,17 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
         if entry["kind"] == "grant":
             add(entry, id=new_id("ent"))
     kept = [e for e in upto if e["kind"] in MESSAGE_KINDS and e["id"] in in_window]
-    for entry in kept:
-        new = new_id("msg")
-        fresh[entry["id"]] = new
-        changes: dict[str, Any] = {"id": new}
-        if entry["kind"] == "message":
-            changes["message"] = {**entry["message"], "id": new}
-        add(entry, **changes)
+    calls = _calls(kept)
+    for entry in upto:
+        if entry["kind"] in MESSAGE_KINDS and entry["id"] in in_window:
+            new = new_id("msg")
+            fresh[entry["id"]] = new
+            changes: dict[str, Any] = {"id": new}
+            if entry["kind"] == "message":
+                changes["message"] = {**entry["message"], "id": new}
+            add(entry, **changes)
+        elif fresh and _shown_with(entry, calls):  # what the kept messages' turns showed clients
+            add(entry, id=new_id("ent"))
     if last_compaction is not None and window.compaction_index is not None and kept:
         # The summary in force goes right before the rows it precedes; its message_range still names
         # the source's ids, where recall finds the originals.
@@ -119,6 +127,22 @@ def fork(store: SessionStore, from_entry_id: str, *, model: str | None, mode: st
     with contextlib.suppress(OSError):
         write_meta(target, meta)
     return fork_id, session_id, rows[-1]["id"]
+
+
+def _calls(messages: list[dict[str, Any]]) -> set[str]:
+    return {
+        b.get("id")
+        for e in messages
+        if e["kind"] == "message"
+        for b in e["message"].get("content", [])
+        if isinstance(b, dict) and b.get("type") == "tool_call"
+    }
+
+
+def _shown_with(entry: dict[str, Any], calls: set[str]) -> bool:
+    """A ``tool_start`` or ``permission`` entry of a kept call, or a ``turn_end``: the fork's window
+    shows them as the source's did (``window.py``)."""
+    return entry["kind"] == "turn_end" or (entry["kind"] in CALL_NOTES and entry.get("tool_call_id") in calls)
 
 
 def _with_results(entries: list[dict[str, Any]], position: int) -> int:

@@ -3,7 +3,9 @@
 :class:`LiveView` follows the dict-based :class:`~shard.agent.session.window.Window` entry by entry
 and keeps two model lists beside it. They differ only at the history-assembly seam PROTOCOL §9.4
 names: a tool result that carries an exit code is shown to the model with ``[exit code: N]`` appended,
-while clients get the pure output and the structured ``exit_code``. Validating into models is the
+while clients get the pure output and the structured ``exit_code``. What only clients render — a
+result's duration and RenderDescriptor, a call's start-time descriptor and permission answer, the
+turns' usage — is in the clients' list and never in the model's. Validating into models is the
 authoritative check of a session's messages: a failure is SESSION_CORRUPT.
 """
 
@@ -14,9 +16,10 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from shard.agent.session.window import MESSAGE_KINDS, Item, Window, WindowError, replay_start
-from shard.protocol.content import ErrorContent, Message, TextContent, ToolResultBlock
+from shard.agent.session.window import CALL_NOTES, MESSAGE_KINDS, Item, Window, WindowError, replay_start
+from shard.protocol.content import ErrorContent, Message, TextContent, ToolResultBlock, ToolResultContent
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.live_window import TurnSummary
 
 
 def _corrupt(entry_id: object, why: object) -> ShardError:
@@ -31,11 +34,15 @@ def item_message(item: Item) -> Message:
 
 
 def model_message(item: Item, message: Message) -> Message:
-    """The message as the model sees it (an exit code injected as text)."""
-    if item.exit_code is None:
+    """The message as the model sees it: a tool result's exit code injected as text, and nothing of
+    what only clients render (its duration and RenderDescriptor)."""
+    block = message.content[0] if message.role == "user" and len(message.content) == 1 else None
+    if not isinstance(block, ToolResultBlock):
         return message
-    block = message.content[0]
-    assert isinstance(block, ToolResultBlock)
+    if item.exit_code is None:
+        if block.duration_ms is None and block.render is None:
+            return message
+        return _result_message(message, block, block.content)
     suffix = f"[exit code: {item.exit_code}]"
     if isinstance(block.content, TextContent):
         text = f"{block.content.text}\n\n{suffix}" if block.content.text else suffix
@@ -45,10 +52,15 @@ def model_message(item: Item, message: Message) -> Message:
     else:  # JSON output: the model reads it as text, with the exit code after it
         dumped = orjson.dumps(block.content.value).decode()
         content = TextContent(text=f"{dumped}\n\n{suffix}")
-    injected = ToolResultBlock(tool_call_id=block.tool_call_id, content=content, **(block.model_extra or {}))
+    return _result_message(message, block, content)
+
+
+def _result_message(message: Message, block: ToolResultBlock, content: ToolResultContent) -> Message:
+    """The tool result message with ``content``, its error flag and extras (images), nothing else."""
+    shown = ToolResultBlock(tool_call_id=block.tool_call_id, content=content, **(block.model_extra or {}))
     if block.is_error is not None:
-        injected.is_error = block.is_error
-    return Message(id=message.id, role="user", content=[injected])
+        shown.is_error = block.is_error
+    return Message(id=message.id, role="user", content=[shown])
 
 
 class LiveView:
@@ -58,6 +70,7 @@ class LiveView:
         self.dicts = Window()
         self.messages: list[Message] = []
         self.model_messages: list[Message] = []
+        self.turns: list[TurnSummary] = []
         try:
             start, self.dicts.compactions = replay_start(list(entries))
         except WindowError as exc:
@@ -86,5 +99,23 @@ class LiveView:
                 summary = item_message(self.dicts.items[0])
                 self.messages = [summary, *self.messages[keep:]]
                 self.model_messages = [summary, *self.model_messages[keep:]]
+                kept = {m.id for m in self.messages}
+                self.turns = [t for t in self.turns if t.last_message_id in kept]
+            elif kind in CALL_NOTES:
+                at = self.dicts.annotate(entry)
+                if at is not None:  # the clients' message only: the model's stays as it was sent
+                    self.messages[at] = item_message(self.dicts.items[at])
+            elif kind == "turn_end":
+                before = len(self.dicts.turns)
+                self.dicts.add(entry)
+                if len(self.dicts.turns) > before:  # a turn that reported usage
+                    self.turns.append(_turn(entry, self.dicts.turns[-1]))
         except (WindowError, KeyError, TypeError) as exc:
             raise _corrupt(entry.get("id"), exc) from None
+
+
+def _turn(entry: dict[str, Any], turn: dict[str, Any]) -> TurnSummary:
+    try:
+        return TurnSummary.model_validate(turn)
+    except ValidationError as exc:
+        raise _corrupt(entry.get("id"), exc) from None

@@ -5,6 +5,13 @@ entry's Message, each ``tool_result`` entry as a ``user`` Message holding one ``
 and at each ``compaction`` entry everything before its ``first_kept_entry_id`` is replaced by one
 summary message. It works on plain dicts so that start-up can send ``sync`` before pydantic loads;
 the runtime validates the same dicts into models afterwards (and that validation is authoritative).
+
+What the live events showed beside the messages is replayed too (issue 26), so a reloaded client
+shows the same view: a ``tool_result`` block carries its entry's ``exit_code``, ``duration_ms`` and
+``render``; a ``tool_start`` entry (the ``tool_call`` event: ``render``, ``read_only``,
+``sandboxed``) and a ``permission`` entry (``permission_resolved``) are set on the ``tool_call``
+block they name; a ``turn_end`` entry with usage becomes one of the window's ``turns``, after the
+message that was last when the turn ended. A call or turn no longer in the window is skipped.
 """
 
 from __future__ import annotations
@@ -12,6 +19,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 MESSAGE_KINDS = frozenset({"message", "tool_result"})
+# Entries that annotate a tool call of the window, and the block fields each sets.
+CALL_NOTES = {"tool_start": ("render", "read_only", "sandboxed"), "permission": ("permission",)}
+_SHOWN = ("exit_code", "duration_ms", "render")  # a tool_result entry's fields that only clients see
+_ANSWER = ("request_id", "decision", "choice_id", "source", "source_label", "intent")
 # An assistant entry recorded before messages carried stop_reason: its `incomplete` (or the provider's
 # own stop reason) says how it ended; anything else reads as completed.
 _LEGACY_STOPS = {"aborted": "aborted", "error": "failed", "max_tokens": "max_tokens"}
@@ -28,8 +39,9 @@ class WindowError(ValueError):
     """An entry that cannot be part of a window; the caller reports SESSION_CORRUPT."""
 
 
-def entry_item(entry: dict[str, Any]) -> Item:
-    """The window item a ``message`` or ``tool_result`` entry stands for."""
+def entry_item(entry: dict[str, Any], *, for_clients: bool = True) -> Item:
+    """The window item a ``message`` or ``tool_result`` entry stands for (without ``for_clients``,
+    a result's block leaves out what only clients render: recall shows the model what it saw)."""
     if entry["kind"] == "message":
         message = entry.get("message")
         _check_message(message, entry["id"])
@@ -44,6 +56,9 @@ def entry_item(entry: dict[str, Any]) -> Item:
         "content": entry.get("content"),
         "is_error": entry.get("is_error", False),
     }
+    for name in _SHOWN if for_clients else ():
+        if entry.get(name) is not None:
+            block[name] = entry[name]
     if entry.get("images"):
         block["images"] = entry["images"]
     if not isinstance(block["tool_call_id"], str) or not isinstance(block["content"], dict):
@@ -79,23 +94,51 @@ def summary_text(summary: str, index: int, total: int) -> str:
 
 
 class Window:
-    """The items in view, and the index of the compaction that shaped it (None: none yet)."""
+    """The items in view, the turns that reported usage, and the index of the compaction that shaped
+    it (None: none yet)."""
 
     def __init__(self) -> None:
         self.items: list[Item] = []
+        self.turns: list[dict[str, Any]] = []  # {turn_id, last_message_id, usage}
         self.compaction_index: int | None = None
         self.compactions = 0
+        self._calls: dict[str, int] = {}  # tool_call_id -> index of the item that makes the call
 
     def add(self, entry: dict[str, Any]) -> Item | None:
         """Fold one entry in; returns the item it added (None for entries that add none)."""
         kind = entry["kind"]
         if kind in MESSAGE_KINDS:
             item = entry_item(entry)
+            self._index(item, len(self.items))
             self.items.append(item)
             return item
         if kind == "compaction":
             self.compact(entry)
+        elif kind in CALL_NOTES:
+            self.annotate(entry)
+        elif kind == "turn_end" and entry.get("usage") is not None and self.items:
+            turn = {"turn_id": entry.get("turn_id"), "last_message_id": self.items[-1].entry_id}
+            self.turns.append({**turn, "usage": entry["usage"]})
         return None
+
+    def annotate(self, entry: dict[str, Any]) -> int | None:
+        """Set what a ``tool_start`` or ``permission`` entry says on the ``tool_call`` block it names;
+        the index of the item changed (None: that call is not in the window)."""
+        call_id = entry.get("tool_call_id")
+        at = self._calls.get(call_id) if isinstance(call_id, str) else None
+        if at is None:
+            return None
+        if entry["kind"] == "permission":
+            fields: dict[str, Any] = {"permission": {k: entry[k] for k in _ANSWER if k in entry}}
+        else:
+            fields = {k: entry[k] for k in CALL_NOTES["tool_start"] if entry.get(k) is not None}
+        item = self.items[at]
+        content = [
+            {**b, **fields} if b.get("type") == "tool_call" and b.get("id") == call_id else b
+            for b in item.message["content"]
+        ]
+        self.items[at] = item._replace(message={**item.message, "content": content})
+        return at
 
     def compact(self, entry: dict[str, Any]) -> None:
         first = entry.get("first_kept_entry_id")
@@ -105,6 +148,17 @@ class Window:
         self.compactions += 1
         self.compaction_index = entry.get("index", self.compactions)
         self.items = [summary_item(entry, self.compactions), *self.items[keep_from:]]
+        self._calls = {}
+        for index, item in enumerate(self.items):
+            self._index(item, index)
+        kept = {item.entry_id for item in self.items}
+        self.turns = [t for t in self.turns if t["last_message_id"] in kept]
+
+    def _index(self, item: Item, index: int) -> None:
+        if item.message.get("role") == "assistant":
+            for block in item.message["content"]:
+                if block.get("type") == "tool_call" and isinstance(block.get("id"), str):
+                    self._calls[block["id"]] = index
 
     def messages(self) -> list[dict[str, Any]]:
         return [it.message for it in self.items]

@@ -59,7 +59,7 @@ class RecallTool(Tool[RecallParams]):
 
 
 def span_lines(entries: EntrySource, index: int) -> list[str]:
-    """The span's messages, each as its exact JSON (as the live window carried it)."""
+    """The span's messages, each as its exact JSON (as the live window carried it to the model)."""
     own = entries(None)
     compactions = [e for e in own if e["kind"] == "compaction"]
     target = next((e for e in compactions if e.get("index") == index), None)
@@ -74,7 +74,7 @@ def span_lines(entries: EntrySource, index: int) -> list[str]:
         if entry["id"] == first:
             inside = True
         if inside and entry["kind"] in MESSAGE_KINDS:
-            lines.append(orjson.dumps(entry_item(entry).message).decode())
+            lines.append(orjson.dumps(entry_item(entry, for_clients=False).message).decode())
         if entry["id"] == last:
             break
     if not lines:

@@ -18,7 +18,7 @@ class App {
   constructor() {
     this.agents = new Map();
     this.selected = null;
-    this.myIds = new Set(); // this page's connection ids (hello.client_id): its answers read "you"
+    this.myIds = new Set(remembered()); // this tab's connection ids (hello.client_id): its answers read "you"
     this.conn = new Connection({
       onOpen: (hello) => this.opened(hello),
       onMessage: (m) => this.dispatch(m),
@@ -58,7 +58,7 @@ class App {
 
   // After every hello: the registry, then re-attach to every agent this page watched.
   async opened(hello) {
-    if (hello && hello.client_id) this.myIds.add(hello.client_id);
+    if (hello && hello.client_id) remember(this.myIds.add(hello.client_id));
     // Remove only where the daemon has agent.remove (an older one lacks it; PROTOCOL §7)
     this.list.canRemove = Boolean(hello && (hello.capabilities || []).includes("agent-remove"));
     let reply;
@@ -83,6 +83,7 @@ class App {
     let agent = this.agents.get(info.agent_id);
     if (!agent) {
       agent = new AgentState(info, (a, id) => this.sessions.fork(a, id));
+      agent.conversation.mine = (answer) => this.myIds.has(answer.source);
       this.agents.set(agent.id, agent);
     } else {
       agent.info = { ...agent.info, ...info };
@@ -287,7 +288,10 @@ class App {
       case "ui_resolved": {
         const req = agent.requests.get(m.request_id);
         agent.requests.delete(m.request_id);
-        if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolutionText(m, req, this.myIds.has(m.source))}`, "resolved");
+        // a tool call's answer shows on its card (where a reload shows it too); any other as a note
+        const call = m.type === "permission_resolved" && (m.tool_call_id || (req && req.tool_call_id));
+        if (call) conv.answered(call, m);
+        else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolutionText(m, req, this.myIds.has(m.source))}`, "resolved");
         this.renderSelectedRequests();
         return;
       }
@@ -423,6 +427,28 @@ class App {
     const el = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, text, h("button", { type: "button", "aria-label": "Close", onclick: () => el.remove() }, "×"));
     $("toasts").append(el);
     setTimeout(() => el.remove(), 8000);
+  }
+}
+
+// This tab's connection ids survive a reload (sessionStorage: this tab only), so its own answers
+// still read "you" afterwards; the daemon numbers connections from a random point per process, so a
+// later daemon never reuses one.
+const KNOWN_IDS = "shard.clientIds";
+
+function remembered() {
+  try {
+    const ids = JSON.parse(sessionStorage.getItem(KNOWN_IDS) || "[]");
+    return Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function remember(ids) {
+  try {
+    sessionStorage.setItem(KNOWN_IDS, JSON.stringify([...ids].slice(-100)));
+  } catch {
+    /* no storage (a private mode): "you" holds until the page is reloaded */
   }
 }
 

@@ -51,16 +51,17 @@ function sentence(verb, source, label, mine, me) {
   return `${verb} by ${answerer(source, label, mine, me)}`;
 }
 
-// "Allowed by Chrome on Linux", "Denied by you": a permission_resolved / ui_resolved, with the
-// request it closes when the page still has it (a choice_id means what its choice's intent says).
+// "Allowed by Chrome on Linux", "Denied by you": a permission_resolved / ui_resolved (or the answer a
+// synced tool call keeps), worded by its intent — or, from an older runtime, by the request it
+// closes when the page still has it (a choice_id means what its choice's intent says).
 export function resolutionText(ev, request, mine = false, me = "you") {
   if (ev.type === "ui_resolved") {
     if (ev.value === null || ev.value === undefined) return sentence("Dismissed", ev.source, ev.source_label, mine, me);
     const shown = Array.isArray(ev.value) ? ev.value.join(", ") : String(ev.value);
     return `${sentence("Answered", ev.source, ev.source_label, mine, me)}: ${shown}`;
   }
-  let intent = ev.decision || "";
-  if (ev.choice_id !== undefined && request) {
+  let intent = ev.intent || ev.decision || (ev.choice_id === undefined ? "deny" : "");
+  if (!ev.intent && ev.choice_id !== undefined && request) {
     const chosen = (request.choices || []).find((c) => c.id === ev.choice_id);
     intent = chosen ? chosen.intent : "";
   }

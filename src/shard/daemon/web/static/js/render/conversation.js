@@ -7,9 +7,14 @@
 // from the earliest message already on screen); the earlier ones wait, as data, in `earlier` until
 // the reader scrolls to the top or presses "Show earlier messages", which renders PAGE more above.
 // Live events only ever touch the end, so they never meet the unrendered part.
+//
+// A card looks the same live and after a reload: the sync window's blocks carry what the live events
+// did (a tool_call block its start-time render, read_only and the permission answer; a tool_result
+// block its exit code, duration and render), and window.turns each turn's usage, shown after the
+// turn's last message as turn_end showed it live.
 import { h } from "../dom.js";
 import { footer, renderDescriptor } from "./descriptors.js";
-import { tokens } from "../words.js";
+import { resolutionText, tokens } from "../words.js";
 
 export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
 export const PAGE = 100; // messages rendered per "show earlier"
@@ -21,7 +26,8 @@ export class Conversation {
     this.messages = new Map(); // message id -> <li> (rendered messages only)
     this.partials = new Map(); // message id -> {li, blocks: Map(index -> {kind, node, args})}
     this.tools = new Map(); // tool_call_id -> card element
-    this.turns = new Set(); // turn ids with a usage line
+    this.turns = new Map(); // turn id -> its usage line
+    this.turnsAfter = new Map(); // message id -> the synced turns it ended (their usage goes after it)
     this.earlier = []; // window messages above the first rendered one, oldest first, not in the DOM
     this.compactionIndex = null;
     this.more = h("li", { class: "show-earlier" }, h("button", { type: "button", onclick: () => this.showEarlier() }, "Show earlier messages"));
@@ -29,12 +35,18 @@ export class Conversation {
       if (this.earlier.length && this.el.scrollTop < 120) this.showEarlier();
     }, { passive: true });
     this.onFork = onFork;
+    this.mine = () => false; // whether this page answered (main.js: its hello.client_ids): "… by you"
   }
 
   // --- whole-window reconcile (sync) ------------------------------------------------------------
 
   sync(window) {
     const list = window.messages;
+    this.turnsAfter = new Map();
+    for (const turn of window.turns || []) {
+      if (!this.turnsAfter.has(turn.last_message_id)) this.turnsAfter.set(turn.last_message_id, []);
+      this.turnsAfter.get(turn.last_message_id).push(turn);
+    }
     const keep = new Set(list.map((m) => m.id));
     for (const [id, li] of this.messages) {
       if (!keep.has(id)) {
@@ -66,6 +78,10 @@ export class Conversation {
         else this.el.prepend(li);
       }
       previous = li;
+      for (const usage of this.usageAfter(message.id)) {
+        if (usage.parentNode !== this.el) previous.after(usage);
+        previous = usage;
+      }
     }
     // compaction_index is the ordinal of the compaction that shaped the window, whose first
     // message is then that compaction's summary: one marker above it stands for every earlier one
@@ -89,7 +105,7 @@ export class Conversation {
     const height = this.el.scrollHeight;
     const top = this.el.scrollTop;
     const rows = document.createDocumentFragment();
-    for (const message of batch) rows.append(this.upsert(message));
+    for (const message of batch) rows.append(this.upsert(message), ...this.usageAfter(message.id));
     this.more.after(rows);
     if (!this.earlier.length) {
       this.more.remove();
@@ -159,7 +175,7 @@ export class Conversation {
     if (live && !this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
     card.dataset.state = "done";
     card.classList.toggle("error", !!ev.is_error);
-    // a synced tool_result block has no render, exit code or duration: keep what the live event gave
+    // a synced tool_result block carries them too; one from an older session has none: keep what was shown
     if (ev.render) card.resultRender = ev.render;
     if (ev.exit_code !== undefined || ev.duration_ms !== undefined) card.footer = [ev.exit_code, ev.duration_ms];
     const parts = [];
@@ -173,10 +189,27 @@ export class Conversation {
 
   turnEnd(ev) {
     if (!ev.usage || this.turns.has(ev.turn_id)) return;
-    this.turns.add(ev.turn_id);
-    const u = ev.usage;
+    this.el.append(this.usageLine(ev.turn_id, ev.usage));
+  }
+
+  // The usage lines of the turns a synced message ended (made once per turn: a line shown live stays)
+  usageAfter(messageId) {
+    return (this.turnsAfter.get(messageId) || []).map((turn) => this.turns.get(turn.turn_id) || this.usageLine(turn.turn_id, turn.usage));
+  }
+
+  usageLine(turnId, u) {
     const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
-    this.el.append(h("li", { class: "turn-usage", dataset: { turn: ev.turn_id } }, `turn: ${tokens(u.input)} in · ${tokens(u.output)} out${cost}`));
+    const li = h("li", { class: "turn-usage", dataset: { turn: turnId } }, `turn: ${tokens(u.input)} in · ${tokens(u.output)} out${cost}`);
+    this.turns.set(turnId, li);
+    return li;
+  }
+
+  // How the permission request of a tool call was answered, and by whom: on its card, from
+  // permission_resolved live and from the call's synced block after a reload
+  answered(toolCallId, answer) {
+    const el = this.card(toolCallId, "").querySelector(".tool-answer");
+    el.textContent = resolutionText(answer, null, this.mine(answer)); // "Allowed by Chrome on Linux"
+    el.hidden = false;
   }
 
   compaction(ev) {
@@ -199,7 +232,7 @@ export class Conversation {
     const onlyResults = message.role === "user" && results.length === message.content.length && results.length > 0;
     li.className = `message ${message.role}`;
     li.hidden = onlyResults; // tool results show inside their tool call's card
-    for (const r of results) this.toolResult({ tool_call_id: r.tool_call_id, content: r.content, is_error: r.is_error }, false);
+    for (const r of results) this.toolResult(r, false); // with the exit code, duration and render it kept
     if (onlyResults) return li;
     const blocks = message.content.filter((b) => b.type !== "tool_result").map((b) => this.block(b));
     const fork = h("button", { type: "button", class: "fork", title: "Fork a new session from this message", onclick: () => this.onFork(message.id) }, "Fork");
@@ -214,6 +247,10 @@ export class Conversation {
     if (b.type === "tool_call") {
       const card = this.card(b.id, b.name);
       card.querySelector(".tool-args").textContent = argsText(b.args);
+      // what the call's tool_call and permission_resolved showed live, kept in the window
+      if (b.read_only !== undefined) card.classList.toggle("read-only", b.read_only === true);
+      if (b.render) card.querySelector(".tool-render").replaceChildren(renderDescriptor(b.render));
+      if (b.permission) this.answered(b.id, b.permission);
       return card;
     }
     return h("pre", {}, JSON.stringify(b));
@@ -226,6 +263,7 @@ export class Conversation {
         "div",
         { class: "tool", dataset: { toolCallId: id, state: "pending" } },
         h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, name), " ", h("code", { class: "tool-args" })),
+        h("div", { class: "tool-answer", hidden: true }),
         h("div", { class: "tool-render" }),
         h("div", { class: "tool-result" }),
       );
