@@ -275,13 +275,13 @@ async def test_a_wrong_allowance_is_one_clear_line(tmp_path, project, spec, says
 
 
 async def test_stderr_shows_the_model_the_wait_and_a_summary(tmp_path, project):
-    """Text mode says which model runs, that it waits for the model, and ends with one line of
-    tokens and the session id."""
+    """Text mode says which model runs, with its context window and where that came from, that it
+    waits for the model, and ends with one line of tokens and the session id."""
     home = write_scripted_home(tmp_path / "home", [text_step("hello")])
     code, _out, err = await _run(home, project, "hi")
     lines = err.splitlines()
     assert code == 0, err
-    assert lines[0].startswith("shard: test/m (mode build)")
+    assert lines[0].startswith("shard: test/m (window 100,000 from config.toml; mode build) in ")
     assert "shard: waiting for the model…" in lines
     assert lines[-1].startswith("[")
     assert "tokens in" in lines[-1]

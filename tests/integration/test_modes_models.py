@@ -132,9 +132,10 @@ async def test_list_models_is_secret_free(start, home):
     assert "scripted/demo" in ids
     for m in data["models"]:
         assert m["id"] == f"{m['provider']}/{m['model']}"
-        assert set(m) <= {"id", "provider", "model", "context_window", "label"}
+        assert set(m) <= {"id", "provider", "model", "context_window", "context_window_source", "label"}
     assert data["active"]["id"] == "test/m"
     assert data["active"]["context_window"] == 100000
+    assert data["active"]["context_window_source"] == "config"
     assert "SECRET_VAR" not in str(resp)
     assert "api_key" not in str(resp)
 
@@ -174,6 +175,7 @@ async def test_set_model_mid_stream_applies_at_next_provider_call(start, home):
         "provider": "test",
         "model": "other",
         "context_window": 8000,
+        "context_window_source": "config",
         "label": "scripted: offline deterministic script, not an LLM",
     }
     assert resp["data"]["effective"] == "next_provider_call"

@@ -6,6 +6,7 @@ Examples are built from each model's own JSON Schema, so a message type added to
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -163,7 +164,7 @@ class Fixed:
     def length(self, lo: int, n_variants: int, depth: int) -> int:
         return max(lo, n_variants if self.full and depth < MAX_DEPTH else 0)
 
-    def text(self, min_len: int) -> str:
+    def text(self, min_len: int, pattern: str | None = None) -> str:
         return FULL_TEXT if self.full else "s" * max(min_len, 1)
 
     def integer(self, lo: int | None) -> int:
@@ -214,8 +215,11 @@ class Drawn:
         hi = lo if depth >= MAX_DEPTH else max(lo, 3)
         return self.data.draw(st.integers(lo, hi))
 
-    def text(self, min_len: int) -> str:
-        return self.data.draw(st.text(min_size=min_len, max_size=12))
+    def text(self, min_len: int, pattern: str | None = None) -> str:
+        drawn = st.text(min_size=min_len, max_size=12)
+        if pattern is not None:  # a constrained string (a cwd has no NUL): only what the schema allows
+            drawn = drawn.filter(lambda t: re.search(pattern, t) is not None)
+        return self.data.draw(drawn)
 
     def integer(self, lo: int | None) -> int:
         return self.data.draw(st.integers(lo if lo is not None else -(2**53), 2**53))
@@ -258,7 +262,7 @@ class Builder:
         if kind == "array":
             return self.array(schema, depth)
         if kind == "string":
-            return self.choose.text(schema.get("minLength", 0))
+            return self.choose.text(schema.get("minLength", 0), schema.get("pattern"))
         if kind == "integer":
             lo = schema.get("minimum")
             if "exclusiveMinimum" in schema:

@@ -95,8 +95,11 @@ def test_model_descriptor_shape():
     for missing in ("id", "provider", "model"):
         bad(agents.ModelDescriptor, {k: v for k, v in MD.items() if k != missing})
     bad(agents.ModelDescriptor, {**MD, "context_window": "big"})
+    for source in ("config", "builtin", "server", "default"):  # additive: where the window came from
+        ok(agents.ModelDescriptor, {**MD, "context_window": 8192, "context_window_source": source})
+    bad(agents.ModelDescriptor, {**MD, "context_window": 8192, "context_window_source": "guessed"})
     assert fields_of(agents.ModelDescriptor) == (
-        {"id", "provider", "model", "context_window"},
+        {"id", "provider", "model", "context_window", "context_window_source"},
         {"id", "provider", "model"},
     )
 

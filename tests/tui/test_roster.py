@@ -15,18 +15,18 @@ def test_rows_follow_spawn_status_activity_and_exit():
     Covers: R10.2.11, R10.2.12, R10.2.13, R10.2.14, R10.2.20
     """
     roster = Roster.of([info("a1", name="one", provider="t", model="m")])
-    assert roster.rows["a1"].line() == "one · idle"
+    assert roster.rows["a1"].line() == "one · idle · t/m"
     assert roster.rows["a1"].model == "t/m"
-    assert roster.apply(AgentSpawned(agent_id="a2", info=info("a2")))
+    assert roster.apply(AgentSpawned(agent_id="agent-00000000000000a2", info=info("agent-00000000000000a2")))
     activity = AgentActivity(agent_id="a1", timestamp=1, phase="tool", status="streaming", tool_name="bash")
     assert roster.apply(activity)
-    assert roster.rows["a1"].line() == "one · streaming · tool: bash"
+    assert roster.rows["a1"].line() == "one · tool: bash · t/m"
     waiting = AgentStatusChanged(agent_id="a1", status="waiting_for_permission", runtime_state="running")
     assert roster.apply(waiting)
     assert roster.rows["a1"].needs_answer
-    assert roster.rows["a1"].line().endswith("needs an answer")
-    assert roster.apply(AgentExited(agent_id="a2", reason="crashed", exit_code=1))
-    assert roster.rows["a2"].line() == "a2 · failed"
+    assert roster.rows["a1"].line() == "one · needs an answer · t/m"
+    assert roster.apply(AgentExited(agent_id="agent-00000000000000a2", reason="crashed", exit_code=1))
+    assert roster.rows["agent-00000000000000a2"].line() == "p #00a2 · failed"  # unnamed: folder, id's end
     assert not roster.apply(AgentStatusChanged(agent_id="ghost", status="idle", runtime_state="running"))
 
 
@@ -54,3 +54,35 @@ def test_descent_and_who_asks():
     assert roster.asker("grandkid") == "runner (grandkid)"
     assert roster.asker("root") == "root"
     assert roster.asker("unknown") == "unknown"
+
+
+def test_the_model_is_named_once_and_the_list_is_ordered_by_recent_activity():
+    """The registry's model id already names its provider (``scripted/demo`` with provider
+    ``scripted``): the row says it once. The most recently active agent comes first — an activity's
+    own timestamp, another event's arrival time, else its creation — and a re-list keeps what was
+    seen, the model learnt from the agent's own events included.
+
+    Covers: R10.2.11, R10.2.20, R11.0.19
+    """
+    roster = Roster.of(
+        [
+            info("a1", name="old", created_at=100, provider="scripted", model="scripted/demo"),
+            info("a2", name="new", created_at=200, provider="openai", model="gpt-5.5"),
+            info("a3", name="mid", created_at=150),
+        ]
+    )
+    assert roster.rows["a1"].line() == "old · idle · scripted/demo"
+    assert roster.rows["a2"].model == "openai/gpt-5.5"
+    assert [r.agent_id for r in roster.ordered()] == ["a2", "a3", "a1"]
+    roster.apply(AgentActivity(agent_id="a1", timestamp=300, phase="thinking", status="streaming"))
+    assert [r.agent_id for r in roster.ordered()] == ["a1", "a2", "a3"]
+    roster.apply(AgentStatusChanged(agent_id="a3", status="idle", runtime_state="stopped"), at=400)
+    assert [r.agent_id for r in roster.ordered()] == ["a3", "a1", "a2"]
+    assert roster.know_model("a3", "test/m")
+    assert not roster.know_model("a3", "test/m")
+    relisted = Roster.of([info("a1", created_at=100), info("a3", name="mid", created_at=150)], seen=roster)
+    assert [r.agent_id for r in relisted.ordered()] == ["a3", "a1"]
+    assert relisted.rows["a3"].model == "test/m"
+    spawned = info("a4", name="kid", created_at=50)
+    relisted.apply(AgentSpawned(agent_id="a4", info=spawned), at=500)
+    assert relisted.ordered()[0].agent_id == "a4"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from shard.testing import shard_command
-from shard.testing.home import text_step
+from shard.testing import UnixClient, shard_command
+from shard.testing.home import text_step, tool_step
 
 TMUX = shutil.which("tmux") or "tmux"  # ./test and .ci/run install it where missing
 
@@ -28,11 +28,12 @@ class Pane:
         self.fifo = fifo
         self.reader: asyncio.subprocess.Process | None = None
 
-    async def start(self, shell: str) -> None:
-        """Run ``shell`` in a new 110x30 session whose output also goes to the FIFO."""
+    async def start(self, shell: str, size: tuple[int, int] = (110, 30)) -> None:
+        """Run ``shell`` in a new session of ``size`` whose output also goes to the FIFO."""
         os.mkfifo(self.fifo)
         self.reader = await asyncio.create_subprocess_exec("cat", str(self.fifo), stdout=subprocess.PIPE)
-        self.run("new-session", "-d", "-s", self.target, "-x", "110", "-y", "30", shell)
+        width, height = (str(n) for n in size)
+        self.run("new-session", "-d", "-s", self.target, "-x", width, "-y", height, shell)
         self.run("pipe-pane", "-t", self.target, f"cat > {shlex.quote(str(self.fifo))}")
 
     def run(self, *args: str) -> str:
@@ -79,13 +80,7 @@ async def test_shard_attach_in_tmux(daemon_factory, project: Path, pane: Pane):
     """
     daemon = await daemon_factory([text_step("Hello from inside tmux.", chunk=5)])
     client = await daemon.unix()
-    created, _ = await client.request({"type": "agent.create", "id": "c", "cwd": str(project)})
-    agent_id = created["data"]["agent_id"]
-    command = shlex.join([*shard_command("attach", agent_id, "--home", str(daemon.home))])
-    # COLUMNS / LINES (pytest's own terminal may set them) would override the pane's size
-    shell = (
-        f'cd {shlex.quote(str(project))} && unset COLUMNS LINES && {command}; echo "exit status $?"; sleep 60'
-    )
+    agent_id, shell = await _attach_shell(client, daemon.home, project)
     await pane.start(shell)
     await pane.shows(f"{agent_id} · idle")
     await pane.shows("^t Terminate")  # the footer, drawn last (at 110 columns)
@@ -98,3 +93,41 @@ async def test_shard_attach_in_tmux(daemon_factory, project: Path, pane: Pane):
     assert "exit status 0" in screen
     assert "Traceback" not in screen
     await client.close()
+
+
+@pytest.mark.slow
+async def test_a_permission_dialog_at_80x24_in_tmux(daemon_factory, project: Path, pane: Pane):
+    """At 80x24, a bash request with a command longer than the screen is wide: the captured pane
+    shows every choice, Deny included, and n denies.
+
+    Covers: R6.3.6, R9.5.5
+    """
+    command = "grep -rn --include=*.py -e TODO -e FIXME " + " ".join(f"src/part{n}" for n in range(12))
+    steps = [tool_step("bash", {"command": command}), text_step("Fine, I will leave it.")]
+    daemon = await daemon_factory(steps)
+    client = await daemon.unix()
+    agent_id, shell = await _attach_shell(client, daemon.home, project)
+    await pane.start(shell, size=(80, 24))
+    await pane.shows(f"{agent_id} · idle")
+    pane.keys("look around", "Enter")
+    screen = await pane.shows("Allow once")
+    screen = await pane.shows("Esc: decide later")  # the dialog's last line: all of it is drawn
+    assert "Deny" in screen
+    assert "Always allow this exact call" in screen
+    assert "src/part11" in screen  # the whole command
+    pane.keys("n")
+    screen = await pane.shows("Fine, I will leave it.")
+    assert "Deny" not in screen
+    pane.keys("C-c")
+    assert "exit status 0" in await pane.shows("exit status")
+    await client.close()
+
+
+async def _attach_shell(client: UnixClient, home: Path, project: Path) -> tuple[str, str]:
+    """A new agent on ``project``, and the shell line that runs ``shard attach`` on it."""
+    created, _ = await client.request({"type": "agent.create", "id": "c", "cwd": str(project)})
+    agent_id = created["data"]["agent_id"]
+    command = shlex.join([*shard_command("attach", agent_id, "--home", str(home))])
+    # COLUMNS / LINES (pytest's own terminal may set them) would override the pane's size
+    where = shlex.quote(str(project))
+    return agent_id, f'cd {where} && unset COLUMNS LINES && {command}; echo "exit status $?"; sleep 60'

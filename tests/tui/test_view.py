@@ -16,6 +16,7 @@ from shard.protocol.events import (
     ToolCall,
     ToolResult,
     TurnEnd,
+    UsageEvent,
 )
 from shard.tui.view import AgentView, window
 
@@ -152,7 +153,32 @@ def test_turn_usage_follows_its_turn():
     turn = {"turn_id": "t1", "last_message_id": "u1", "usage": {"input": 5, "output": 2}}
     view.apply(sync([user("u1", "hi"), user("u2", "again")], turns=[turn]))
     assert [e.key for e in view.entries()] == ["u1:0", "usage:t1", "u2:0"]
-    assert view.headline("reconnecting…") == "agent-1 · idle · mode build · reconnecting…"
+    assert view.headline("reconnecting…") == "agent-1 · idle · reconnecting… · mode build"
+
+
+def test_the_status_line_says_the_window_and_where_it_came_from():
+    """Issue 27: the model's context window in use and its source — from the sync's model, then
+    from each usage event (a window learnt from the server after the sync), or a model switch; a
+    turn's notice counts every input token, cached ones included."""
+    view = AgentView(A)
+    model = {"id": "local/qwen", "provider": "local", "model": "qwen"}
+    view.apply(sync([user("u1", "hi")], model=model))
+    assert view.headline("connected") == "agent-1 · idle · mode build · model local/qwen"
+    usage = {"input": 10, "output": 5, "cache_read": 2164, "context_tokens": 2179}
+    view.apply(
+        UsageEvent.model_validate(
+            {"agent_id": A, **usage, "context_window": 8192, "context_window_source": "server"}
+        )
+    )
+    assert view.headline("connected").endswith("model local/qwen (window 8,192 from the server)")
+    view.apply(TurnEnd.model_validate({"agent_id": A, "turn_id": "t1", "usage": usage}))
+    # every input token (2,174), with its unit (issue 26 item 10)
+    assert view.entries()[-1].text == "turn done · 2.17k in / 5 out tokens", view.entries()
+    other = {**model, "id": "local/big", "context_window": 32768, "context_window_source": "config"}
+    view.apply(ModelChanged.model_validate({"agent_id": A, "previous": model, "active": other}))
+    assert view.headline("connected").endswith("model local/big (window 32,768 from config.toml)")
+    view.apply(sync(model=other))
+    assert view.headline("connected").endswith("model local/big (window 32,768 from config.toml)")
 
 
 def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():

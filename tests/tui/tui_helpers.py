@@ -62,6 +62,17 @@ def check_snapshot(name: str, text: str) -> None:
     assert text == expected, "\n".join(diff)
 
 
+def check_svg(name: str, svg: str) -> None:
+    """Compare a screenshot with ``snapshots/NAME.svg`` (colours and layout; check the text first
+    with :func:`check_snapshot`, whose diff is readable); SHARD_UPDATE_SNAPSHOTS=1 rewrites it."""
+    path = SNAPSHOTS / f"{name}.svg"
+    updating = os.environ.get("SHARD_UPDATE_SNAPSHOTS") == "1"
+    if updating or not path.exists():
+        path.write_text(svg)
+        assert updating, f"wrote a new snapshot {path}: look at it, then check it in"
+    assert svg == path.read_text(), f"{path} differs in its styles: open it beside this run's screenshot"
+
+
 async def connect(home: Path, first: float = 0.05, path: Path | None = None) -> ShardClient:
     """A client that reconnects fast (the schedule itself is the SDK's, tested there)."""
     return await ShardClient.connect_unix(path, home=home, backoff=Backoff(first=first, cap=0.5))

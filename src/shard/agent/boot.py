@@ -24,6 +24,7 @@ from shard.agent.catalog import (
     ModelCatalog,
     ModelEntry,
     capabilities_for,
+    descriptor,
     key_variables,
 )
 from shard.agent.config import Config, ConfigError, load_config, shard_home
@@ -289,6 +290,8 @@ def sync_line(prepared: Prepared) -> bytes:
     }
     if prepared.store.header.get("context_files"):
         sync["instructions"] = prepared.store.header["context_files"]
+    if prepared.model is not None:
+        sync["model"] = descriptor(prepared.model)
     return _line(sync)
 
 

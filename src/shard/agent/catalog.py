@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from shard import _secrets
 from shard.agent.config import Config, ModelConfig, ProviderConfig, ReasoningLevelConfig
@@ -219,6 +219,26 @@ class ModelCatalog:
             f'kind = "openai" base_url = "http://127.0.0.1:11434/v1" models = ["{model}"] '
             "(README: Configuration)"
         )
+
+
+def stated_window(entry: ModelEntry) -> tuple[int, str] | None:
+    """The context window config.toml (``config``) or Shard's built-in catalog (``builtin``) gives
+    the model; a window learnt from its server is ``providers/window.py``'s."""
+    if entry.model.context_window:
+        return entry.model.context_window, ("builtin" if entry.provider.builtin else "config")
+    return None
+
+
+def descriptor(entry: ModelEntry, window: tuple[int, str] | None = None) -> dict[str, Any]:
+    """The wire ModelDescriptor as a dict (phase A writes ``sync`` before pydantic loads): the
+    window in use (``window``, else the stated one) and where it came from."""
+    desc: dict[str, Any] = {"id": entry.id, "provider": entry.provider.name, "model": entry.model.id}
+    window = window or stated_window(entry)
+    if window is not None:
+        desc["context_window"], desc["context_window_source"] = window
+    if entry.label is not None:
+        desc["label"] = entry.label  # additive field: tells a picker this is not a real LLM
+    return desc
 
 
 def cost(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
 from shard.agent.catalog import ModelCatalog, ModelEntry
-from shard.agent.compaction import compact
+from shard.agent.compaction_tiers import manual_compact
 from shard.agent.config import Config
 from shard.agent.mcp.host import McpHost
 from shard.agent.message_queue import MessageQueue
@@ -28,7 +28,7 @@ from shard.agent.permissions.board import RequestBoard, Responders
 from shard.agent.permissions.gate import Gate
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.sandbox import for_config
-from shard.agent.selection import ModelSelection
+from shard.agent.selection import ModelSelection, describe_model
 from shard.agent.session.store import SessionStore
 from shard.agent.session_ops import forked, listed
 from shard.agent.sink import EventSink, Sink
@@ -195,6 +195,7 @@ class Runtime:
             session_id=self.transcript.session_id,
             queue=self.queue.snapshot(),
             **({"instructions": files} if files else {}),
+            **({"model": describe_model(self.models.model)} if self.models.model else {}),  # its window
         )
         if self.transcript.streaming is not None:
             sync.streaming = self.transcript.streaming.snapshot()
@@ -251,7 +252,7 @@ class Runtime:
         if isinstance(command, cmd.SetMode):
             return self._set_mode(command.mode)
         if isinstance(command, cmd.ListModels):
-            return self.models.list_models()
+            return await self.models.list_models()
         if isinstance(command, cmd.SetModel):
             return self.models.set_model(command.model)
         if isinstance(command, cmd.ListReasoningLevels):
@@ -423,7 +424,6 @@ class Runtime:
             )
         assert isinstance(args, cmd.CompactArgs)
         self.models.summarizer()  # NOT_FOUND now, before any status change, if nothing can summarize
-        keep = args.keep_recent_tokens or self.config.compaction.keep_recent_tokens
 
         def aborted() -> None:
             error = ShardError(ErrorCode.INTERNAL_ERROR, "compaction aborted; nothing was appended")
@@ -432,7 +432,7 @@ class Runtime:
         async def compaction() -> None:
             self.events.set_status("compacting")
             try:
-                self.respond(command, await compact(self.transcript, self.models.summarizer, self.emit, keep))
+                self.respond(command, await manual_compact(self._turns, args.keep_recent_tokens))
             except ShardError as exc:
                 self.emit(error_response(exc, id=command.id, command=command.type))
             except asyncio.CancelledError:

@@ -4,18 +4,25 @@
 is swapped in only at the next provider-call boundary (:meth:`ModelSelection.take_provider`), so a
 call in flight finishes on the model it started with. Reasoning levels belong to the selection; a
 switch resets the level to the new model's default. Compaction summarizes with the active selection.
+
+The selection also knows the active model's context window (``providers/window.py``): a model
+without ``context_window`` in config.toml has its server asked once, in the background after
+``sync`` (and after a switch), and whoever needs the figure — a turn's first call, ``list_models``,
+``shard run``'s first line — awaits that one answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for
+from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, descriptor
 from shard.agent.config import Config
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
 from shard.agent.providers.sdk import preload
+from shard.agent.providers.window import ContextWindow, known, learn
 from shard.agent.sandbox import for_config
 from shard.protocol.agents import ModelDescriptor, ReasoningLevel
 from shard.protocol.errors import ErrorCode, ShardError, shown
@@ -64,6 +71,8 @@ class ModelSelection:
         # A default model whose provider cannot be built (say its key variable is unset) must not
         # stop the agent from starting: the problem is reported when a prompt needs the provider.
         self._problem: ShardError | None = None
+        self._learning: dict[str, asyncio.Future[ContextWindow | None]] = {}
+        self.told_too_small: set[str] = set()  # models whose window was said to be too small
         if model is not None:
             try:
                 self._next = (model, build_provider(model, config))
@@ -73,9 +82,28 @@ class ModelSelection:
     def capabilities(self) -> list[str]:
         return capabilities_for(self.model, for_config(self._config).capabilities())
 
-    @property
-    def context_window(self) -> int | None:
-        return self.model.model.context_window if self.model else None
+    def window(self) -> ContextWindow | None:
+        """The active model's context window as known now (never waits)."""
+        return known(self.model) if self.model else None
+
+    async def learn_window(self) -> ContextWindow | None:
+        """The active model's context window, its server asked the first time (once per model)."""
+        if self.model is None:
+            return None
+        return await asyncio.shield(self._learn(self.model))
+
+    def _begin_learning(self, entry: ModelEntry) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop to learn in: whoever needs the window learns it
+        self._learn(entry)
+
+    def _learn(self, entry: ModelEntry) -> asyncio.Future[ContextWindow | None]:
+        future = self._learning.get(entry.id)
+        if future is None:
+            future = self._learning[entry.id] = asyncio.ensure_future(learn(entry))
+        return future
 
     def require_model(self) -> None:
         """Before a prompt is taken: with no model configured there is nothing to send it to."""
@@ -102,13 +130,17 @@ class ModelSelection:
         raise ShardError(ErrorCode.NOT_FOUND, "no model is configured, so nothing can summarize the session")
 
     def preload(self) -> None:
-        """Begin importing the active provider's SDK so the first prompt need not wait."""
+        """Begin importing the active provider's SDK so the first prompt need not wait, and begin
+        learning its window (in a running loop)."""
         if self.model is not None and self._problem is None:
             preload(self.model.provider.kind)
+            self._begin_learning(self.model)
 
     # --- commands -----------------------------------------------------------------------------
 
-    def list_models(self) -> ListModelsResult:
+    async def list_models(self) -> ListModelsResult:
+        """The catalog; the active model with its context window (learnt first, if need be)."""
+        await self.learn_window()
         return ListModelsResult(
             models=[describe_model(e) for e in self._catalog.entries],
             active=describe_model(self.model) if self.model else None,
@@ -131,6 +163,7 @@ class ModelSelection:
         self._next = (entry, provider)
         self._problem = None
         preload(entry.provider.kind)
+        self._begin_learning(entry)
         self._emit(
             ModelChanged(previous=result.previous, active=result.active, capabilities=self.capabilities())
         )
@@ -181,9 +214,6 @@ class ModelSelection:
 
 
 def describe_model(entry: ModelEntry) -> ModelDescriptor:
-    desc = ModelDescriptor(id=entry.id, provider=entry.provider.name, model=entry.model.id)
-    if entry.model.context_window is not None:
-        desc.context_window = entry.model.context_window
-    if entry.label is not None:
-        desc.label = entry.label  # additive field: tells a picker this is not a real LLM
-    return desc
+    """The model with its context window, once known, and where that came from."""
+    window = known(entry)
+    return ModelDescriptor.model_validate(descriptor(entry, window[:2] if window else None))

@@ -123,10 +123,12 @@ class Transcript:
 
     # --- context accounting (compaction triggers) -----------------------------------------------
 
-    def context_tokens(self) -> int:
-        """The provider's last report of the context, plus an estimate of what was added since."""
+    def context_tokens(self, fixed: int = 0) -> int:
+        """The provider's last report of the context, plus an estimate of what was added since;
+        before any report, ``fixed`` (what every request carries besides the messages) plus an
+        estimate of the messages."""
         if self._context_reported is None:
-            return sum(estimate_tokens(m) for m in self.view.model_messages)
+            return fixed + sum(estimate_tokens(m) for m in self.view.model_messages)
         return self._context_reported + self._context_since
 
     def note_context(self, tokens: int) -> None:

@@ -33,7 +33,14 @@ from typing import Any
 
 from shard.agent.assembler import MessageAssembler
 from shard.agent.catalog import ModelEntry
-from shard.agent.compaction import compact, due
+from shard.agent.compaction_tiers import (
+    at_ceiling,
+    auto_compact,
+    call_parts,
+    idle_due,
+    know_the_window,
+    reply_cap,
+)
 from shard.agent.config import CompactionConfig, RetryConfig
 from shard.agent.message_queue import MessageQueue
 from shard.agent.modes import ModeController
@@ -42,12 +49,10 @@ from shard.agent.providers.retry import stream_with_retries
 from shard.agent.selection import ModelSelection
 from shard.agent.sink import EventSink
 from shard.agent.steering import StrictSteers
-from shard.agent.system_prompt import system_prompt
 from shard.agent.tool_runs import UNRUN, Approve, Stopping, ToolRuns, refused
 from shard.agent.tools.base import Tool, ToolContext
 from shard.agent.transcript import Transcript
-from shard.agent.turn_usage import TurnUsage, usage_dict
-from shard.protocol.agents import AgentStatus
+from shard.agent.turn_usage import TurnUsage, usage_dict, usage_event
 from shard.protocol.content import ContentBlock, Image, ImageBlock, Message, TextBlock
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.events import (
@@ -55,7 +60,6 @@ from shard.protocol.events import (
     MessageComplete,
     TurnEnd,
     TurnStart,
-    UsageEvent,
 )
 from shard.protocol.ids import new_id
 from shard.protocol.stops import StopReason
@@ -135,9 +139,9 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
             break  # the runtime hands back what is queued
         if isinstance(outcome, Failed):  # steers for a turn that ended without their model call
             ctx.queue.hand_back(ctx.queue.take_all("steer"), "turn_failed")
-        if not ctx.queue.has("follow_up") and _over(ctx, ctx.compaction.threshold):
+        if not ctx.queue.has("follow_up") and idle_due(ctx):
             try:  # the default tier: as the agent goes idle
-                await _auto_compact(ctx, back_to=None)
+                await auto_compact(ctx, back_to=None)
             except asyncio.CancelledError:
                 _uncancel()
                 outcomes.append(Aborted())
@@ -145,26 +149,6 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
         follow_up = ctx.queue.take_follow_up()
         inp = UserInput(follow_up.message, follow_up.images) if follow_up else None
     return outcomes
-
-
-def _over(ctx: TurnContext, fraction: float) -> bool:
-    return due(ctx.transcript.context_tokens(), ctx.models.context_window, ctx.compaction, fraction)
-
-
-async def _auto_compact(ctx: TurnContext, back_to: AgentStatus | None) -> bool:
-    """Run the pipeline for an automatic tier; a failure is reported, never fatal. True if it ran."""
-    ctx.events.set_status("compacting")
-    try:
-        result = await compact(
-            ctx.transcript, ctx.models.summarizer, ctx.events.emit, ctx.compaction.keep_recent_tokens
-        )
-        return bool(result.compacted)
-    except ShardError as exc:
-        ctx.events.emit(ErrorEvent(code=exc.code.value, message=exc.message, fatal=False))
-        return False
-    finally:
-        if back_to is not None:
-            ctx.events.set_status(back_to)
 
 
 def _uncancel() -> None:
@@ -200,12 +184,13 @@ class _Turn:
             self._deliver(inp)
             if ctx.prepare is not None:
                 await ctx.prepare(ctx.tools, ctx.events)
+            await know_the_window(ctx)
             while True:
                 while (steer := ctx.queue.take_steer()) is not None:
                     self._deliver(UserInput(steer.message, steer.images))
                 ctx.strict.drain(lambda text: self._deliver(UserInput(text)))
-                if _over(ctx, 1.0):  # the emergency tier: the next call would not fit
-                    await _auto_compact(ctx, back_to="streaming")
+                if at_ceiling(ctx, call_parts(ctx)):  # the emergency tier: the next call would not fit
+                    await auto_compact(ctx, back_to="streaming")
                 assembler = await self._call_model()
                 calls = assembler.tool_calls()
                 if calls:
@@ -255,7 +240,7 @@ class _Turn:
             try:
                 return await self._call_once(overflow_retry=attempt == 1)
             except _Overflow:
-                if not await _auto_compact(self.ctx, back_to="streaming"):
+                if not await auto_compact(self.ctx, back_to="streaming"):
                     break
         self._report(ErrorCode.PROVIDER_ERROR.value, "the context is too long for the model")
         raise _CallFailed
@@ -267,13 +252,15 @@ class _Turn:
         except ShardError as exc:
             self._report(ErrorCode.PROVIDER_ERROR.value, exc.message)
             raise _CallFailed from None
+        parts = call_parts(ctx)
         request = ProviderRequest(
             model=entry.model.id,
-            system=system_prompt(ctx.cwd, ctx.modes.active, list(ctx.tools), ctx.instructions, ctx.context),
+            system=parts.system,
             messages=list(ctx.transcript.model_view),
-            tools=[t.spec() for t in ctx.tools.values()],
+            tools=parts.tools,
             reasoning=ctx.models.reasoning if entry.has_reasoning else None,
             call_index=ctx.transcript.assistant_messages,
+            max_output_tokens=reply_cap(parts, entry),
         )
         assembler = MessageAssembler(new_id("msg"))
 
@@ -333,7 +320,7 @@ class _Turn:
         call = self.usage.add(assembler.usage, entry)
         if call.context_tokens is not None:
             self.ctx.transcript.note_context(call.context_tokens)
-        self.ctx.events.emit(UsageEvent(**call.to_wire()))
+        self.ctx.events.emit(usage_event(call, self.ctx.models.window()))
 
     def _keep_partial(
         self, assembler: MessageAssembler, reason: StopReason, *, unrun: str, detail: str | None = None

@@ -1,11 +1,18 @@
 """A turn's token accounting: each provider call's usage (with its cost from the catalog's prices),
-summed over the turn for ``turn_end``."""
+summed over the turn for ``turn_end``.
+
+``input`` is what the model read fresh: tokens it read from its cache are ``cache_read`` and tokens
+written to it ``cache_write`` (both provider kinds report them so: ``providers/openai.py`` takes the
+cached tokens out of ``prompt_tokens``). Every input token is ``input + cache_read + cache_write``
+(``shard.protocol.figures``): what a person is told was read."""
 
 from __future__ import annotations
 
 from shard.agent.catalog import ModelEntry, cost
 from shard.agent.providers.base import UsageReport
+from shard.agent.providers.window import ContextWindow
 from shard.protocol.agents import Usage
+from shard.protocol.events import UsageEvent
 
 
 class TurnUsage:
@@ -41,3 +48,11 @@ class TurnUsage:
 def usage_dict(report: UsageReport) -> dict[str, int]:
     """A call's usage as the session entry of its message records it."""
     return {k: v for k in report.__slots__ if (v := getattr(report, k)) is not None}
+
+
+def usage_event(call: Usage, window: ContextWindow | None) -> UsageEvent:
+    """A call's ``usage`` event, with the window its ``context_tokens`` are measured against."""
+    event = UsageEvent(**call.to_wire())
+    if window is not None:
+        event.context_window, event.context_window_source = window.tokens, window.source
+    return event

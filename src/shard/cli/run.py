@@ -149,11 +149,13 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, functools.partial(stop, EXIT_INTERRUPTED, cause))
     watch_stdout(loop, lambda: stop(EXIT_PIPE))
     allowances = runtime.gate.allowances.describe() if runtime.gate.allowances else []
+    window = await runtime.models.learn_window()  # asked of the server once; the turn needs it too
     printer.start(
         prepared.model.id if prepared.model else None,
         runtime.modes.active.name,
         str(prepared.cwd),
         allowances,
+        window.said if window else None,
     )
     sink(runtime.hello())
     sink(runtime.sync())

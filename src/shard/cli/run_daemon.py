@@ -229,11 +229,16 @@ async def _one_turn(link: _Link, args: argparse.Namespace, agent_id: str, hello:
         return _refused(attached.get("error") or {})
     sync = await _next_of(link, agent_id, "sync")
     info = (attached.get("data") or {}).get("info") or {}
-    model = info.get("model")
-    if model is None and not args.json:  # the config's default: the agent knows which it is
+    model, window = info.get("model"), None
+    if not args.json:  # the model in use and its context window (learnt first): the agent knows them
         link.send({"type": "list_models", "id": "models", "agent_id": agent_id})
-        model = ((await link.reply("models")).get("data") or {}).get("active", {}).get("id")
-    printer.start(model, str(sync.get("mode", "build")), str(info.get("cwd", "")), [])
+        active = ((await link.reply("models")).get("data") or {}).get("active") or {}
+        model = active.get("id", model)
+        if active.get("context_window"):
+            from shard.protocol.figures import window_said
+
+            window = window_said(active["context_window"], active.get("context_window_source"))
+    printer.start(model, str(sync.get("mode", "build")), str(info.get("cwd", "")), [], window)
     printer.show(_Event({**_own(hello), "capabilities": sync.get("capabilities", [])}))
     printer.show(_Event(_own(sync)))
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from shard.cli.run_calls import allowance, call_line
+from shard.protocol.figures import tokens_in
 from shard.protocol.stops import stop_note
-from shard.protocol.words import tokens
 
 _PREVIEW_LINES = 8
 
@@ -45,8 +45,10 @@ class Printer:
         self.stopping = False  # the run is being ended (Ctrl-C, the reader left): nothing to wait for
         self._on_gone = on_gone
 
-    def start(self, model: str | None, mode: str, cwd: str, allowances: list[str]) -> None:
-        pass
+    def start(
+        self, model: str | None, mode: str, cwd: str, allowances: list[str], window: str | None = None
+    ) -> None:
+        """``window``: the model's context window and where it came from ("8,192 from the server")."""
 
     def show(self, event: Any) -> None:
         raise NotImplementedError
@@ -96,16 +98,19 @@ class TextPrinter(Printer):
         super().__init__(on_gone)
         self._at_line_start = True
         self._waiting = False
-        self._usage: Any = None
+        self._usage: list[Any] = []  # each turn's
         self._cwd = ""
         self._calls: dict[str, tuple[str, Any]] = {}  # the assistant's calls not finished: id -> name, args
         self._shown: set[str] = set()  # calls whose » line is out
         self._denied: set[str] = set()  # calls whose denial is said (the model's message is not repeated)
         self._asked: dict[str, tuple[str, Any]] = {}  # request id -> call id, the request
 
-    def start(self, model: str | None, mode: str, cwd: str, allowances: list[str]) -> None:
+    def start(
+        self, model: str | None, mode: str, cwd: str, allowances: list[str], window: str | None = None
+    ) -> None:
         self._cwd = cwd
-        err(f"shard: {model or 'no model configured'} (mode {mode}) in {cwd}")
+        about = f"window {window}; mode {mode}" if window else f"mode {mode}"
+        err(f"shard: {model or 'no model configured'} ({about}) in {cwd}")
         for line in allowances:
             err(f"shard: {line}")
 
@@ -140,8 +145,8 @@ class TextPrinter(Printer):
             self._call_line(call_id, event.tool_name, event.input or {})
         elif kind == "permission_resolved" and event.request_id in self._asked:
             self._resolved(event)
-        elif kind == "turn_end":
-            self._usage = getattr(event, "usage", None)
+        elif kind == "turn_end" and getattr(event, "usage", None) is not None:
+            self._usage.append(event.usage)
         elif kind == "queue_changed":
             self._queue_changed(event)
         elif kind == "error":
@@ -224,11 +229,12 @@ class TextPrinter(Printer):
     def finish(self, session_id: str | None) -> None:
         self._newline()
         parts = []
-        if self._usage is not None:
-            parts.append(f"{tokens(self._usage.input)} tokens in, {tokens(self._usage.output)} out")
-            cost = getattr(self._usage, "cost", None)
-            if cost is not None:
-                parts.append(f"${cost:.4f}")
+        if self._usage:  # every input token, those read from the provider's cache included
+            tokens = sum(tokens_in(u) for u in self._usage)
+            parts.append(f"{tokens:,} tokens in, {sum(_get(u, 'output') or 0 for u in self._usage):,} out")
+            costs = [c for u in self._usage if (c := _get(u, "cost")) is not None]
+            if costs:
+                parts.append(f"${sum(costs):.4f}")
         if session_id:
             parts.append(f"session {session_id}")
         if parts:

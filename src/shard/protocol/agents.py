@@ -21,6 +21,10 @@ RuntimeState = Literal["starting", "running", "stopping", "stopped", "failed"]
 
 HeadlessPolicy = Literal["deny", "allow_if_rule_matches", "queue"]
 
+# Where a model's context window came from: config.toml, Shard's built-in catalog, the server that
+# serves the model, or Shard's conservative default (Shard, additive).
+WindowSource = Literal["config", "builtin", "server", "default"]
+
 
 class Usage(WireModel):
     """Token accounting of one provider call or a whole turn (R11.0.18)."""
@@ -35,12 +39,16 @@ class Usage(WireModel):
 
 
 class ModelDescriptor(WireModel):
-    """``{id, provider, model, context_window?}`` (R11.0.2). ``id`` is ``"<provider>/<model>"``."""
+    """``{id, provider, model, context_window?}`` (R11.0.2). ``id`` is ``"<provider>/<model>"``.
+
+    ``context_window`` is the window in use, once known, and the additive ``context_window_source``
+    says where it came from: ``config``, ``builtin``, ``server`` or ``default``."""
 
     id: str
     provider: str
     model: str
     context_window: int | None = None
+    context_window_source: WindowSource | None = None
 
 
 class ModeDescriptor(WireModel):

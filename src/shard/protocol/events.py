@@ -17,6 +17,7 @@ from shard.protocol.agents import (
     ModelDescriptor,
     RuntimeState,
     Usage,
+    WindowSource,
 )
 from shard.protocol.base import WireModel
 from shard.protocol.content import Message, ToolResultContent
@@ -99,6 +100,8 @@ class Sync(AgentEvent):
     # client that attaches or reloads mid-wait shows what the agent waits for
     status_detail: str | None = None
     queue: list[QueuedMessage] | None = None  # additive: what waits to be delivered (queue.py)
+    # additive: the active model, with its context window and where that came from once known
+    model: ModelDescriptor | None = None
 
 
 class Status(AgentEvent):
@@ -199,6 +202,9 @@ class UsageEvent(AgentEvent):
     cost: int | float | None = None
     context_tokens: int | None = None
     model: str | None = None
+    # additive: the window ``context_tokens`` is measured against, and where it came from
+    context_window: int | None = None
+    context_window_source: WindowSource | None = None
 
 
 class Compaction(AgentEvent):

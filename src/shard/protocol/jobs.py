@@ -19,6 +19,9 @@ TERMINAL_RUN_STATES: frozenset[str] = frozenset(
 
 
 class RunUsage(WireModel):
+    """A run's tokens: ``input`` counts every input token, those read from a provider's cache
+    included (``figures.tokens_in``)."""
+
     input: int
     output: int
 

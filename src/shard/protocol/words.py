@@ -1,7 +1,7 @@
 """What the wire carries, in the words a person reads: token counts with their units, and who
-answered a permission or UI request. Stdlib only, for every Python client (the terminal client,
-``shard run``, the SDK); the web client holds the same rules in ``static/js/words.js`` and a test
-keeps the two in step.
+answered a permission or UI request. Stdlib only, for the Python clients (the terminal client, the
+SDK; ``shard run``'s closing line keeps exact figures, which scripts and benches read); the web
+client holds the same rules in ``static/js/words.js`` and a test keeps the two in step.
 
 * **Counts**: at most three significant digits with a unit — ``999``, ``1k``, ``1.05k``, ``12.5k``,
   ``253k``, ``1M``, ``1.25M`` — rounded half up, and never ``1000k`` (that is ``1M``).

@@ -1,5 +1,6 @@
-"""The agent list (left pane): one option per agent, updated in place from the :class:`Roster`, and
-the new-agent field (a working directory, as the web client's form)."""
+"""The agent list (left pane): one line per agent, the most recently active first, updated from the
+:class:`Roster` (in place while the order holds; re-ordered with the highlight kept on its agent),
+and the new-agent field (a working directory, as the web client's form)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from shard.tui.roster import Row
 
 
 class AgentList(OptionList):
-    DEFAULT_CSS = "AgentList { height: 1fr; }"
+    DEFAULT_CSS = "AgentList { height: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def __init__(self) -> None:
         super().__init__(id="agents")
@@ -19,25 +20,30 @@ class AgentList(OptionList):
         self.selected: str | None = None
 
     def _label(self, row: Row) -> Text:
+        """Marker, name, state, model on one line: a narrow pane cuts it with an ellipsis, never wraps."""
         text = Text("▶ " if row.agent_id == self.selected else "  ")
-        text.append(row.line(), style="bold yellow" if row.needs_answer else "")
-        text.append(f"\n  {_tail(row.cwd)}", style="dim")
+        text.append(row.title, style="bold")
+        text.append(" · ")
+        text.append(row.state, style="bold yellow" if row.needs_answer else "")
+        if row.model:
+            text.append(f" · {row.model}", style="dim")
         return text
 
     def show(self, rows: list[Row]) -> None:
-        """Add new rows, update changed ones in place (the highlight stays where it was), drop the
-        rows of agents that were removed."""
-        for gone in set(self._shown) - {row.agent_id for row in rows}:
-            self.remove_option(gone)
-            del self._shown[gone]
-        for row in rows:
-            label = self._label(row)
-            known = self._shown.get(row.agent_id)
-            if known is None:
-                self.add_option(Option(label, id=row.agent_id))
-            elif known != label:
-                self.replace_option_prompt(row.agent_id, label)
-            self._shown[row.agent_id] = label
+        """Show ``rows`` in their order: changed rows are updated in place while the order holds;
+        a new order rebuilds the list, the highlight staying on the agent it was on."""
+        labels = {row.agent_id: self._label(row) for row in rows}
+        if list(labels) != list(self._shown):
+            highlighted = self.highlighted_option.id if self.highlighted_option is not None else None
+            self.clear_options()
+            self.add_options(Option(label, id=agent_id) for agent_id, label in labels.items())
+            if highlighted in labels:
+                self.highlighted = list(labels).index(highlighted)
+        else:
+            for agent_id, label in labels.items():
+                if self._shown[agent_id] != label:
+                    self.replace_option_prompt(agent_id, label)
+        self._shown = labels
         if self.highlighted is None and self.option_count:
             self.highlighted = 0  # Enter opens something straight away
 
@@ -53,8 +59,3 @@ class NewAgent(Input):
 
     def __init__(self, cwd: str) -> None:
         super().__init__(value=cwd, placeholder="new agent: working directory", id="new-agent")
-
-
-def _tail(path: str, width: int = 28) -> str:
-    """The end of a long path: the part that tells projects apart fits the pane."""
-    return path if len(path) <= width else "…" + path[-(width - 1) :]

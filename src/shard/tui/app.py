@@ -31,7 +31,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, OptionList, Static
 
 from shard.client import Agent, ShardClient, ShardClientError, StaleRuntime, State
-from shard.protocol.events import AgentRemoved, PermissionRequest, UiRequest
+from shard.protocol.events import PermissionRequest, Sync, UiRequest
 from shard.tui.agents import AgentList, NewAgent
 from shard.tui.asks import Asks
 from shard.tui.conversation import Conversation
@@ -59,9 +59,9 @@ class ShardApp(Lifecycle):
     TITLE = "shard"
     ENABLE_COMMAND_PALETTE = False
     CSS = """
-    #side { width: 38; border-right: solid $primary; }
+    #side { width: 35%; min-width: 20; max-width: 38; border-right: solid $primary; }
     #new-agent { dock: bottom; }
-    #status { height: 1; background: $primary-background; padding: 0 1; }
+    #status { height: auto; max-height: 2; background: $primary-background; padding: 0 1; }
     #waiting { height: auto; color: $warning; padding: 0 1; display: none; }
     #prompt { dock: bottom; }
     #hint { height: 1; color: $text-muted; padding: 0 1; }
@@ -136,40 +136,6 @@ class ShardApp(Lifecycle):
     def view(self) -> AgentView | None:
         return self.views.get(self.selected) if self.selected else None
 
-    # --- the agent list -----------------------------------------------------------------------------
-
-    async def _relist(self) -> None:
-        try:
-            infos = await self.client.list_agents()
-        except ShardClientError as exc:
-            self.notify(f"cannot list agents: {exc}", severity="error")
-            return
-        self.roster = Roster.of(infos)
-        self._show_roster()
-
-    def _show_roster(self) -> None:
-        listing = self.query_one(AgentList)
-        listing.selected = self.selected
-        listing.show(sorted(self.roster.rows.values(), key=lambda r: r.agent_id))
-        self.updated.set()
-
-    async def _follow_orchestrator(self) -> None:
-        with contextlib.suppress(ShardClientError):
-            async for event in self.client.orchestrator_events():
-                if isinstance(event, AgentRemoved) and event.agent_id == self.selected:
-                    self._unselect()  # removed from another client: nothing to show any more
-                if self.roster.apply(event):
-                    self._show_roster()
-
-    def _unselect(self) -> None:
-        """The open agent is gone: show none."""
-        if self.selected is not None:
-            self.views.pop(self.selected, None)
-        self.selected = None
-        self.query_one(Conversation).clear()
-        self.query_one("#status", Static).update(Text("no agent selected"))
-        self.refresh_bindings()
-
     async def _follow_delegated(self) -> None:
         with contextlib.suppress(ShardClientError):
             async for event in self.client.delegated_requests():
@@ -230,10 +196,26 @@ class ShardApp(Lifecycle):
         try:
             async for event in agent.events():
                 view.apply(event)
-                if view.agent_id == self.selected:
-                    self._refresh(view)
+                if isinstance(event, Sync) and view.model is None and view.supports("model-catalog"):
+                    self.run_worker(self._learn_model(agent, view), group="models")
+                self._changed(view)
         except ShardClientError as exc:
             self.notify(f"{view.agent_id}: {exc}", severity="error")
+
+    async def _learn_model(self, agent: Agent, view: AgentView) -> None:
+        """An agent created without a model runs the configured default, which the registry does
+        not name: the runtime's catalog says which it is, for the list and the status line."""
+        with contextlib.suppress(ShardClientError):
+            active = (await agent.list_models()).active
+            if active is not None and view.model is None:
+                view.model = active.id
+                self._changed(view)
+
+    def _changed(self, view: AgentView) -> None:
+        if view.model and self.roster.know_model(view.agent_id, view.model):
+            self._show_roster()
+        if view.agent_id == self.selected:
+            self._refresh(view)
 
     def _refresh(self, view: AgentView) -> None:
         entries = view.entries()

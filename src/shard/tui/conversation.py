@@ -12,25 +12,32 @@ from textual.widgets import Static
 from shard.tui import render
 from shard.tui.view import Entry
 
+_UNLAID_WIDTH = 100  # an entry not laid out yet is read at this width
+
 
 def _dom_id(key: str) -> str:
     return "e-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in key)
 
 
 class EntryView(Static):
-    """One entry on screen, with the text it shows (what tests and snapshots read)."""
+    """One entry on screen: what it shows (a reply as markdown, the rest as styled text)."""
 
     def __init__(self, item: Entry) -> None:
-        self.text = render.entry(item)
+        self.shown = render.entry(item)
         self.signature = _signature(item)
-        super().__init__(self.text, id=_dom_id(item.key), classes=item.kind)
+        super().__init__(self.shown, id=_dom_id(item.key), classes=item.kind)
+
+    @property
+    def text(self) -> Text:
+        """The entry as text at the pane's width (what tests read; a reply's markdown rendered)."""
+        return render.plain(self.shown, self.content_size.width or _UNLAID_WIDTH)
 
     def change(self, item: Entry) -> None:
         """Re-render only when what the entry shows changed (a delta touches one entry)."""
         signature = _signature(item)
         if signature != self.signature:
-            self.text, self.signature = render.entry(item), signature
-            self.update(self.text)
+            self.shown, self.signature = render.entry(item), signature
+            self.update(self.shown)
 
 
 class Conversation(VerticalScroll):

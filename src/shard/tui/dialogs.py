@@ -4,7 +4,13 @@ dismisses a dialog whose request another client answered first (PROTOCOL §6.3, 
 
 Keys: a choice's accelerator (else its number 1 to 9) answers with it; Escape closes a permission
 dialog *without* answering (the request stays pending: ctrl+r opens it again) and is a UI dialog's
-Dismiss (``value: null``)."""
+Dismiss (``value: null``).
+
+Layout: whatever the terminal's size and however long the command or diff, every choice stays on
+screen. The dialog is at most the screen's height; the prompt and details scroll in a body that
+takes what the choices leave (page up / page down scroll it), and the choices stack one per line
+(up / down move between them), a long label wrapping inside its own line.
+"""
 
 from __future__ import annotations
 
@@ -13,27 +19,35 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 
 from shard.protocol.events import PermissionRequest, UiRequest
+from shard.protocol.permissions import PermissionDetail
+from shard.tui import render
 
 # What a dialog returns: ("choice", choice_id) / ("decision", legacy decision) / ("value", ui value)
 Answer = tuple[str, Any]
 
 _CSS = """
 RequestDialog { align: center middle; }
-RequestDialog > Vertical {
-    width: 80%; max-width: 100; height: auto; max-height: 90%;
-    border: thick $warning; background: $surface; padding: 1 2;
+RequestDialog > #frame {
+    width: 100%; max-width: 100; height: auto; max-height: 100%;
+    border: round $warning; background: $surface; padding: 0 1;
 }
-RequestDialog .title { text-style: bold; margin-bottom: 1; }
-RequestDialog .detail { margin-bottom: 1; }
+RequestDialog #frame { scrollbar-size-vertical: 1; }
+RequestDialog .title { text-style: bold; }
+RequestDialog #top { dock: top; height: auto; }
+RequestDialog .detail { margin-top: 1; }
+RequestDialog #choices { dock: bottom; height: auto; padding-top: 1; }
+RequestDialog #choices > Button { width: 100%; text-align: left; content-align: left middle; }
 RequestDialog Horizontal { height: auto; margin-top: 1; }
-RequestDialog Button { margin-right: 1; }
+RequestDialog Horizontal > Button { margin-right: 1; }
 RequestDialog TextArea { height: 8; }
+RequestDialog OptionList { max-height: 50vh; }
+RequestDialog .hint { color: $text-muted; }
 """
 
 
@@ -52,6 +66,12 @@ class RequestDialog(ModalScreen[Answer | None]):
 
 class PermissionDialog(RequestDialog):
     request: PermissionRequest
+    BINDINGS = [
+        Binding("down", "app.focus_next", show=False),
+        Binding("up", "app.focus_previous", show=False),
+        Binding("pagedown", "scroll(1)", show=False),
+        Binding("pageup", "scroll(-1)", show=False),
+    ]
 
     def _choices(self) -> list[tuple[str, str, str]]:
         """(kind, id, label) per button: the request's choices, else its legacy options."""
@@ -70,22 +90,30 @@ class PermissionDialog(RequestDialog):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        with Vertical():
-            yield Label(Text(f"Permission: {request.tool_name}"), classes="title")
-            if self.asker:
-                yield Label(Text(f"Asked by {self.asker}"))
+        keys = {index: key for key, index in reversed(self._keys().items())}  # the accelerator first
+        with VerticalScroll(id="frame", can_focus=False):
+            with Vertical(id="top"):
+                yield Label(Text(f"Permission: {request.tool_name}"), classes="title")
+                if self.asker:
+                    yield Label(Text(f"Asked by {self.asker}"))
+            with Vertical(id="choices"):
+                for index, (_kind, _id, label) in enumerate(self._choices()):
+                    text = Text(f"[{keys.get(index, ' ')}] ", style="bold")
+                    text.append(label)
+                    yield Button(text, id=f"choice-{index}", compact=True)
+                hint = "Esc: decide later (ctrl+r reopens) · PgUp/PgDn: scroll"
+                yield Label(Text(hint), classes="hint")
             yield Static(Text(request.prompt), classes="detail")
             for detail in request.details or []:
-                line = Text(f"{detail.label}: " if detail.label else "", style="bold")
-                line.append(
-                    detail.value, style="cyan" if detail.format in ("command", "code", "path") else ""
-                )
-                yield Static(line, classes="detail")
-            keys = {index: key for key, index in self._keys().items()}
-            with Horizontal():
-                for index, (_kind, _id, label) in enumerate(self._choices()):
-                    yield Button(Text(f"[{keys.get(index, '')}] {label}"), id=f"choice-{index}")
-            yield Label(Text("Esc: decide later (ctrl+r reopens)", style="dim"))
+                yield Static(_detail(detail), classes="detail")
+
+    def action_scroll(self, pages: int) -> None:
+        """Page the prompt and details (the choices stay where they are)."""
+        frame = self.query_one("#frame", VerticalScroll)
+        if pages > 0:
+            frame.scroll_page_down(animate=False)
+        else:
+            frame.scroll_page_up(animate=False)
 
     def on_key(self, event: Key) -> None:
         index = self._keys().get((event.character or "").lower())
@@ -108,7 +136,7 @@ class UiDialog(RequestDialog):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        with Vertical():
+        with Vertical(id="frame"):
             yield Label(Text(request.title or "The agent asks"), classes="title")
             if self.asker:
                 yield Label(Text(f"Asked by {self.asker}"))
@@ -125,7 +153,7 @@ class UiDialog(RequestDialog):
             elif request.kind != "notify":
                 yield Input(value=request.prefill or "", placeholder=request.placeholder or "", id="ui-input")
             keys = "ctrl+s: OK · Esc: dismiss" if request.kind == "editor" else "Esc: dismiss"
-            yield Label(Text(keys, style="dim"))
+            yield Label(Text(keys), classes="hint")
 
     def action_close(self) -> None:
         self.dismiss(("value", None))  # Escape is Dismiss: the tool is told there was no answer
@@ -145,3 +173,17 @@ class UiDialog(RequestDialog):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.dismiss(("value", event.value))
+
+
+def _detail(detail: PermissionDetail) -> Text:
+    """One detail: its label, then its value — under the label when it runs over several lines (a
+    diff, a script); a unified diff coloured as the tool cards colour one."""
+    out = Text()
+    out.append(f"{detail.label}:" if detail.label else "", style="bold")
+    value = detail.value.rstrip("\n")
+    several = "\n" in value
+    if detail.label:
+        out.append("\n" if several else " ")
+    if several and value.startswith("--- "):
+        return out.append_text(render.unified_diff(value))
+    return out.append(value, style="cyan" if detail.format in ("command", "code", "path") else "")

@@ -1,8 +1,11 @@
-"""The agents' lifecycle keys, a base of :class:`~shard.tui.app.ShardApp`: ctrl+t terminates the open
-agent, F8 kills it after a confirmation, Delete (in the agent list) removes the highlighted agent
-after a confirmation, F5 opens the sessions view (open a saved session, or fork this one, as a new
-agent, as the web client does), F6 pages back through the conversation's earlier entries. Terminate
-and kill on an agent with no runtime say why there is nothing to do instead of sending anything.
+"""The agent list and the agents' lifecycle keys, a base of :class:`~shard.tui.app.ShardApp`.
+
+The list follows the orchestrator events: an agent removed anywhere leaves it, and the open one
+leaves the screen. ctrl+t terminates the open agent, F8 kills it after a confirmation, Delete (in
+the agent list) removes the highlighted agent after a confirmation, F5 opens the sessions view
+(open a saved session, or fork this one, as a new agent, as the web client does), F6 pages back
+through the conversation's earlier entries. Terminate and kill on an agent with no runtime say why
+there is nothing to do instead of sending anything.
 
 The app provides the state and the two hooks (``_create``, ``_refresh``); this module only decides
 what to send and sends it.
@@ -10,10 +13,17 @@ what to send and sends it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+
+from rich.text import Text
 from textual import work
 from textual.app import App
+from textual.widgets import Static
 
 from shard.client import Agent, ShardClient, ShardClientError
+from shard.protocol.events import AgentRemoved
 from shard.tui.agents import AgentList
 from shard.tui.conversation import Conversation
 from shard.tui.roster import Roster
@@ -25,6 +35,7 @@ SHOWN_ENTRIES = 300  # conversation entries on screen at once, per F6 page (the 
 
 class Lifecycle(App[None]):
     client: ShardClient
+    updated: asyncio.Event
     roster: Roster
     views: dict[str, AgentView]
     selected: str | None
@@ -40,9 +51,6 @@ class Lifecycle(App[None]):
     async def select(self, agent_id: str) -> None:
         raise NotImplementedError
 
-    def _unselect(self) -> None:
-        raise NotImplementedError
-
     def _idle_reason(self, agent_id: str, what: str) -> str | None:
         """Why ``what`` (terminate, kill) has nothing to do: the agent has no runtime."""
         row = self.roster.rows.get(agent_id)
@@ -51,6 +59,42 @@ class Lifecycle(App[None]):
         return (
             f"Agent is {row.runtime_state}: nothing to {what}. A prompt starts it again; Delete removes it."
         )
+
+    # --- the agent list ---------------------------------------------------------------------------
+
+    async def _relist(self) -> None:
+        try:
+            infos = await self.client.list_agents()
+        except ShardClientError as exc:
+            self.notify(f"cannot list agents: {exc}", severity="error")
+            return
+        self.roster = Roster.of(infos, seen=self.roster)
+        self._show_roster()
+
+    def _show_roster(self) -> None:
+        listing = self.query_one(AgentList)
+        listing.selected = self.selected
+        listing.show(self.roster.ordered())
+        self.updated.set()
+
+    async def _follow_orchestrator(self) -> None:
+        with contextlib.suppress(ShardClientError):
+            async for event in self.client.orchestrator_events():
+                if isinstance(event, AgentRemoved) and event.agent_id == self.selected:
+                    self._unselect()  # removed from another client: nothing to show any more
+                if self.roster.apply(event, at=time.time()):
+                    self._show_roster()
+
+    def _unselect(self) -> None:
+        """The open agent is gone: show none."""
+        if self.selected is not None:
+            self.views.pop(self.selected, None)
+        self.selected = None
+        self.query_one(Conversation).clear()
+        self.query_one("#status", Static).update(Text("no agent selected"))
+        self.refresh_bindings()
+
+    # --- the open agent's keys ----------------------------------------------------------------------
 
     def shown_limit(self, agent_id: str) -> int:
         return SHOWN_ENTRIES * self._pages.get(agent_id, 1)

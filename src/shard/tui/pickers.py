@@ -58,7 +58,7 @@ async def switch(agent: Agent, catalog: Catalog, choice: str) -> None:
 class Picker(ModalScreen[str | None]):
     DEFAULT_CSS = """
     Picker { align: center middle; }
-    Picker > Vertical { width: 70; height: auto; max-height: 80%; border: thick $accent;
+    Picker > Vertical { width: 70; max-width: 100%; height: auto; max-height: 80%; border: thick $accent;
                         background: $surface; padding: 1 2; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel")]

@@ -4,9 +4,11 @@ markup (``Text`` takes it verbatim), and an unknown kind shows as JSON rather th
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
+from rich.console import Console
 from rich.text import Text
 
 from shard.client.transcript import answer_note
@@ -23,6 +25,7 @@ from shard.protocol.render import (
     TreeNode,
     TreeRender,
 )
+from shard.tui.markdown import Reply
 from shard.tui.view import ME, Entry, ToolCard
 
 _TONES = {"info": "cyan", "warn": "yellow", "error": "bold red"}
@@ -73,6 +76,21 @@ def descriptor(render: RenderDescriptor) -> Text:
     return out
 
 
+def unified_diff(text: str) -> Text:
+    """A unified diff given as text (a permission request's detail), coloured as a DiffRender."""
+    out = Text()
+    for number, line in enumerate(text.splitlines()):
+        if number:
+            out.append("\n")
+        if line.startswith(("--- ", "+++ ")):
+            out.append(line, style="bold")
+        elif line.startswith("@@"):
+            out.append(line, style="magenta")
+        else:
+            out.append(line, style=_DIFF.get(line[:1], ""))
+    return out
+
+
 def unknown(raw: Any) -> Text:
     """A descriptor of a kind this client does not know: its JSON (R11.0.13)."""
     return Text(json.dumps(raw, sort_keys=True, default=str) + "\n", style="dim")
@@ -118,15 +136,29 @@ def card(tool: ToolCard, args_text: str = "") -> Text:
     return out
 
 
-def entry(item: Entry) -> Text:
+def entry(item: Entry) -> Text | Reply:
+    """An entry as the pane shows it: a reply as markdown, everything else as plain styled text."""
     if item.kind == "tool" and item.card is not None:
         return card(item.card, item.text if item.live else "")
+    if item.kind == "assistant":
+        prefix, style = _ROLE["assistant"]
+        return Reply(Text(prefix, style=style), item.text + ("▌" if item.live else ""))
     if item.kind in _ROLE:
         prefix, style = _ROLE[item.kind]
         text = Text(prefix, style=style)
         text.append(item.text + ("▌" if item.live else ""), style="dim" if item.kind == "thinking" else "")
         return text
     return Text(item.text, style="bold red" if item.kind == "error" else "dim")
+
+
+def plain(shown: Text | Reply, width: int) -> Text:
+    """What an entry shows, as text laid out at ``width`` (a reply's markdown rendered, its
+    markers gone); lines' trailing blanks trimmed."""
+    if isinstance(shown, Text):
+        return shown
+    console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    lines = console.render_lines(shown, console.options, pad=False)
+    return Text("\n".join("".join(s.text for s in line).rstrip() for line in lines))
 
 
 def _clip(text: str, limit: int = _ARGS_LIMIT) -> str:

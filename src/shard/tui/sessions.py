@@ -62,8 +62,8 @@ async def fork(agent: Agent, from_entry_id: str) -> str:
 class SessionsScreen(ModalScreen[Choice | None]):
     DEFAULT_CSS = """
     SessionsScreen { align: center middle; }
-    SessionsScreen > Vertical { width: 90; height: auto; max-height: 80%; border: thick $accent;
-                                background: $surface; padding: 1 2; }
+    SessionsScreen > Vertical { width: 90; max-width: 100%; height: auto; max-height: 80%;
+                                border: thick $accent; background: $surface; padding: 1 2; }
     """
     BINDINGS = [Binding("escape", "cancel", "Close"), Binding("f", "fork", "Fork")]
 
@@ -114,8 +114,8 @@ class KillConfirm(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     KillConfirm { align: center middle; }
-    KillConfirm > Vertical { width: 70; height: auto; border: thick $error; background: $surface;
-                             padding: 1 2; }
+    KillConfirm > Vertical { width: 70; max-width: 100%; height: auto; border: thick $error;
+                             background: $surface; padding: 1 2; }
     """
     BINDINGS = [Binding("y", "answer(True)", "Kill"), Binding("n,escape", "answer(False)", "Cancel")]
 

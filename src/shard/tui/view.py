@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from shard.client.answers import resolution_text
 from shard.client.transcript import Transcript, stop_note
-from shard.protocol.agents import AgentStatus
+from shard.protocol.agents import AgentStatus, ModelDescriptor
 from shard.protocol.content import (
     ErrorContent,
     Message,
@@ -54,7 +54,9 @@ from shard.protocol.events import (
     ToolResult,
     UiRequest,
     UiResolved,
+    UsageEvent,
 )
+from shard.protocol.figures import tokens_in, window_said
 from shard.protocol.live_window import TurnSummary
 from shard.protocol.permissions import ResolvedPermission
 from shard.protocol.queue import QueueChanged, QueuedMessage
@@ -114,6 +116,7 @@ class AgentView:
     status_detail: str | None = None  # what it waits for ("retrying in 2.5 s: …"), while that holds
     mode: str | None = None
     model: str | None = None
+    window: str | None = None  # the model's context window and where it came from
     reasoning: str | None = None
     capabilities: frozenset[str] | None = None
     runtime_epoch: int | None = None
@@ -140,7 +143,7 @@ class AgentView:
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
         elif isinstance(event, ModelChanged):
-            self.model = event.active.id
+            self.model, self.window = event.active.id, _window(event.active)
             if event.capabilities is not None:  # absent: unchanged (R10.2.4)
                 self.capabilities = frozenset(event.capabilities)
         elif isinstance(event, ReasoningLevelChanged):
@@ -160,6 +163,8 @@ class AgentView:
         elif isinstance(event, QueueChanged):
             self.queue = list(event.queue)
             self.returned.extend((item, event.reason) for item in event.returned or [])
+        elif isinstance(event, UsageEvent) and event.context_window:
+            self.window = window_said(event.context_window, event.context_window_source)
         self.transcript.apply(event)
         if isinstance(event, PermissionResolved) and event.tool_call_id is not None:
             self._answered(event.tool_call_id)
@@ -175,6 +180,8 @@ class AgentView:
         self.mode = sync.mode
         self.runtime_epoch = sync.runtime_epoch
         self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
+        if sync.model is not None:
+            self.model, self.window = sync.model.id, _window(sync.model) or self.window
         self.pending = {r.request_id: r for r in sync.pending_requests}
         self.queue = list(sync.queue or [])
         for message in sync.live_window.messages:  # what this client did not see live: from the window
@@ -303,17 +310,19 @@ class AgentView:
         return out
 
     def headline(self, link: str, *, asked: int = 0) -> str:
-        """The status line: agent, status, mode, model, what waits for an answer (``asked``: the
-        background children's requests shown here too), and the connection when it is not open."""
+        """The status line: agent, status, what waits for an answer (``asked``: the background
+        children's requests shown here too), the connection when it is not open, mode, and the model
+        with its context window and where that came from — what matters most first, as a narrow
+        terminal cuts the end."""
         parts = [self.agent_id, self.status or "attaching…"]
-        if self.mode:
-            parts.append(f"mode {self.mode}")
-        if self.model:
-            parts.append(f"model {self.model}")
         if self.pending or asked:
             parts.append(f"{len(self.pending) + asked} waiting for an answer (ctrl+r)")
         if link != "connected":
             parts.append(link)
+        if self.mode:
+            parts.append(f"mode {self.mode}")
+        if self.model:
+            parts.append(f"model {self.model}" + (f" (window {self.window})" if self.window else ""))
         return " · ".join(parts)
 
     # --- controls (capability gating, stale answers) ------------------------------------------------
@@ -348,8 +357,14 @@ def window(entries: list[Entry], limit: int) -> list[Entry]:
 
 
 def _usage(turn: TurnSummary) -> Entry:
-    text = f"turn done · {tokens(turn.usage.input)} in / {tokens(turn.usage.output)} out tokens"
+    text = f"turn done · {tokens(tokens_in(turn.usage))} in / {tokens(turn.usage.output)} out tokens"
     return Entry(f"usage:{turn.turn_id}", "notice", text)
+
+
+def _window(model: ModelDescriptor) -> str | None:
+    if not model.context_window:
+        return None
+    return window_said(model.context_window, model.context_window_source)
 
 
 def _content_text(content: ToolResultContent) -> str:

@@ -18,6 +18,10 @@ Replies:
   with its ``timings``; LiteLLM's ``ModelResponse`` with its null fields), written from their source
   rather than captured from a running server.
 * :class:`Fail` — an HTTP error status with a JSON body and optional headers (``retry-after``…).
+
+A runtime asks a server without ``context_window`` in config.toml for its window (``/v1/models``,
+Ollama's ``/api/ps`` and ``/api/show``, LM Studio's ``/api/v0/models/…``): those requests get a 404
+and are kept apart in ``probes``, so ``requests`` holds only the model calls a test counts.
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ class ProviderServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Received] = []
+        self.probes: list[str] = []  # the window requests (answered 404), by path
         self._runner: web.AppRunner | None = None
         self._held: list[Stream] = []
         self.port = 0
@@ -134,6 +139,9 @@ class ProviderServer:
         self.requests.append(Received(request.path, dict(request.headers), body))
 
     async def _unexpected(self, request: web.Request) -> web.StreamResponse:
+        if request.path.endswith("/models") or request.path.startswith("/api/"):
+            self.probes.append(request.path)
+            return web.json_response({"error": {"message": "not here"}}, status=404)
         self._record(request, await request.read())
         return web.json_response({"error": {"message": f"no route {request.path}"}}, status=404)
 

@@ -185,6 +185,7 @@ async def test_anthropic_reasoning_level_changes_the_next_thinking_budget(spawn,
             "provider": "anth",
             "model": "claude-test",
             "context_window": 200000,
+            "context_window_source": "config",
         },
         "levels": [
             {"id": "off", "label": "Off"},

@@ -32,8 +32,15 @@ def command(client: MemoryClient, kind: str, parent_id: str, **fields: Any) -> d
     return client.request({"type": f"subagent.{kind}", "parent_agent_id": parent_id, **fields})
 
 
-def finish(harness: BrokerHarness, agent_id: str, text: str = "done", *, error: bool = False) -> None:
-    """The child's turn: streaming, an answer (or an error), turn_end, idle."""
+def finish(
+    harness: BrokerHarness,
+    agent_id: str,
+    text: str = "done",
+    *,
+    error: bool = False,
+    usage: dict[str, int] | None = None,
+) -> None:
+    """The child's turn: streaming, an answer (or an error), turn_end (with ``usage``), idle."""
     runtime = harness.runtime(agent_id)
     runtime.emit({"type": "status", "status": "streaming"})
     runtime.emit({"type": "turn_start", "turn_id": "turn-1"})
@@ -42,7 +49,7 @@ def finish(harness: BrokerHarness, agent_id: str, text: str = "done", *, error: 
     else:
         message = {"id": "msg-9", "role": "assistant", "content": [{"type": "text", "text": text}]}
         runtime.emit({"type": "message_complete", "message_id": "msg-9", "message": message})
-    runtime.emit({"type": "turn_end", "turn_id": "turn-1", "usage": {"input": 10, "output": 3}})
+    runtime.emit({"type": "turn_end", "turn_id": "turn-1", "usage": usage or {"input": 10, "output": 3}})
     runtime.emit({"type": "status", "status": "idle"})
 
 

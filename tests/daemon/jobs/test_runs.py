@@ -42,6 +42,15 @@ def test_a_run_goes_starting_active_completed_and_the_parent_is_told_each_time(h
     assert waited["runs"][0]["usage"] == {"input": 10, "output": 3}
 
 
+def test_a_runs_usage_counts_every_input_token(harness):
+    """Issue 27 item 6: the tokens a child's provider read from its cache count as input too."""
+    client, parent_id = parent(harness)
+    run = create(client, parent_id)["data"]["runs"][0]
+    finish(harness, run["agent_id"], usage={"input": 10, "output": 3, "cache_read": 2164, "cache_write": 0})
+    waited = command(client, "wait", parent_id, handles=[run["run_id"]])["data"]
+    assert waited["runs"][0]["usage"] == {"input": 2174, "output": 3}
+
+
 def test_a_turn_with_an_error_or_a_runtime_exit_fails_the_run(harness):
     """An error event during the run's turn makes it failed (the error says only the code); a child
     runtime that exits mid-run fails it too.

@@ -95,7 +95,7 @@ def _thinking(entry: ModelEntry, level_id: str | None) -> tuple[int, str | None]
 def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
     """The ``messages.create`` keyword arguments for a request (pure)."""
     budget, effort = _thinking(entry, request.reasoning)
-    max_tokens = entry.model.max_output_tokens or DEFAULT_MAX_TOKENS
+    max_tokens = request.max_output_tokens or entry.model.max_output_tokens or DEFAULT_MAX_TOKENS
     if budget:
         max_tokens = max(max_tokens, budget + 4096)
     params: dict[str, Any] = {

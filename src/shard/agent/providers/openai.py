@@ -181,8 +181,8 @@ def build_params(request: ProviderRequest, entry: ModelEntry) -> dict[str, Any]:
     effort = _effort(entry, request.reasoning)
     if effort is not None:
         params["reasoning_effort"] = effort
-    if entry.model.max_output_tokens:
-        params["max_completion_tokens"] = entry.model.max_output_tokens
+    if limit := request.max_output_tokens or entry.model.max_output_tokens:
+        params["max_completion_tokens"] = limit
     return params
 
 

@@ -28,7 +28,8 @@ stopped and the same history always gets the same answer. Past the last step the
 ``loop`` is true. Within a step, text and thinking are streamed ``chunk`` characters at a time (tool
 arguments likewise, as JSON text), ``delay_ms`` apart; ``pause`` waits; ``stall`` keeps the stream
 open until it is cancelled; ``error`` fails the call after the blocks. ``usage`` defaults to an
-estimate of 4 characters a token. If the provider entry has ``record``, every request is appended
+estimate of 4 characters a token of the request (system prompt, messages and tool schemas, as a
+server counts them). If the provider entry has ``record``, every request is appended
 there as one JSON line. Summary requests (compaction) answer with the script's ``summary`` text (or
 a digest of the span), after ``summary_delay_ms``, or fail with ``summary_error``.
 """
@@ -199,5 +200,6 @@ def _usage(given: Any, request: ProviderRequest, output_chars: int) -> UsageRepo
             context_tokens=given.get("context_tokens", inp + out),
         )
     request_chars = len(request.system) + sum(len(m.to_json()) for m in request.messages)
+    request_chars += sum(len(orjson.dumps([t.name, t.description, t.parameters])) for t in request.tools)
     inp, out = request_chars // 4, max(1, output_chars // 4)
     return UsageReport(input=inp, output=out, context_tokens=inp + out)

@@ -44,6 +44,7 @@ from shard.daemon.slot import AgentSlot
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AgentStatus
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.figures import tokens_in
 from shard.protocol.ids import new_id
 from shard.protocol.jobs import RunState
 from shard.protocol.results import (
@@ -287,7 +288,7 @@ class Coordinator:
             run.error = f"the child's turn failed ({event.get('code')})"  # the code only: messages may quote
         elif kind == "turn_end":
             usage = event.get("usage") or {}
-            run.usage_in += int(usage.get("input", 0))
+            run.usage_in += tokens_in(usage)  # every input token, those read from a cache included
             run.usage_out += int(usage.get("output", 0))
             self._end(self.jobs[run.job_id], run, "failed" if run.error else "completed", run.error)
             self._settled(self.jobs[run.job_id].parent_agent_id)

@@ -2,7 +2,7 @@
 // sync.capabilities advertises its catalog, built only from the server's catalog, and switched with
 // set_* only when the matching *-switch capability is there. A catalog answered under an older
 // connection or runtime_epoch is discarded.
-import { h } from "./dom.js";
+import { h, windowText } from "./dom.js";
 
 export class Controls {
   constructor(el, conn, toast) {
@@ -80,6 +80,7 @@ export class Controls {
   modelChanged(agent, ev) {
     if (ev.capabilities) agent.capabilities = ev.capabilities;
     agent.model = ev.active.id;
+    agent.window = windowText(ev.active);
     if (agent === this.agent) {
       if (ev.capabilities) this.load(agent);
       else selectValue(this.models, ev.active.id);

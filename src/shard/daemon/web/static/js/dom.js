@@ -25,3 +25,18 @@ export function append(el, children) {
 export function formatCost(cost) {
   return cost ? `$${cost.toFixed(4)}` : "";
 }
+
+// Every input token of a Usage: fresh, read from the provider's cache and written to it (a request
+// llama.cpp answered from its cache is its whole prompt in, not the few tokens it read fresh).
+export function tokensIn(u) {
+  return (u.input || 0) + (u.cache_read || 0) + (u.cache_write || 0);
+}
+
+const WINDOW_SOURCES = { config: "from config.toml", builtin: "from Shard's catalog", server: "from the server", default: "Shard's default" };
+
+// "8,192 from the server": a ModelDescriptor's (or usage event's) context window and its source.
+export function windowText(m) {
+  if (!m || !m.context_window) return null;
+  const source = WINDOW_SOURCES[m.context_window_source] || m.context_window_source || "";
+  return `${m.context_window.toLocaleString("en-US")} ${source}`.trim();
+}

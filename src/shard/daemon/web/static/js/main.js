@@ -167,7 +167,8 @@ class App {
   }
 
   renderHead(agent) {
-    $("agent-title").textContent = `${agent.label} — ${agent.info.cwd}`;
+    const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
+    $("agent-title").textContent = `${agent.label} — ${agent.info.cwd}${model ? ` · ${model}` : ""}`;
     const status = $("agent-status");
     status.textContent = agent.status;
     status.className = `badge status-${agent.status}`;

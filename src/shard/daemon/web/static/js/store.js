@@ -1,5 +1,6 @@
 // What the page knows about each agent: its AgentInfo, live activity, the role of this page's
 // attachment, its conversation DOM, its pending requests and its runtime's capabilities and epoch.
+import { tokensIn, windowText } from "./dom.js";
 import { Conversation } from "./render/conversation.js";
 
 export const BUSY = new Set(["streaming", "waiting_for_permission", "waiting_for_ui", "compacting"]);
@@ -17,10 +18,11 @@ export class AgentState {
     this.epoch = null; // sync.runtime_epoch: catalogs fetched under an older one are discarded
     this.mode = info.mode || null;
     this.model = info.model || null;
+    this.window = null; // the model's context window and where it came from ("8,192 from the server")
     this.sessionId = null;
     this.scroll = null; // scrollTop to return to when shown again; null: the bottom
     this.synced = false; // a sync arrived: the agent's state is known, its controls can show
-    this.usage = { input: 0, output: 0, cost: 0, ...(info.usage || {}) };
+    this.usage = { output: 0, cost: 0, ...(info.usage || {}), input: tokensIn(info.usage || {}) }; // cached included
     this.queue = []; // queued messages, in delivery order: replaced whole by sync and queue_changed
     this.returned = []; // queued messages handed back, not yet put back into the box (this page only)
   }
@@ -43,6 +45,7 @@ export class AgentState {
     this.statusDetail = sync.status_detail || null;
     this.mode = sync.mode;
     this.capabilities = sync.capabilities || [];
+    if (sync.model) [this.model, this.window] = [sync.model.id, windowText(sync.model) || this.window];
     this.epoch = sync.runtime_epoch ?? null;
     this.sessionId = sync.session_id || this.sessionId;
     this.conversation.sync(sync.live_window);
@@ -60,7 +63,8 @@ export class AgentState {
   }
 
   addUsage(u) {
-    this.usage.input += u.input || 0;
+    this.usage.input += tokensIn(u);
+    this.window = windowText(u) || this.window;
     this.usage.output += u.output || 0;
     this.usage.cost += u.cost || 0;
     if (u.model) this.model = u.model;

@@ -55,7 +55,7 @@ export class AgentList {
       runtime !== "running" ? h("span", { class: `badge runtime runtime-${runtime}` }, runtime) : null,
       asks && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null,
     );
-    redraw(row.meta, h("code", {}, agent.info.cwd), " ", [agent.model, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null);
+    redraw(row.meta, h("code", {}, agent.info.cwd), " ", [agent.model, agent.window && `window ${agent.window}`, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null);
     row.watch.checked = agent.role !== null;
     row.watch.disabled = selected;
     const idle = idleReason(runtime, "terminate");

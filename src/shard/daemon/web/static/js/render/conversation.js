@@ -12,7 +12,7 @@
 // did (a tool_call block its start-time render, read_only and the permission answer; a tool_result
 // block its exit code, duration and render), and window.turns each turn's usage, shown after the
 // turn's last message as turn_end showed it live.
-import { h } from "../dom.js";
+import { h, tokensIn } from "../dom.js";
 import { footer, renderDescriptor } from "./descriptors.js";
 import { resolutionText, tokens } from "../words.js";
 
@@ -199,7 +199,7 @@ export class Conversation {
 
   usageLine(turnId, u) {
     const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
-    const li = h("li", { class: "turn-usage", dataset: { turn: turnId } }, `turn: ${tokens(u.input)} in · ${tokens(u.output)} out${cost}`);
+    const li = h("li", { class: "turn-usage", dataset: { turn: turnId } }, `turn: ${tokens(tokensIn(u))} in · ${tokens(u.output)} out${cost}`);
     this.turns.set(turnId, li);
     return li;
   }
