@@ -88,6 +88,8 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("agent.attach", [results.AgentAttachResult]),
     ("agent.list, agent.status", [results.AgentListResult]),
     ("agent.terminate", [results.AgentTerminateResult]),
+    ("agent.remove", [results.AgentRemoveResult]),
+    ("client.identify", [results.ClientIdentifyResult]),
     ("agent.detach, agent.kill, daemon.shutdown", []),
     ("daemon.compare_env", [results.CompareEnvResult]),
     ("workspace.create, workspace.attach", [results.WorkspaceResult]),

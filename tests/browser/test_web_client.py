@@ -74,17 +74,21 @@ async def first_turn(page: Any, project: Path) -> str:
 async def test_enrollment_opens_the_app_and_keeps_no_secret(context):
     """The printed link enrolls this browser and lands on the app at /, which takes a ticket, opens
     the WebSocket, checks hello's protocol version and says it is connected; no cookie or ticket is
-    readable by the page or kept in its storage — the one thing kept there is the origin proof (not
-    the cookie), which only this origin's pages can read.
+    readable by the page or kept in its storage — the secret kept there is the origin proof (not
+    the cookie), which only this origin's pages can read; beside it this tab remembers its own
+    connection ids (no secret: every attached client sees them as ``source``), so its answers still
+    read "you" after a reload.
 
     Covers: R3.1, R3.2, R4.1.0.7, R4.1.2.25, R4.1.2.26, R4.1.2.28, R6.4.17
     """
     page = await open_app(context)
     await expect(page.locator("#connection")).to_contain_text("protocol 0.1.0")
     kept = await page.evaluate(
-        "() => [document.cookie, Object.keys(localStorage), sessionStorage.length, location.hash]"
+        "() => [document.cookie, Object.keys(localStorage), Object.keys(sessionStorage), location.hash]"
     )
-    assert kept == ["", ["shard.browserProof"], 0, ""]
+    assert kept == ["", ["shard.browserProof"], ["shard.clientIds"], ""]
+    ids = json.loads(await page.evaluate("() => sessionStorage.getItem('shard.clientIds')"))
+    assert all(re.fullmatch(r"websocket-client-\d+", i) for i in ids), ids
     proof = await page.evaluate("() => localStorage.getItem('shard.browserProof')")
     assert re.fullmatch(r"[A-Za-z0-9_-]{43}", proof)
     assert proof not in {c["value"] for c in await context.cookies()}
@@ -159,7 +163,12 @@ async def test_a_turn_streams_with_its_tool_call_and_the_permission_closes_in_th
     await permission(one).get_by_role("button", name="Allow once").click()
     await expect(permission(two)).to_have_count(0)
     await expect(permission(one)).to_have_count(0)
-    await expect(two.locator("#conversation .tool .tool-answer")).to_contain_text("answered allow (from ")
+    # who answered, in words, on the tool call's card: the other tab is this same browser, named from
+    # its enrollment; this tab answered
+    await expect(two.locator("#conversation .tool .tool-answer")).to_have_text(
+        re.compile(r"^Allowed by (Headless )?Chrome on Linux$")
+    )
+    await expect(one.locator("#conversation .tool .tool-answer")).to_have_text("Allowed by you")
     sent = await one.evaluate("() => window.sentLog")
     answers = [m for m in sent if m["type"] == "permission_response"]
     assert len(answers) == 1
@@ -334,6 +343,7 @@ async def test_a_pasted_image_goes_with_the_prompt_and_kill_stops_the_agent(cont
     assert prompt["images"][0]["data"].startswith("iVBORw0KGgo")
     await expect(page.locator("#agent-status")).to_have_text("waiting_for_permission")
     await page.get_by_role("button", name="Kill").click()
-    await expect(page.locator(".toast")).to_contain_text("agent.kill")
+    await page.locator("dialog.confirm").get_by_role("button", name="Kill").click()  # it asks first
+    await expect(page.locator(".toast")).to_contain_text("Agent killed")
     await expect(page.locator(".toast-error")).to_have_count(0)
     await page.close()

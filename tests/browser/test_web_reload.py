@@ -75,8 +75,8 @@ async def test_a_turn_shows_the_same_cards_after_a_reload(context: Any, project:
     write, bash, usage = live
     assert "+step one +step two" in write  # the diff
     assert "Created plan.txt (2 lines" in write
-    assert "answered allow (from websocket-client-" in write
-    assert "answered allow (from websocket-client-" in bash
+    assert "Allowed by you" in write  # this tab answered: it still knows its ids after the reload
+    assert "Allowed by you" in bash
     assert "↳ exit 2 · " in bash  # exit code and duration
     assert usage.startswith("turn: ")
     await page.close()

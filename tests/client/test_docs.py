@@ -23,6 +23,7 @@ STEPS: dict[str, tuple[list[dict[str, Any]], str]] = {
         "Creating it.",
     ),
     "websocket": ([text_step("unused")], ""),
+    "names": ([tool_step("touch", {"path": "done.txt"}), text_step("Created.")], "Allowed by you"),
     "queue": (
         [{"blocks": [{"type": "text", "text": "working"}], "stall": True}],
         "not sent: ['keep the public API'] aborted",
@@ -63,7 +64,7 @@ async def test_example(
     await namespace["main"]()
     out = capsys.readouterr().out
     assert expected in out
-    if name in ("permissions", "delegated"):
+    if name in ("permissions", "delegated", "names"):
         assert (project / "done.txt").exists()
     if name == "delegated":
         assert "asks: " in out

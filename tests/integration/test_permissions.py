@@ -64,6 +64,7 @@ async def test_write_asks_and_a_denial_leaves_the_file_untouched(start, project)
             "decision": "deny",
             "source": "client",
             "tool_call_id": request["tool_call_id"],  # additive: the call the answer goes with
+            "intent": "deny",  # additive: what the answer meant, for clients to word it
         }
     ]
     assert "tool_call" not in types(read)
@@ -325,6 +326,7 @@ async def test_abort_while_waiting_for_permission(start, project):
         "decision": "deny",
         "source": "abort",
         "tool_call_id": request["tool_call_id"],
+        "intent": "deny",
     }
     assert before[-1] == {"type": "status", "status": "idle"}
     assert not (project / "a.txt").exists()

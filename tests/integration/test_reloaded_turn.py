@@ -85,7 +85,8 @@ async def test_a_restored_sync_carries_what_the_live_events_showed(start, home: 
         live = {k: call[k] for k in ("render", "read_only") if k in call}
         assert shown == {**live, "permission": answer}
     assert called[write_id]["permission"] == {"request_id": answers[write_id]["request_id"],
-                                             "choice_id": "allow", "source": "client"}  # fmt: skip
+                                             "choice_id": "allow", "source": "client",
+                                             "intent": "allow"}  # fmt: skip
     assert called[bash_id]["permission"]["decision"] == "allow"
     for call_id, result in results.items():
         live = {k: result[k] for k in ("exit_code", "duration_ms", "render") if k in result}

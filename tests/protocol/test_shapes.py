@@ -667,7 +667,8 @@ def test_hello_shape():
     for missing in ("protocol_version", "server_version", "capabilities"):
         ev_bad({k: v for k, v in hello.items() if k != missing})
     ev_bad({**hello, "capabilities": "streaming-deltas"})
-    assert fields_of(events.Hello) == (set(hello), set(hello))
+    ev({**hello, "client_id": "unix-client-3"})  # additive (Shard): the daemon names the connection
+    assert fields_of(events.Hello) == (set(hello) | {"client_id"}, set(hello))
 
 
 SYNC = {

@@ -44,6 +44,8 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "agent.detach": {"type": "agent.detach", "agent_id": "agent-1"},
     "agent.terminate": {"type": "agent.terminate", "agent_id": "agent-1"},
     "agent.kill": {"type": "agent.kill", "agent_id": "agent-1"},
+    "agent.remove": {"type": "agent.remove", "agent_id": "agent-1"},
+    "client.identify": {"type": "client.identify", "name": "my-bot"},
     "agent.status": {"type": "agent.status"},
     "daemon.shutdown": {"type": "daemon.shutdown"},
     "daemon.compare_env": {"type": "daemon.compare_env", "nonce": "0" * 32, "variables": {}},

@@ -41,12 +41,14 @@ def test_a_resolution_closes_and_says_who_answered():
     asks.apply(ask("kid", "r1"))
     asks.apply(UiRequest(agent_id="kid", request_id="u1", kind="confirm"))
     asks.apply(ask("kid", "r2"))
-    asks.apply(PermissionResolved(agent_id="kid", request_id="r1", choice_id="allow", source="web"))
+    asks.apply(
+        PermissionResolved(agent_id="kid", request_id="r1", decision="allow", source_label="Firefox on Linux")
+    )
     asks.apply(UiResolved(agent_id="kid", request_id="u1", value="yes"))
     asks.apply(PermissionResolved(agent_id="kid", request_id="r2", decision="deny", source=CLOSED_WHILE_AWAY))
     asks.apply(PermissionResolved(agent_id="kid", request_id="never-asked", decision="deny"))
     assert asks.pending == {}
-    assert asks.resolved["r1"] == "web"
-    assert asks.resolved["u1"] == "another client"
+    assert asks.resolved["r1"] == "Allowed by Firefox on Linux"
+    assert asks.resolved["u1"] == "Answered by another client: yes"
     assert "disconnected" in asks.resolved["r2"]
     assert "never-asked" not in asks.resolved

@@ -39,6 +39,7 @@ def styled(text, fragment: str) -> str:
         ({"kind": "command", "command": "ls", "exitCode": 2, "durationMs": 1500}, "$ ls\nexit 2 · 1.5 s\n"),
         ({"kind": "status", "label": "careful", "tone": "warn"}, "careful\n"),
         ({"kind": "progress", "label": "files", "current": 3, "total": 10}, "files: 3 / 10\n"),
+        ({"kind": "diff", "path": "notes.txt", "hunks": []}, "notes.txt\nno change\n"),  # nothing changed
     ],
 )
 def test_each_kind_renders_as_text(raw, expected):

@@ -4,14 +4,17 @@ the turn's usage — a second terminal attaching afterwards gets them from the `
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tui_helpers import SIZE, until
 
+from shard.client import ShardClient
 from shard.testing.home import text_step, tool_step
 from shard.tui.app import ShardApp
 from shard.tui.conversation import Conversation
 from shard.tui.dialogs import PermissionDialog
+from shard.tui.view import terminal_name
 
 STEPS = [
     tool_step("write", {"path": "plan.txt", "content": "step one\nstep two\n"}, "Writing the plan."),
@@ -27,7 +30,8 @@ def shown(app: ShardApp) -> list[str]:
 async def test_a_turn_shows_the_same_cards_after_a_reattach(daemon_factory, project: Path, client_factory):
     """Covers: R6.4.20, R6.4.21, R9.4.2, R9.4.10, R9.4.14, R9.4.16, R9.5.14"""
     daemon = await daemon_factory(STEPS)
-    client = await client_factory(daemon.home)
+    name = terminal_name(os.getpid())  # as shard attach names its connection
+    client = await ShardClient.connect_unix(home=daemon.home, name=name)
     agent_id = await client.create_agent_id(project)
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=SIZE) as pilot:
@@ -43,14 +47,17 @@ async def test_a_turn_shows_the_same_cards_after_a_reattach(daemon_factory, proj
         await until(pilot, lambda: any(line.startswith("turn done") for line in shown(app)))
         live = shown(app)
 
+    await client.close()
+
     later = ShardApp(await client_factory(daemon.home), agent_id=agent_id)
     async with later.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: later.views[agent_id].syncs == 1)
-        assert shown(later) == live
+        # the same cards; who answered is said from the viewer's side: the other terminal by name
+        assert shown(later) == [line.replace("by this terminal", f"by {name}") for line in live]
 
     text = "\n".join(live)
     assert "+step two" in text  # the write's diff
-    assert text.count("answered allow (from unix-client-") == 2
+    assert text.count("Allowed by this terminal") == 2
     bash = next(card for card in live if card.startswith("⚙ bash"))
     assert bash.splitlines()[-1].startswith("exit 2 · ")  # exit code and duration
     assert live[-1].startswith("turn done · ")

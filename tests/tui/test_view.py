@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shard.protocol.agents import Usage
 from shard.protocol.events import (
     MessageComplete,
     MessageDelta,
@@ -89,17 +90,24 @@ def test_a_resync_keeps_each_message_once_and_the_cards_render():
 
 def test_pending_requests_are_keyed_and_resolved_by_anyone():
     """The sync's pending request and its re-sent event make one request; permission_resolved from
-    another client removes it and records who answered.
+    any client removes it and says who answered, in words: the other client by the name a person
+    knows it by, this one as "this terminal" — in the conversation too, never a connection id.
 
-    Covers: R6.3.6, R6.4.22
+    Covers: R6.3.6, R6.4.22, R9.5.14
     """
-    view = AgentView(A)
+    view = AgentView(A, mine=lambda event: event.source == "unix-client-1")
     view.apply(sync(pending_requests=[asked().to_wire()]))
     view.apply(asked())
     assert list(view.pending) == ["r1"]
-    view.apply(PermissionResolved(agent_id=A, request_id="r1", choice_id="allow", source="client-2"))
+    view.apply(asked("r2"))
+    browser = {"source": "websocket-client-2", "source_label": "Chrome on Linux"}
+    view.apply(PermissionResolved(agent_id=A, request_id="r1", decision="allow", **browser))
+    here = {"source": "unix-client-1", "source_label": "terminal (pid 7)"}
+    view.apply(PermissionResolved(agent_id=A, request_id="r2", decision="deny", **here))
     assert view.pending == {}
-    assert view.resolved == {"r1": "client-2"}
+    assert view.resolved == {"r1": "Allowed by Chrome on Linux", "r2": "Denied by this terminal"}
+    notes = [e.text for e in view.entries() if e.key.startswith("resolved:")]
+    assert notes == ["edit: Allowed by Chrome on Linux", "edit: Denied by this terminal"]
 
 
 def test_pickers_follow_the_capabilities_only():
@@ -164,7 +172,8 @@ def test_the_status_line_says_the_window_and_where_it_came_from():
     )
     assert view.headline("connected").endswith("model local/qwen (window 8,192 from the server)")
     view.apply(TurnEnd.model_validate({"agent_id": A, "turn_id": "t1", "usage": usage}))
-    assert view.entries()[-1].text == "turn done · 2174 in / 5 out tokens", view.entries()
+    # every input token (2,174), with its unit (issue 26 item 10)
+    assert view.entries()[-1].text == "turn done · 2.17k in / 5 out tokens", view.entries()
     other = {**model, "id": "local/big", "context_window": 32768, "context_window_source": "config"}
     view.apply(ModelChanged.model_validate({"agent_id": A, "previous": model, "active": other}))
     assert view.headline("connected").endswith("model local/big (window 32,768 from config.toml)")
@@ -181,6 +190,14 @@ def test_a_long_conversation_shows_its_end_and_says_what_is_left_out():
     assert shown[1].key == "u700:0"
     assert shown[-1].text == "message 999"
     assert window(shown[1:], 300) == shown[1:]
+
+
+def test_a_turns_usage_reads_with_units():
+    """A turn's tokens read as 253M / 1.05k, not 253437200 (issue 26 item 10)."""
+    view = AgentView(A)
+    view.apply(sync([user("u1", "hi")]))
+    view.apply(TurnEnd(agent_id=A, turn_id="t1", usage=Usage(input=253_437_200, output=1049)))
+    assert [e.text for e in view.entries()][-1] == "turn done · 253M in / 1.05k out tokens"
 
 
 def test_a_retry_is_kept_until_the_status_moves_on():

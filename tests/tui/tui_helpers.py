@@ -45,7 +45,7 @@ def stable(text: str, project: Path) -> str:
     """What varies between runs made constant: agent ids, the project path, token counts, times."""
     text = re.sub(r"agent-[0-9a-f]{16}", "agent-XXXXXXXXXXXXXXXX", text)
     text = text.replace(str(project), "<project>")
-    text = re.sub(r"\d+ in / \d+ out", "N in / N out", text)
+    text = re.sub(r"[\d.]+[kMB]? in / [\d.]+[kMB]? out", "N in / N out", text)
     return re.sub(r"\d+\.\d s\b", "T s", text)
 
 

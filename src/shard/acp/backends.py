@@ -142,7 +142,8 @@ async def choose(home: str | None, *, direct: bool) -> Backend:
     """The daemon's when one answers on the home's socket (and ``direct`` is not asked), else direct."""
     if not direct:
         try:
-            client = await ShardClient.connect_unix(home=home)
+            # who answers from the editor, as the other clients say it ("Allowed by editor (pid 4242)")
+            client = await ShardClient.connect_unix(home=home, name=f"editor (pid {os.getpid()})")
         except ConnectError as exc:
             log.info("no daemon (%s): each session runs its own agent process", exc)
         else:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from shard.client import CommandError, ConnectError, ProtocolVersionError, ShardClient, ShardClientError
 from shard.client.connectors import shard_home
+from shard.tui.view import terminal_name  # the pure fold: no Textual
 
 
 def main_attach(args: argparse.Namespace) -> int:
@@ -53,7 +54,8 @@ def main_here() -> int:
 async def _attach(home: Path, agent_id: str | None, *, here: str | None = None) -> int:
     logging.getLogger("shard.client").setLevel(logging.CRITICAL)  # the screen says it, not stderr
     try:
-        client = await ShardClient.connect_unix(home=home)
+        # who answers from here, as the other clients say it ("Allowed by terminal (pid 4242)")
+        client = await ShardClient.connect_unix(home=home, name=terminal_name(os.getpid()))
     except ProtocolVersionError as exc:
         print(f"shard attach: {exc}", file=sys.stderr)
         return 1

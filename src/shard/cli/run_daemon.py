@@ -28,7 +28,7 @@ from shard._version import PROTOCOL_VERSION
 from shard.cli.run_output import JsonPrinter, Printer, TextPrinter, err, watch_stdout
 
 EXIT_FAILED, EXIT_USAGE, EXIT_SESSION, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 3, 130, 141
-_DAEMON_ONLY = ("agent_id", "runtime_epoch")  # what the daemon adds to an agent's events
+_DAEMON_ONLY = ("agent_id", "runtime_epoch", "client_id")  # what the daemon adds (client_id: its hello)
 _ORCHESTRATOR = ("agent_", "subagent_", "workspace_")  # event types about agents, not from one
 
 

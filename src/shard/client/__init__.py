@@ -8,9 +8,11 @@ models of :mod:`shard.protocol`. See docs/sdk.md.
 * :meth:`ShardClient.delegated_requests` — requests a background child asks this client as its
   nearest interactive ancestor's (``answer_delegated`` / ``answer_delegated_ui`` answer them).
 * :class:`WebSession` — WebSocket credentials: an enrolled session cookie that buys tickets.
+* :func:`resolution_text` — who answered a request, in words ("Allowed by Chrome on Linux").
 """
 
 from shard.client.agent import Agent, choice_for, prompt_command
+from shard.client.answers import resolution_text
 from shard.client.auth import WebSession
 from shard.client.backoff import Backoff
 from shard.client.client import ShardClient
@@ -64,4 +66,5 @@ __all__ = [
     "choice_for",
     "connect_stdio",
     "prompt_command",
+    "resolution_text",
 ]

@@ -33,8 +33,10 @@ from shard.protocol.commands import (
     AgentDetach,
     AgentKill,
     AgentList,
+    AgentRemove,
     AgentStatusQuery,
     AgentTerminate,
+    ClientIdentify,
     CommandBase,
     DaemonShutdown,
     SubagentCreate,
@@ -45,13 +47,23 @@ from shard.protocol.commands import (
     SubagentWait,
     UiResponse,
 )
-from shard.protocol.events import AgentEvent, EventBase, PermissionRequest, Response, UiRequest
+from shard.protocol.events import (
+    AgentEvent,
+    AgentRemoved,
+    EventBase,
+    PermissionRequest,
+    PermissionResolved,
+    Response,
+    UiRequest,
+    UiResolved,
+)
 from shard.protocol.jobs import TaskSpec
-from shard.protocol.permissions import Decision
+from shard.protocol.permissions import Decision, ResolvedPermission
 from shard.protocol.results import (
     AgentAttachResult,
     AgentCreateResult,
     AgentListResult,
+    AgentRemoveResult,
     AgentTerminateResult,
     SubagentCreateResult,
     SubagentRelaunchResult,
@@ -74,8 +86,11 @@ class ShardClient:
         backoff: Backoff | None = None,
         sleep: Sleep = asyncio.sleep,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        name: str | None = None,
     ) -> None:
         self.agents: dict[str, Agent] = {}
+        self.name = name  # what people see as who answered from here (client.identify)
+        self._my_ids: set[str] = set()  # this client's connection ids, one per hello
         self._orchestrator: list[EventStream[EventBase]] = []
         self._primary = EventStream[EventBase](self._orchestrator)
         self.delegated = Delegated()
@@ -95,9 +110,10 @@ class ShardClient:
     @classmethod
     async def connect(cls, connector: Connector, **options: Any) -> ShardClient:
         """Connect with any connector; ``options`` are the constructor's (reconnect, backoff,
-        sleep, request_timeout)."""
+        sleep, request_timeout, name)."""
         client = cls(connector, **options)
         await client.connection.open()
+        await client._identify()
         return client
 
     @classmethod
@@ -131,6 +147,30 @@ class ShardClient:
         await self.close()
 
     @property
+    def client_id(self) -> str | None:
+        """This connection's id on the daemon (``hello.client_id``): the ``source`` of its answers."""
+        hello = self.connection.hello
+        return hello.client_id if hello is not None else None
+
+    async def _identify(self) -> None:
+        """After each hello: remember the connection's id, and give the daemon this client's name."""
+        hello = self.connection.hello
+        if hello is None:
+            return
+        if hello.client_id:
+            self._my_ids.add(hello.client_id)
+        if self.name and "client-identify" in hello.capabilities:
+            try:
+                await self.request(ClientIdentify(name=self.name))
+            except CommandError as exc:  # the name is for people; the connection works without it
+                log.warning("shard client: the daemon did not take the name %r: %s", self.name, exc)
+
+    def answered_here(self, event: PermissionResolved | UiResolved | ResolvedPermission) -> bool:
+        """Whether this client answered the request ``event`` closes (on any of its connections):
+        ``resolution_text(event, request, mine=client.answered_here(event))`` then says "you"."""
+        return event.source is not None and event.source in self._my_ids
+
+    @property
     def generation(self) -> int:
         """How many times this client has said hello to a daemon (1 until the first reconnect)."""
         return self.connection.generation
@@ -159,7 +199,15 @@ class ShardClient:
             if isinstance(event, RESOLUTIONS) or (agent is None and isinstance(event, DELEGATED_TYPES)):
                 self.delegated.receive(event)
             return  # any other event of an agent this client does not watch (R6.1.3): nothing to do
+        if isinstance(event, AgentRemoved):
+            self._forget(event.agent_id)
         broadcast(self._orchestrator, event)
+
+    def _forget(self, agent_id: str) -> None:
+        """The agent left the registry: its streams end."""
+        agent = self.agents.pop(agent_id, None)
+        if agent is not None:
+            agent._end(None)
 
     def _closed(self, error: BaseException | None) -> None:
         for agent in self.agents.values():
@@ -171,6 +219,11 @@ class ShardClient:
         """After a reconnect: attach again to every agent watched, each yielding a fresh sync; then
         close the delegated requests the daemon did not show again (see :mod:`.delegated`)."""
         self.delegated.reconnected()
+        try:
+            await self._identify()
+        except ShardClientError as exc:  # dropped again: the next reconnect tries again
+            log.info("shard client: re-attach interrupted: %s", exc)
+            return
         for agent in list(self.agents.values()):
             try:
                 await self._attach(agent)
@@ -306,6 +359,16 @@ class ShardClient:
         if force is not None:
             fields["force"] = force
         await self.request(AgentKill(**fields))
+
+    async def remove_agent(self, agent_id: str) -> list[str]:
+        """``agent.remove``: the agent and its subagents leave the registry (a running one is stopped
+        first); their sessions stay, to reopen with ``create_agent_id(cwd, session_id=…)``. The ids
+        removed, the named agent last."""
+        data = (await self.request(AgentRemove(agent_id=agent_id))).data
+        removed = AgentRemoveResult.model_validate(data).removed
+        for gone in removed:
+            self._forget(gone)
+        return removed
 
     async def shutdown_daemon(self, *, force: bool | None = None) -> None:
         fields: dict[str, Any] = {"force": force} if force is not None else {}

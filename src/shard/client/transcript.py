@@ -40,10 +40,18 @@ from shard.protocol.events import (
 from shard.protocol.live_window import TurnSummary
 from shard.protocol.permissions import ResolvedPermission
 from shard.protocol.stops import stop_note as _note
+from shard.protocol.words import permission_outcome
 
 _CALL = ("render", "read_only", "sandboxed", "unknown_render")  # of a tool_call event, kept on its block
 _RESULT = ("exit_code", "duration_ms", "render", "images", "unknown_render")  # of a tool_result event
-_ANSWER = ("request_id", "decision", "choice_id", "source")  # of a permission_resolved
+_ANSWER = (
+    "request_id",
+    "decision",
+    "choice_id",
+    "source",
+    "source_label",
+    "intent",
+)  # of a permission_resolved
 
 
 @dataclass
@@ -142,11 +150,11 @@ def message_text(message: Message) -> str:
     return "".join(b.text for b in message.content if isinstance(b, TextBlock))
 
 
-def answer_note(permission: ResolvedPermission) -> str:
+def answer_note(permission: ResolvedPermission, *, mine: bool = False, me: str = "you") -> str:
     """How a client words the answer to a tool call's permission request, live and after a reload
-    alike: "answered allow (from web-client-3)"."""
-    what = permission.choice_id or permission.decision or "deny"
-    return f"answered {what} (from {permission.source})" if permission.source else f"answered {what}"
+    alike: "Allowed by Chrome on Linux", "Denied by you" (``mine``: this client answered)."""
+    intent = permission.intent or permission.decision or ("" if permission.choice_id else "deny")
+    return permission_outcome(intent, permission.source, permission.source_label, mine=mine, me=me)
 
 
 def stop_reason(message: Message) -> str:

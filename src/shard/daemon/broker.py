@@ -106,10 +106,10 @@ class Broker:
 
     # --- clients --------------------------------------------------------------------------------
 
-    def connect(self, number: int, transport: str) -> tuple[Client, list[Effect]]:
-        client = Client(number, transport)
+    def connect(self, number: int, transport: str, label: str = "") -> tuple[Client, list[Effect]]:
+        client = Client(number, transport, label)
         self.clients.add(client)
-        self.out.add(Send((client,), wire.hello(transport)))
+        self.out.add(Send((client,), wire.hello(transport, client.source)))
         return client, self.out.take()
 
     def disconnect(self, client: Client) -> list[Effect]:
@@ -250,7 +250,7 @@ class Broker:
             entry.answered = True
             if not slot.live:
                 raise ShardError(ErrorCode.CONFLICT, f"the runtime of {slot.agent_id} is no longer running")
-            self.forward(slot, command, None, source=client.source)
+            self.forward(slot, command, None, source=client.source, source_label=client.shown)
         self.send(client, wire.reply(command, agent_id=slot.agent_id))  # late or unknown: dropped silently
 
     # --- attachments, responders and delegation (§6.3, §6.4) ------------------------------------

@@ -11,6 +11,7 @@ Transports (``unix.py``, ``websocket.py``) subclass it; none of them decides pro
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -18,7 +19,9 @@ from itertools import count
 
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 
-_ids = count(1)
+# Connection numbers (``hello.client_id``, ``source``) start at a random point per daemon process, so
+# a later daemon on the same home never hands out an id a page still remembers as its own.
+_ids = count(secrets.randbelow(1 << 30) + 1)
 
 
 class Connection(ABC):
@@ -27,6 +30,7 @@ class Connection(ABC):
     def __init__(self, cap: int = DEFAULT_OUTBOUND_CAP) -> None:
         self.cap = cap
         self.number = next(_ids)
+        self.label = ""  # what a person knows the peer as (set by the transport when it can tell)
         self.closed = False
         self.on_close: Callable[[], None] | None = None  # told once, whoever closed it
         self.close_reason: str | None = None

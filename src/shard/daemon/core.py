@@ -105,7 +105,7 @@ class Daemon:
     # --- connections ----------------------------------------------------------------------------
 
     def connected(self, conn: Connection) -> None:
-        client, effects = self.broker.connect(conn.number, conn.transport)
+        client, effects = self.broker.connect(conn.number, conn.transport, conn.label)
         self._clients[conn] = client
         self._conns[client] = conn
         conn.on_close = lambda: self.disconnected(conn)  # also when the outbound cap cuts it off

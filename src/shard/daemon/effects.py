@@ -29,6 +29,9 @@ class Client:
 
     number: int
     transport: str
+    # What a person knows this connection as (``permission_resolved.source_label``): the browser
+    # of its enrollment, the local process, or the name it gave with ``client.identify``.
+    label: str = ""
     attached: dict[str, Role] = field(default_factory=dict)  # agent_id -> role
     closed: bool = False
     # One of its commands is not complete yet (a runtime is starting, a sync is on its way): the
@@ -39,6 +42,11 @@ class Client:
     def source(self) -> str:
         """How an answer forwarded from this client is attributed (``permission_response.source``)."""
         return f"{self.transport}-client-{self.number}"
+
+    @property
+    def shown(self) -> str:
+        """Its label, or words for its transport when the shell knew none."""
+        return self.label or ("a web client" if self.transport == "websocket" else "a local client")
 
 
 @dataclass(eq=False, slots=True)

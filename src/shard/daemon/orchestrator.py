@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shard.daemon import wire
+from shard.daemon import removal, wire
 from shard.daemon.catalog import selection
 from shard.daemon.effects import Client, Generation
 from shard.daemon.jobs import children, requests
@@ -21,6 +21,7 @@ from shard.protocol.results import (
     AgentCreateResult,
     AgentListResult,
     AgentTerminateResult,
+    ClientIdentifyResult,
     CompareEnvResult,
 )
 
@@ -61,6 +62,13 @@ class Orchestrator:
             b.send(client, wire.reply(command))
         elif isinstance(command, cmd.AgentTerminate):
             self._terminate(client, command)
+        elif isinstance(command, cmd.AgentRemove):
+            removal.remove(b, client, command)
+        elif isinstance(command, cmd.ClientIdentify):
+            client.label = command.name
+            b.send(
+                client, wire.reply(command, ClientIdentifyResult(client_id=client.source, label=client.label))
+            )
         elif isinstance(command, cmd.AgentKill):
             slot = b.slot(command.agent_id)
             self._when_ended(
@@ -232,7 +240,7 @@ class Orchestrator:
         b = self.broker
         slot = b.slot(command.agent_id)
         if slot.forgettable:
-            self._forget(slot)
+            removal.forget(b, slot)
             b.send(client, wire.reply(command, AgentTerminateResult(deferred=False, forgotten=True)))
             return
         result = AgentTerminateResult(deferred=slot.live and slot.busy)
@@ -241,19 +249,6 @@ class Orchestrator:
             b.send(client, wire.reply(command, result))
             return
         self._when_ended(client, command, slot, self.supervisor.begin_stop(slot), result)
-
-    def _forget(self, slot: AgentSlot) -> None:
-        """Remove an agent that has nothing running from the registry; its session file stays (it can
-        be adopted again). Told to everyone as ``agent_status_changed`` with ``detail: "forgotten"``:
-        the protocol has no removal event, and this one already reaches every connection."""
-        b = self.broker
-        b.manifests.remove(slot.agent_id)  # first: if the disk refuses, nothing has changed
-        self.supervisor.cancel_reap(slot)
-        for client in list(slot.attachments):
-            slot.detach(client)
-        del b.agents[slot.agent_id]
-        slot.runtime.move("stopped")
-        b.broadcast(wire.status_changed(slot, "forgotten"))
 
 
 def _naming(error: ShardError, agent_id: str) -> ShardError:

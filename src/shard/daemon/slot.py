@@ -66,6 +66,7 @@ class AgentSlot:
     reap_armed: bool = False
     idle_since: float = 0.0  # clock time its idle clock last started: the longest idle makes room first
     terminate_when_idle: bool = False
+    removing: bool = False  # agent.remove is under way: no runtime may start for it any more
     tag: bytes = field(init=False)  # spliced in front of a runtime line's "{" to tag it with the agent
 
     def __post_init__(self) -> None:

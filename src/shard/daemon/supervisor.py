@@ -39,6 +39,7 @@ from shard.protocol.agents import RuntimeState
 from shard.protocol.errors import ErrorCode, ShardError
 
 _REAP = "reap:"
+_KILL = "kill:"
 _GRACE = "shutdown-grace"
 INTERRUPT_GRACE = 1.5  # seconds a runtime told to stop now has to exit before it is killed
 
@@ -79,6 +80,8 @@ class Supervisor:
         if slot.live:
             then(None)
             return
+        if slot.removing:
+            raise ShardError(ErrorCode.CONFLICT, f"{slot.agent_id} is being removed")
         if not slot.start_pending:
             # Decided and reserved in one step: two starts cannot both take the last place or both
             # pick the same runtime to stop.
@@ -166,6 +169,22 @@ class Supervisor:
         self.out.add(KillRuntime(gen, force))
         return gen
 
+    def stop_now(self, slot: AgentSlot, grace: float) -> None:
+        """SIGTERM the runtime now (its turn is aborted and saved), SIGKILL after ``grace`` seconds
+        if it is still there."""
+        if self.kill(slot, force=False) is not None:
+            self.out.add(StartTimer(_KILL + slot.agent_id, grace))
+
+    def cancel_start(self, slot: AgentSlot, error: ShardError) -> None:
+        """Drop a start admitted but not spawned yet; its waiters get ``error``."""
+        if slot in self._queue:
+            self._queue.remove(slot)
+        slot.start_pending = False
+        waiters, slot.ready_waiters = slot.ready_waiters, []
+        for then in waiters:
+            then(error)
+        self.spawn_queued()
+
     def exited(self, slot: AgentSlot, gen: Generation) -> bool:
         """The process ended: the slot holds none any more. True when it was a crash (the daemon
         had not asked it to end)."""
@@ -215,6 +234,11 @@ class Supervisor:
             self.out.add(CancelTimer(_REAP + slot.agent_id))
 
     def timer(self, key: str) -> None:
+        if key.startswith(_KILL):  # a stop_now past its grace
+            late = self.agents.get(key.removeprefix(_KILL))
+            if late is not None and late.gen is not None:
+                self.kill(late, force=True)
+            return
         if key == _GRACE:
             left = self._exiting()
             self._kill_all(left, f"{_runtimes(len(left))} did not stop within {INTERRUPT_GRACE:g} s")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import stat
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ class UnixConnection(Connection):
     def __init__(self, writer: asyncio.StreamWriter, cap: int = DEFAULT_OUTBOUND_CAP) -> None:
         super().__init__(cap)
         self.writer = writer
+        self.label = peer_label(writer.get_extra_info("socket"))
 
     def _frame(self, data: bytes) -> bytes:
         return data + b"\n"
@@ -89,6 +92,21 @@ async def serve_unix(
         os.umask(old)
     os.chmod(path, 0o600)
     return server
+
+
+def peer_label(sock: Any) -> str:
+    """The connecting process as a person knows it, ``"python3 (pid 4242)"``, from the socket's
+    peer credentials; empty where the system does not tell (only Linux has ``SO_PEERCRED``). A
+    client that names itself (``client.identify``) replaces it."""
+    try:
+        pid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+    except (AttributeError, OSError, struct.error):
+        return ""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text(errors="replace").strip()
+    except OSError:
+        name = ""
+    return f"{name or 'process'} (pid {pid})"
 
 
 async def _in_use(path: Path) -> bool:

@@ -29,6 +29,7 @@ from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
 from shard.daemon.core import Daemon
 from shard.daemon.http import HttpError, Request, response
 from shard.daemon.web.auth import SUBPROTOCOL, WebAuth
+from shard.daemon.web.browsers import browser_name
 from shard.daemon.web.gate import Refusal, check_origin
 from shard.daemon.wsframes import (
     Binary,
@@ -128,6 +129,7 @@ class WsEndpoint:
         grant, offered = self.auth.redeem(request, origin)
         writer.write(accepted(key, SUBPROTOCOL if offered else None))
         conn = WsConnection(writer, cap=self.cap, ping_interval=self.ping_interval)
+        conn.label = browser_name(grant.label)
         self.auth.opened(grant, conn)
         try:
             await conn.serve(self.daemon, reader, rest, self.max_message)

@@ -16,6 +16,7 @@ from shard.protocol.commands import CommandBase
 from shard.protocol.errors import ShardError
 from shard.protocol.events import (
     AgentExited,
+    AgentRemoved,
     AgentSpawned,
     AgentStatusChanged,
     Hello,
@@ -25,11 +26,16 @@ from shard.protocol.events import (
 )
 from shard.protocol.queue import QueueChanged, QueuedMessage
 
+# Daemon-level commands a client may look for before using them (additive, §7)
+DAEMON_CAPABILITIES = ("agent-remove", "client-identify")
 
-def hello(transport: str) -> bytes:
+
+def hello(transport: str, client_id: str) -> bytes:
     # transport-scoped (§7): each runtime's own capabilities reach clients in its sync
-    caps = [transport, "streaming-deltas"]
-    return Hello(protocol_version=PROTOCOL_VERSION, server_version=__version__, capabilities=caps).to_json()
+    caps = [transport, "streaming-deltas", *DAEMON_CAPABILITIES]
+    return Hello(
+        protocol_version=PROTOCOL_VERSION, server_version=__version__, capabilities=caps, client_id=client_id
+    ).to_json()
 
 
 def reply(command: CommandBase, data: WireModel | None = None, *, agent_id: str | None = None) -> bytes:
@@ -61,6 +67,10 @@ def status_changed(slot: AgentSlot, detail: str | None = None) -> bytes:
 
 def spawned(slot: AgentSlot) -> bytes:
     return AgentSpawned(agent_id=slot.agent_id, info=slot.info()).to_json()
+
+
+def removed(slot: AgentSlot) -> bytes:
+    return AgentRemoved(agent_id=slot.agent_id, session_id=slot.record.session_id).to_json()
 
 
 def exited(slot: AgentSlot, code: int | None, stderr: str) -> bytes:

@@ -18,11 +18,14 @@ MAX_CHOICE_CHARS = 256  # a model (``provider/model``), a provider or a mode
 MAX_TOOL_CHARS = 64  # a tool name (the longest every provider accepts)
 MAX_TOOLS = 256  # names in a tool (or skill) allow-list
 MAX_PATH_CHARS = 4096  # a working directory (Linux's PATH_MAX)
+MAX_CLIENT_NAME_CHARS = 64  # what a client calls itself (``client.identify``)
 
 AgentName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 TaskName = Annotated[str, Field(min_length=1, max_length=MAX_ALIAS_CHARS)]
 Choice = Annotated[str, Field(min_length=1, max_length=MAX_CHOICE_CHARS)]
 ToolName = Annotated[str, Field(min_length=1, max_length=MAX_TOOL_CHARS)]
 ToolList = Annotated[list[ToolName], Field(max_length=MAX_TOOLS)]
+# Shown to people as who answered a request ("Allowed by my-bot"); the daemon makes it printable.
+ClientName = Annotated[str, Field(min_length=1, max_length=MAX_CLIENT_NAME_CHARS)]
 # No NUL: no system call takes one, so it could only ever be refused later and less clearly.
 DirectoryPath = Annotated[str, Field(max_length=MAX_PATH_CHARS, pattern=r"^[^\x00]*$")]

@@ -14,7 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from shard.protocol.agents import HeadlessPolicy
 from shard.protocol.base import WireModel
-from shard.protocol.bounds import AgentName, Choice, DirectoryPath, ToolList
+from shard.protocol.bounds import AgentName, Choice, ClientName, DirectoryPath, ToolList
 from shard.protocol.command_base import CommandBase as CommandBase
 from shard.protocol.content import Image
 from shard.protocol.daemon_commands import (
@@ -258,6 +258,23 @@ class AgentKill(CommandBase):
     force: bool | None = None
 
 
+class AgentRemove(CommandBase):
+    """Additive (Shard): take an agent out of the registry — with its subagents, each runtime
+    stopped first — keeping every session file. Offered when ``hello.capabilities`` holds
+    ``agent-remove``."""
+
+    type: Literal["agent.remove"] = "agent.remove"
+    agent_id: str
+
+
+class ClientIdentify(CommandBase):
+    """Additive (Shard): the name this connection goes by, shown to people as who answered a
+    request ("Allowed by my-bot"). Offered when ``hello.capabilities`` holds ``client-identify``."""
+
+    type: Literal["client.identify"] = "client.identify"
+    name: ClientName
+
+
 class AgentStatusQuery(CommandBase):
     type: Literal["agent.status"] = "agent.status"
     agent_id: str | None = None
@@ -330,8 +347,10 @@ OrchestratorCommand = Annotated[
     | AgentDetach
     | AgentTerminate
     | AgentKill
+    | AgentRemove
     | AgentStatusQuery
     | DaemonShutdown
+    | ClientIdentify
     | DaemonCompareEnv
     | WorkspaceCreate
     | WorkspaceAttach
@@ -377,8 +396,10 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     AgentDetach,
     AgentTerminate,
     AgentKill,
+    AgentRemove,
     AgentStatusQuery,
     DaemonShutdown,
+    ClientIdentify,
     DaemonCompareEnv,
     WorkspaceCreate,
     WorkspaceAttach,

@@ -21,14 +21,27 @@ from shard.protocol.agents import (
 )
 from shard.protocol.base import WireModel
 from shard.protocol.content import Message, ToolResultContent
+from shard.protocol.daemon_events import (
+    SubagentRunChanged as SubagentRunChanged,
+)
+from shard.protocol.daemon_events import (
+    WorkspaceAttached as WorkspaceAttached,
+)
+from shard.protocol.daemon_events import (
+    WorkspaceConflict as WorkspaceConflict,
+)
+from shard.protocol.daemon_events import (
+    WorkspaceCreated as WorkspaceCreated,
+)
+from shard.protocol.daemon_events import (
+    WorkspaceRetired as WorkspaceRetired,
+)
 from shard.protocol.event_base import AgentEvent as AgentEvent
 from shard.protocol.event_base import EventBase as EventBase
-from shard.protocol.jobs import RunState
 from shard.protocol.live_window import InstructionFile, LiveWindow, StreamingMessage
-from shard.protocol.permissions import Decision, PermissionChoice, PermissionDetail
+from shard.protocol.permissions import ChoiceIntent, Decision, PermissionChoice, PermissionDetail
 from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
-from shard.protocol.workspaces import WorkspaceDetail
 
 # --- §9.1 lifecycle -----------------------------------------------------------------------------
 
@@ -38,6 +51,9 @@ class Hello(EventBase):
     protocol_version: str
     server_version: str
     capabilities: list[str]
+    # Additive (Shard), daemon connections: how this connection's answers are attributed
+    # (``permission_resolved.source``), so a client can tell its own answers ("you").
+    client_id: str | None = None
 
 
 class PermissionRequest(AgentEvent):
@@ -211,15 +227,22 @@ class ErrorEvent(AgentEvent):
 
 
 class PermissionResolved(AgentEvent):
-    """``{request_id, decision, source?}`` or ``{request_id, choice_id, source?}``, and the additive
-    ``tool_call_id`` of the request."""
+    """``{request_id, decision, source?, source_label?}`` or ``{request_id, choice_id, source?,
+    source_label?}``, and the additive ``tool_call_id`` and ``intent``: ``source`` is who answered as
+    an id (a daemon connection's ``hello.client_id``, or ``headless``, ``timeout``, ``abort``,
+    ``runtime-exited``), ``source_label`` (additive) the same in words a person recognises, ``intent``
+    (additive) what the answer meant — ``allow``, ``persist`` or ``deny`` — so a client words it
+    without the request (after a reload)."""
 
     type: Literal["permission_resolved"] = "permission_resolved"
     request_id: str
     decision: Decision | None = None
     choice_id: str | None = None
     source: str | None = None
+    # Additive (Shard): who answered, in words a person recognises ("Chrome on Linux", "my-bot")
+    source_label: str | None = None
     tool_call_id: str | None = None  # additive: the tool call the request was about
+    intent: ChoiceIntent | None = None  # additive (Shard): allow, persist or deny
 
     @model_validator(mode="after")
     def _one_form(self) -> PermissionResolved:
@@ -232,6 +255,8 @@ class UiResolved(AgentEvent):
     type: Literal["ui_resolved"] = "ui_resolved"
     request_id: str
     value: Any
+    source: str | None = None  # additive (Shard), as on permission_resolved
+    source_label: str | None = None  # additive (Shard), as on permission_resolved
 
 
 # --- §10.2 broadcasts ---------------------------------------------------------------------------
@@ -292,44 +317,13 @@ class AgentActivity(EventBase):
     tool_name: str | None = None
 
 
-class WorkspaceCreated(EventBase):
-    type: Literal["workspace_created"] = "workspace_created"
-    workspace: WorkspaceDetail
+class AgentRemoved(EventBase):
+    """Additive (Shard): the agent left the registry (``agent.remove``, or ``agent.terminate`` of one
+    with nothing to stop); its session file stays. ``agent_id`` is payload, as in ``agent_spawned``."""
 
-
-class WorkspaceAttached(EventBase):
-    type: Literal["workspace_attached"] = "workspace_attached"
-    workspace: WorkspaceDetail
+    type: Literal["agent_removed"] = "agent_removed"
     agent_id: str
-    session_id: str
-
-
-class WorkspaceRetired(EventBase):
-    type: Literal["workspace_retired"] = "workspace_retired"
-    workspace: WorkspaceDetail
-
-
-class WorkspaceConflict(EventBase):
-    type: Literal["workspace_conflict"] = "workspace_conflict"
-    workspace: WorkspaceDetail
-    reason: str
-
-
-class SubagentRunChanged(EventBase):
-    """No routing ``agent_id``: ``parent_agent_id`` is payload; ``agent_id`` names the child (R10.3.63)."""
-
-    type: Literal["subagent_run_changed"] = "subagent_run_changed"
-    parent_agent_id: str
-    job_id: str
-    run_id: str
-    agent_id: str | None = None
-    alias: str | None = None
-    definition_name: str | None = None
-    display_name: str | None = None
-    state: RunState
-    previous_state: RunState | None = None
-    error: str | None = None
-    ended_at: int | float | None = None
+    session_id: str | None = None  # the session kept: reopen it with agent.create {session_id}
 
 
 Event = Annotated[
@@ -358,6 +352,7 @@ Event = Annotated[
     | AgentExited
     | AgentStatusChanged
     | AgentActivity
+    | AgentRemoved
     | WorkspaceCreated
     | WorkspaceAttached
     | WorkspaceRetired
@@ -394,6 +389,7 @@ EVENTS: dict[str, type[EventBase]] = {
         AgentExited,
         AgentStatusChanged,
         AgentActivity,
+        AgentRemoved,
         WorkspaceCreated,
         WorkspaceAttached,
         WorkspaceRetired,
@@ -408,6 +404,7 @@ ORCHESTRATOR_EVENT_TYPES: frozenset[str] = frozenset(
         "agent_exited",
         "agent_status_changed",
         "agent_activity",
+        "agent_removed",
         "workspace_created",
         "workspace_attached",
         "workspace_retired",

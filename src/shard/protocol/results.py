@@ -130,6 +130,21 @@ class AgentTerminateResult(WireModel):
     forgotten: bool | None = None
 
 
+class AgentRemoveResult(WireModel):
+    """``agent.remove`` (additive): the agents that left the registry — its subagents deepest first,
+    then the one named — each told to every connection as ``agent_removed``."""
+
+    removed: list[str]
+
+
+class ClientIdentifyResult(WireModel):
+    """``client.identify`` (additive): this connection's id (``permission_resolved.source``) and the
+    label its answers now carry (``source_label``)."""
+
+    client_id: str
+    label: str
+
+
 class CompareEnvResult(WireModel):
     """The caller's provider variables whose value differs from the daemon's (by name only)."""
 
@@ -243,6 +258,8 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "agent.list": (AgentListResult,),
     "agent.status": (AgentListResult,),
     "agent.terminate": (AgentTerminateResult,),
+    "agent.remove": (AgentRemoveResult,),
+    "client.identify": (ClientIdentifyResult,),
     "daemon.compare_env": (CompareEnvResult,),
     "workspace.create": (WorkspaceResult,),
     "workspace.attach": (WorkspaceResult,),

@@ -262,8 +262,8 @@ class BrokerHarness:
         self._soon: deque[Callable[[], None]] = deque()
         self._performing = False
 
-    def connect(self, transport: str = "unix") -> MemoryClient:
-        client, effects = self.broker.connect(len(self.clients) + 1, transport)
+    def connect(self, transport: str = "unix", label: str = "") -> MemoryClient:
+        client, effects = self.broker.connect(len(self.clients) + 1, transport, label)
         memory = MemoryClient(self, client)
         self.clients.append(memory)
         self._by_client[client] = memory

@@ -47,6 +47,12 @@ class AgentList(OptionList):
         if self.highlighted is None and self.option_count:
             self.highlighted = 0  # Enter opens something straight away
 
+    @property
+    def highlighted_id(self) -> str | None:
+        if self.highlighted is None or not self.option_count:
+            return None
+        return self.get_option_at_index(self.highlighted).id
+
 
 class NewAgent(Input):
     """Enter a directory and press Enter: the app creates an agent there and attaches it."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +51,7 @@ _LINK = {
     State.CLOSED: "disconnected",
 }
 _WITH_AGENT = frozenset({"abort", "steer", "reopen", "terminate", "sessions", "earlier", "kill", "unqueue"})
+# Delete removes the highlighted agent; in a text field it is the field's own key, which comes first
 _GATED: dict[str, Kind] = {"pick_mode": "mode", "pick_model": "model", "pick_reasoning": "reasoning"}
 
 
@@ -81,6 +81,7 @@ class ShardApp(Lifecycle):
         Binding("f5", "sessions", "Sessions"),
         Binding("f6", "earlier", "Earlier"),
         Binding("f8", "kill", "Kill"),
+        Binding("delete", "remove", "Remove"),
         Binding("f7", "unqueue", "Unqueue"),
     ]
 
@@ -93,7 +94,7 @@ class ShardApp(Lifecycle):
         self.cwd = cwd or str(Path.cwd())
         self.poll = poll
         self.roster = Roster({})
-        self.asks = Asks()  # background children's requests (the SDK's delegated stream)
+        self.asks = Asks(mine=client.answered_here)  # background children's requests (delegated stream)
         self.views: dict[str, AgentView] = {}
         self.selected: str | None = None
         self.link = "connected"
@@ -134,29 +135,6 @@ class ShardApp(Lifecycle):
     @property
     def view(self) -> AgentView | None:
         return self.views.get(self.selected) if self.selected else None
-
-    # --- the agent list -----------------------------------------------------------------------------
-
-    async def _relist(self) -> None:
-        try:
-            infos = await self.client.list_agents()
-        except ShardClientError as exc:
-            self.notify(f"cannot list agents: {exc}", severity="error")
-            return
-        self.roster = Roster.of(infos, seen=self.roster)
-        self._show_roster()
-
-    def _show_roster(self) -> None:
-        listing = self.query_one(AgentList)
-        listing.selected = self.selected
-        listing.show(self.roster.ordered())
-        self.updated.set()
-
-    async def _follow_orchestrator(self) -> None:
-        with contextlib.suppress(ShardClientError):
-            async for event in self.client.orchestrator_events():
-                if self.roster.apply(event, at=time.time()):
-                    self._show_roster()
 
     async def _follow_delegated(self) -> None:
         with contextlib.suppress(ShardClientError):
@@ -199,7 +177,7 @@ class ShardApp(Lifecycle):
         if previous is not None and previous in self.client.agents:
             with contextlib.suppress(ShardClientError):
                 await self.client.detach(previous)
-        view = self.views.setdefault(agent_id, AgentView(agent_id))
+        view = self.views.setdefault(agent_id, AgentView(agent_id, mine=self.client.answered_here))
         row = self.roster.rows.get(agent_id)
         if view.model is None and row is not None:
             view.model = row.model  # until a model_changed says otherwise
@@ -333,9 +311,9 @@ class ShardApp(Lifecycle):
             self._dialog = None  # answered elsewhere (or here): first response wins
             if dialog.is_current:
                 dialog.dismiss(None)
-            source = view.resolved.get(request_id) or self.asks.resolved.get(request_id)
-            if source and request_id not in self._answered:
-                self.notify(f"answered by {source}")
+            said = view.resolved.get(request_id) or self.asks.resolved.get(request_id)
+            if said and request_id not in self._answered:
+                self.notify(said)  # "Allowed by Chrome on Linux"
         if len(self.screen_stack) > 1:
             return  # a picker is open: the request waits for it
         for request in asked.values():
@@ -409,6 +387,9 @@ class ShardApp(Lifecycle):
             return view is not None and self.earlier  # F6 in the footer only when it shows something
         if action in _WITH_AGENT:
             return view is not None
+        if action == "remove":  # only where the daemon has agent.remove (PROTOCOL §7)
+            hello = self.client.connection.hello
+            return bool(self.roster.rows) and hello is not None and "agent-remove" in hello.capabilities
         return True
 
     async def action_pick_mode(self) -> None:

@@ -9,30 +9,32 @@ a reconnect found gone, so this fold needs no dedup of its own beyond keying by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from shard.client.delegated import CLOSED_WHILE_AWAY
+from shard.client.answers import resolution_text
 from shard.protocol.events import AgentEvent, PermissionRequest, PermissionResolved, UiRequest, UiResolved
 from shard.tui.roster import Roster
+from shard.tui.view import ME, Resolution, nobody_here
 
 PendingRequest = PermissionRequest | UiRequest
-_AWAY = "nobody here: it closed while this client was disconnected"
 
 
 @dataclass
 class Asks:
     pending: dict[str, PendingRequest] = field(default_factory=dict)  # request_id -> the child's request
-    resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered
+    resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered, in words
+    mine: Callable[[Resolution], bool] = field(default=nobody_here, repr=False, compare=False)
 
     def apply(self, event: AgentEvent) -> None:
         if isinstance(event, PermissionRequest | UiRequest):
             self.pending[event.request_id] = event
         elif isinstance(event, PermissionResolved | UiResolved):
-            source = event.source if isinstance(event, PermissionResolved) else None
-            source = source or (event.model_extra or {}).get("source")
-            if self.pending.pop(event.request_id, None) is not None:
-                away = source == CLOSED_WHILE_AWAY
-                self.resolved[event.request_id] = _AWAY if away else source or "another client"
+            request = self.pending.pop(event.request_id, None)
+            if request is not None:
+                self.resolved[event.request_id] = resolution_text(
+                    event, request, mine=self.mine(event), me=ME
+                )
 
     def shown_in(self, roster: Roster, agent_id: str) -> list[PendingRequest]:
         """The requests the view of ``agent_id`` shows: its descendants' — and those of an asker the

@@ -1,6 +1,11 @@
-"""The open agent's lifecycle keys, a base of :class:`~shard.tui.app.ShardApp`: ctrl+t terminates,
-F8 kills after a confirmation, F5 opens the sessions view (open a saved session, or fork this one,
-as a new agent, as the web client does), F6 pages back through the conversation's earlier entries.
+"""The agent list and the agents' lifecycle keys, a base of :class:`~shard.tui.app.ShardApp`.
+
+The list follows the orchestrator events: an agent removed anywhere leaves it, and the open one
+leaves the screen. ctrl+t terminates the open agent, F8 kills it after a confirmation, Delete (in
+the agent list) removes the highlighted agent after a confirmation, F5 opens the sessions view
+(open a saved session, or fork this one, as a new agent, as the web client does), F6 pages back
+through the conversation's earlier entries. Terminate and kill on an agent with no runtime say why
+there is nothing to do instead of sending anything.
 
 The app provides the state and the two hooks (``_create``, ``_refresh``); this module only decides
 what to send and sends it.
@@ -8,13 +13,21 @@ what to send and sends it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+
+from rich.text import Text
 from textual import work
 from textual.app import App
+from textual.widgets import Static
 
 from shard.client import Agent, ShardClient, ShardClientError
+from shard.protocol.events import AgentRemoved
+from shard.tui.agents import AgentList
 from shard.tui.conversation import Conversation
 from shard.tui.roster import Roster
-from shard.tui.sessions import Choice, KillConfirm, SessionsScreen, fork, list_sessions
+from shard.tui.sessions import Choice, KillConfirm, RemoveConfirm, SessionsScreen, fork, list_sessions
 from shard.tui.view import AgentView
 
 SHOWN_ENTRIES = 300  # conversation entries on screen at once, per F6 page (the rest stays data)
@@ -22,6 +35,7 @@ SHOWN_ENTRIES = 300  # conversation entries on screen at once, per F6 page (the 
 
 class Lifecycle(App[None]):
     client: ShardClient
+    updated: asyncio.Event
     roster: Roster
     views: dict[str, AgentView]
     selected: str | None
@@ -37,6 +51,51 @@ class Lifecycle(App[None]):
     async def select(self, agent_id: str) -> None:
         raise NotImplementedError
 
+    def _idle_reason(self, agent_id: str, what: str) -> str | None:
+        """Why ``what`` (terminate, kill) has nothing to do: the agent has no runtime."""
+        row = self.roster.rows.get(agent_id)
+        if row is None or not row.stopped:
+            return None
+        return (
+            f"Agent is {row.runtime_state}: nothing to {what}. A prompt starts it again; Delete removes it."
+        )
+
+    # --- the agent list ---------------------------------------------------------------------------
+
+    async def _relist(self) -> None:
+        try:
+            infos = await self.client.list_agents()
+        except ShardClientError as exc:
+            self.notify(f"cannot list agents: {exc}", severity="error")
+            return
+        self.roster = Roster.of(infos, seen=self.roster)
+        self._show_roster()
+
+    def _show_roster(self) -> None:
+        listing = self.query_one(AgentList)
+        listing.selected = self.selected
+        listing.show(self.roster.ordered())
+        self.updated.set()
+
+    async def _follow_orchestrator(self) -> None:
+        with contextlib.suppress(ShardClientError):
+            async for event in self.client.orchestrator_events():
+                if isinstance(event, AgentRemoved) and event.agent_id == self.selected:
+                    self._unselect()  # removed from another client: nothing to show any more
+                if self.roster.apply(event, at=time.time()):
+                    self._show_roster()
+
+    def _unselect(self) -> None:
+        """The open agent is gone: show none."""
+        if self.selected is not None:
+            self.views.pop(self.selected, None)
+        self.selected = None
+        self.query_one(Conversation).clear()
+        self.query_one("#status", Static).update(Text("no agent selected"))
+        self.refresh_bindings()
+
+    # --- the open agent's keys ----------------------------------------------------------------------
+
     def shown_limit(self, agent_id: str) -> int:
         return SHOWN_ENTRIES * self._pages.get(agent_id, 1)
 
@@ -44,12 +103,19 @@ class Lifecycle(App[None]):
         """agent.terminate the open agent: it stops now if idle, else when its work is done."""
         if self.selected is None:
             return
+        why = self._idle_reason(self.selected, "terminate")
+        if why is not None:
+            self.notify(why, severity="warning")
+            return
         try:
             result = await self.client.terminate(self.selected)
         except ShardClientError as exc:
-            self.notify(f"not terminated: {exc}", severity="error")
+            self.notify(f"Not stopped: {exc}", severity="error")
             return
-        self.notify("terminating when the turn ends" if result.deferred else "terminated")
+        if result.forgotten:
+            self.notify("Agent removed (it had never run; its session is kept)")
+        else:
+            self.notify("Agent stops when its turn ends" if result.deferred else "Agent stopped")
 
     @work(group="lifecycle", exclusive=True)
     async def action_kill(self) -> None:
@@ -57,14 +123,39 @@ class Lifecycle(App[None]):
         agent_id = self.selected
         if agent_id is None or len(self.screen_stack) > 1:
             return
+        why = self._idle_reason(agent_id, "kill")
+        if why is not None:
+            self.notify(why, severity="warning")
+            return
         if not await self.push_screen_wait(KillConfirm(self.roster.asker(agent_id))):
             return
         try:
             await self.client.kill(agent_id)
         except ShardClientError as exc:
-            self.notify(f"not killed: {exc}", severity="error")
+            self.notify(f"Not killed: {exc}", severity="error")
             return
-        self.notify(f"killed {agent_id}")
+        self.notify("Agent killed")
+
+    @work(group="lifecycle", exclusive=True)
+    async def action_remove(self) -> None:
+        """agent.remove the agent highlighted in the list (else the open one) once confirmed (y):
+        it leaves the list with its subagents, a running one stopped first; its session stays."""
+        listing = self.query_one(AgentList)
+        agent_id = listing.highlighted_id if self.focused is listing else self.selected
+        row = self.roster.rows.get(agent_id or "")
+        if agent_id is None or row is None or len(self.screen_stack) > 1:
+            return
+        kids = len(self.roster.descendants(agent_id))
+        if not await self.push_screen_wait(RemoveConfirm(self.roster.asker(agent_id), kids, not row.stopped)):
+            return
+        try:
+            removed = await self.client.remove_agent(agent_id)
+        except ShardClientError as exc:
+            self.notify(f"Not removed: {exc}", severity="error")
+            return
+        if self.selected in removed:
+            self._unselect()
+        self.notify("Agent removed" + _with_subagents(len(removed) - 1))
 
     def action_earlier(self) -> None:
         """SHOWN_ENTRIES more of the earlier entries above the ones on screen, and scroll to them."""
@@ -113,3 +204,7 @@ class Lifecycle(App[None]):
         except ShardClientError as exc:
             self.notify(f"not forked: {exc}", severity="error")
             return None
+
+
+def _with_subagents(count: int) -> str:
+    return f" with its {count} subagent{'s' if count > 1 else ''}" if count else ""

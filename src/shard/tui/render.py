@@ -26,7 +26,7 @@ from shard.protocol.render import (
     TreeRender,
 )
 from shard.tui.markdown import Reply
-from shard.tui.view import Entry, ToolCard
+from shard.tui.view import ME, Entry, ToolCard
 
 _TONES = {"info": "cyan", "warn": "yellow", "error": "bold red"}
 _DIFF = {"+": "green", "-": "red"}
@@ -38,6 +38,8 @@ def descriptor(render: RenderDescriptor) -> Text:
     out = Text()
     if isinstance(render, DiffRender):
         out.append(f"{render.path}\n", style="bold")
+        if not render.hunks:  # a write that changed nothing
+            out.append("no change\n", style="dim")
         for hunk in render.hunks:
             header = f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@\n"
             out.append(header, style="magenta")
@@ -121,7 +123,7 @@ def card(tool: ToolCard, args_text: str = "") -> Text:
     out.append(_clip(args), style="dim")
     out.append(f"  [{state}]\n", style="red" if tool.is_error else "dim")
     if tool.permission is not None:
-        out.append(answer_note(tool.permission) + "\n", style="dim")
+        out.append(answer_note(tool.permission, mine=tool.answered_here, me=ME) + "\n", style="dim")
     shown = tool.render or tool.preview
     if shown is not None:
         out.append(descriptor(shown))

@@ -1,5 +1,6 @@
 """The agent list as a pure fold: ``agent.list`` once, then the orchestrator events every client
-receives (PROTOCOL §10.2) — spawned, exited, status changed, activity. No Textual, no asyncio.
+receives (PROTOCOL §10.2) — spawned, exited, status changed, activity, removed. No Textual, no
+asyncio.
 
 The list is ordered by recent activity: each row keeps the time of the last event about its agent
 (``agent_activity``'s own timestamp; for the events that carry none, the time the client received
@@ -11,7 +12,14 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from shard.protocol.agents import AgentInfo, AgentStatus, RuntimeState
-from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged, EventBase
+from shard.protocol.events import (
+    AgentActivity,
+    AgentExited,
+    AgentRemoved,
+    AgentSpawned,
+    AgentStatusChanged,
+    EventBase,
+)
 
 _ASKING: frozenset[str] = frozenset({"waiting_for_permission", "waiting_for_ui"})
 
@@ -32,6 +40,11 @@ class Row:
     @property
     def needs_answer(self) -> bool:
         return self.status in _ASKING
+
+    @property
+    def stopped(self) -> bool:
+        """No runtime: nothing to terminate or kill (a prompt or attach starts one again)."""
+        return self.runtime_state in ("stopped", "failed")
 
     @property
     def state(self) -> str:
@@ -115,6 +128,10 @@ class Roster:
             row = self.rows.get(row.parent)
         return False
 
+    def descendants(self, agent_id: str) -> list[str]:
+        """The agents that descend from ``agent_id`` (they are removed with it)."""
+        return [a for a in self.rows if a != agent_id and self.descends(a, agent_id)]
+
     def asker(self, agent_id: str) -> str:
         """Who asks, as a request dialog names it: "<display name or alias> (<agent_id>)"."""
         row = self.rows.get(agent_id)
@@ -125,6 +142,8 @@ class Roster:
         if isinstance(event, AgentSpawned):
             self.rows[event.agent_id] = replace(row_of(event.info), last=max(at, event.info.created_at))
             return True
+        if isinstance(event, AgentRemoved):
+            return self.rows.pop(event.agent_id, None) is not None
         row = self.rows.get(getattr(event, "agent_id", None) or "")
         if row is None:
             return False

@@ -1,4 +1,4 @@
-"""The sessions view (F5) and the kill confirmation (F8).
+"""The sessions view (F5) and the kill (F8) and remove (Delete) confirmations.
 
 The sessions view lists what the web client lists: ``session_op list`` of the open agent (the saved
 sessions of its folder, PROTOCOL §9.2), a fork once, under its source. Enter opens a session as a new
@@ -134,3 +134,35 @@ class KillConfirm(ModalScreen[bool]):
 
     def action_answer(self, kill: bool) -> None:
         self.dismiss(kill)
+
+
+class RemoveConfirm(ModalScreen[bool]):
+    """y removes; n or Escape keeps the agent."""
+
+    DEFAULT_CSS = """
+    RemoveConfirm { align: center middle; }
+    RemoveConfirm > Vertical { width: 70; height: auto; border: thick $error; background: $surface;
+                               padding: 1 2; }
+    """
+    BINDINGS = [Binding("y", "answer(True)", "Remove"), Binding("n,escape", "answer(False)", "Cancel")]
+
+    def __init__(self, label: str, subagents: int, running: bool) -> None:
+        super().__init__(id="remove-confirm")
+        self.label = label
+        self.subagents = subagents
+        self.running = running
+
+    def compose(self) -> ComposeResult:
+        kids = (
+            f" and its {self.subagents} subagent{'s' if self.subagents > 1 else ''}" if self.subagents else ""
+        )
+        with Vertical():
+            yield Label(Text(f"Remove {self.label}{kids}?", style="bold"))
+            if self.running:
+                yield Label(Text("Its runtime is stopped first, a running turn with it."))
+            yield Label(Text("It leaves the agent list; its session is kept (F5 on an agent of the same"))
+            yield Label(Text("folder lists it and opens it again as a new agent)."))
+            yield Label(Text("y: remove · n / Esc: cancel", style="dim"))
+
+    def action_answer(self, remove: bool) -> None:
+        self.dismiss(remove)

@@ -23,9 +23,11 @@ no Textual and no asyncio, so tests drive it with plain event objects. What it k
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shard.client.answers import resolution_text
 from shard.client.transcript import Transcript, stop_note
 from shard.protocol.agents import AgentStatus, ModelDescriptor
 from shard.protocol.content import (
@@ -59,10 +61,23 @@ from shard.protocol.live_window import TurnSummary
 from shard.protocol.permissions import ResolvedPermission
 from shard.protocol.queue import QueueChanged, QueuedMessage
 from shard.protocol.render import RenderDescriptor
+from shard.protocol.words import tokens
 
 Kind = Literal["user", "assistant", "thinking", "tool", "notice", "error"]
 PendingRequest = PermissionRequest | UiRequest
 Token = tuple[int, int | None]  # (connection generation, runtime_epoch) a request was sent under
+Resolution = PermissionResolved | UiResolved
+Answer = Resolution | ResolvedPermission  # a resolution event, or the answer a synced call keeps
+ME = "this terminal"  # who the viewer is, in "Denied by this terminal"
+
+
+def terminal_name(pid: int) -> str:
+    """What the other clients call this terminal (``client.identify``): "terminal (pid 4242)"."""
+    return f"terminal (pid {pid})"
+
+
+def nobody_here(_event: Answer) -> bool:
+    return False
 
 
 @dataclass
@@ -77,6 +92,7 @@ class ToolCard:
     exit_code: int | None = None
     duration_ms: float | None = None
     permission: ResolvedPermission | None = None  # how its permission request was answered, by whom
+    answered_here: bool = False  # by this terminal: "Allowed by this terminal"
     done: bool = False
     unknown: Any = None  # a RenderDescriptor of a kind this client does not know (R11.0.13)
     version: int = 0  # bumped on every change: the screen re-renders a card only when it moved
@@ -107,7 +123,9 @@ class AgentView:
     transcript: Transcript = field(default_factory=Transcript)
     cards: dict[str, ToolCard] = field(default_factory=dict)
     pending: dict[str, PendingRequest] = field(default_factory=dict)
-    resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered
+    resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered, in words
+    # whether this terminal answered (the app passes ShardClient.answered_here): "… by this terminal"
+    mine: Callable[[Answer], bool] = field(default=nobody_here, repr=False, compare=False)
     queue: list[QueuedMessage] = field(default_factory=list)  # waiting to be delivered, in order
     returned: list[tuple[QueuedMessage, str]] = field(default_factory=list)  # handed back, and why
     # errors, each after the message that was last when it came (None: at the end)
@@ -132,10 +150,8 @@ class AgentView:
             self.reasoning = event.active
         elif isinstance(event, PermissionRequest | UiRequest):
             self.pending[event.request_id] = event
-        elif isinstance(event, PermissionResolved):
-            self._resolve(event.request_id, event.source or "another client")
-        elif isinstance(event, UiResolved):
-            self._resolve(event.request_id, "another client")
+        elif isinstance(event, PermissionResolved | UiResolved):
+            self._resolve(event)
         elif isinstance(event, ToolCall):
             card = self._card(event.tool_call_id, event.name, event.args)
             card.preview = event.render or card.preview
@@ -177,6 +193,7 @@ class AgentView:
                         card.version += 1
                     if block.permission is not None and card.permission != block.permission:
                         card.permission = block.permission
+                        card.answered_here = self.mine(block.permission)
                         card.version += 1
                 elif isinstance(block, ToolResultBlock) and block.tool_call_id in self.cards:
                     card = self.cards[block.tool_call_id]
@@ -208,6 +225,7 @@ class AgentView:
                 if isinstance(block, ToolCallBlock) and block.id == tool_call_id:
                     card = self._card(block.id, block.name, block.args)
                     card.permission = block.permission
+                    card.answered_here = block.permission is not None and self.mine(block.permission)
                     card.version += 1
                     return
 
@@ -217,9 +235,19 @@ class AgentView:
             card = self.cards[tool_call_id] = ToolCard(tool_call_id, name, args)
         return card
 
-    def _resolve(self, request_id: str, source: str) -> None:
-        if self.pending.pop(request_id, None) is not None:
-            self.resolved[request_id] = source
+    def _resolve(self, event: Resolution) -> None:
+        """Who answered, in words: on the tool call's card when the request was about one (as after
+        a re-attach), else as a notice after the conversation's last message ("ask: Dismissed by
+        Chrome on Linux")."""
+        request = self.pending.pop(event.request_id, None)
+        if request is None:
+            return
+        text = resolution_text(event, request, mine=self.mine(event), me=ME)
+        self.resolved[event.request_id] = text
+        if isinstance(event, PermissionResolved) and event.tool_call_id is not None:
+            return  # its card says it
+        what = request.tool_name if isinstance(request, PermissionRequest) else request.title or request.kind
+        self._notice(Entry(f"resolved:{event.request_id}", "notice", f"{what}: {text}"))
 
     # --- what is shown --------------------------------------------------------------------------------
 
@@ -329,7 +357,7 @@ def window(entries: list[Entry], limit: int) -> list[Entry]:
 
 
 def _usage(turn: TurnSummary) -> Entry:
-    text = f"turn done · {tokens_in(turn.usage)} in / {turn.usage.output} out tokens"
+    text = f"turn done · {tokens(tokens_in(turn.usage))} in / {tokens(turn.usage.output)} out tokens"
     return Entry(f"usage:{turn.turn_id}", "notice", text)
 
 

@@ -98,7 +98,8 @@ async def test_first_valid_choice_wins_and_is_resolved_once(board: RequestBoard,
     board.answer_permission(choose("req-1", "always"), source="web")
     assert future.done()
     assert future.result() == PermissionAnswer(choice_id="always", decision=None, source="web")
-    assert rec.resolved() == [PermissionResolved(request_id="req-1", choice_id="always", source="web")]
+    expected = PermissionResolved(request_id="req-1", choice_id="always", source="web", intent="allow")
+    assert rec.resolved() == [expected]
     wire = rec.resolved()[0].to_wire()
     assert "decision" not in wire
     assert board.pending() == []
@@ -111,7 +112,8 @@ async def test_legacy_decision_resolves_in_decision_form(board: RequestBoard, re
     board.answer_permission(decide("req-1", "allow_always"), source="tui")
     assert future.result() == PermissionAnswer(choice_id=None, decision="allow_always", source="tui")
     resolved = rec.resolved()
-    assert resolved == [PermissionResolved(request_id="req-1", decision="allow_always", source="tui")]
+    expected = PermissionResolved(request_id="req-1", decision="allow_always", source="tui", intent="persist")
+    assert resolved == [expected]
     assert "choice_id" not in resolved[0].to_wire()
 
 
@@ -165,7 +167,8 @@ async def test_unknown_choice_is_refused_and_the_request_stays_open(
     assert [r.request_id for r in board.pending()] == ["req-1"]
     board.answer_permission(choose("req-1", "allow"), source="b")
     assert future.result() == PermissionAnswer("allow", None, "b")
-    assert rec.resolved() == [PermissionResolved(request_id="req-1", choice_id="allow", source="b")]
+    expected = PermissionResolved(request_id="req-1", choice_id="allow", source="b", intent="allow")
+    assert rec.resolved() == [expected]
 
 
 async def test_choice_for_a_request_without_choices_is_refused(board: RequestBoard) -> None:
@@ -187,7 +190,8 @@ async def test_policy_resolution_defaults_to_deny_and_happens_once(
     future = board.open(perm())
     board.resolve_permission("req-1", PermissionAnswer(None, None, "headless"))
     board.resolve_permission("req-1", PermissionAnswer("allow", None, "late"))
-    assert rec.resolved() == [PermissionResolved(request_id="req-1", decision="deny", source="headless")]
+    expected = PermissionResolved(request_id="req-1", decision="deny", source="headless", intent="deny")
+    assert rec.resolved() == [expected]
     assert future.result() == PermissionAnswer(None, None, "headless")
 
 

@@ -41,6 +41,7 @@ from shard.protocol.events import (
     UiRequest,
     UiResolved,
 )
+from shard.protocol.permissions import ChoiceIntent
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,7 @@ class PermissionAnswer:
     choice_id: str | None
     decision: str | None
     source: str | None
+    label: str | None = None  # who answered, in a person's words (the daemon's source_label)
 
 
 @dataclass(slots=True)
@@ -207,16 +209,22 @@ class RequestBoard:
     # --- answers from clients ---------------------------------------------------------------
 
     def answer(self, response: PermissionResponse | UiResponse) -> None:
-        """A client's answer. The daemon names who answered (an extra field ``source``); a direct
-        client is ``client``. First valid answer wins; a late or unknown one is dropped silently."""
-        source = (response.model_extra or {}).get("source")
+        """A client's answer. The daemon names who answered (extra fields ``source`` and
+        ``source_label``); a direct client is ``client``. First valid answer wins; a late or unknown
+        one is dropped silently."""
+        extra = response.model_extra or {}
+        source = extra.get("source")
         source = source if isinstance(source, str) and source else "client"
+        label = extra.get("source_label")
+        label = label if isinstance(label, str) and label else None
         if isinstance(response, PermissionResponse):
-            self.answer_permission(response, source=source)
+            self.answer_permission(response, source=source, label=label)
         else:
-            self.answer_ui(response, source=source)
+            self.answer_ui(response, source=source, label=label)
 
-    def answer_permission(self, response: PermissionResponse, source: str | None = None) -> None:
+    def answer_permission(
+        self, response: PermissionResponse, source: str | None = None, label: str | None = None
+    ) -> None:
         entry = self._open.get(response.request_id)
         if entry is None or not isinstance(entry.request, PermissionRequest):
             _late(response.request_id, source)
@@ -225,15 +233,15 @@ class RequestBoard:
         if why is not None:
             raise InvalidAnswer(f"request {shown(response.request_id)}: {why}")
         self.resolve_permission(
-            response.request_id, PermissionAnswer(response.choice_id, response.decision, source)
+            response.request_id, PermissionAnswer(response.choice_id, response.decision, source, label)
         )
 
-    def answer_ui(self, response: UiResponse, source: str | None = None) -> None:
+    def answer_ui(self, response: UiResponse, source: str | None = None, label: str | None = None) -> None:
         entry = self._open.get(response.request_id)
         if entry is None or not isinstance(entry.request, UiRequest):
             _late(response.request_id, source)
             return
-        self.resolve_ui(response.request_id, _check_ui_value(entry.request, response.value), source)
+        self.resolve_ui(response.request_id, _check_ui_value(entry.request, response.value), source, label)
 
     # --- resolution (clients, policy, timeout, abort) ----------------------------------------
 
@@ -248,9 +256,14 @@ class RequestBoard:
             fields["decision"] = answer.decision or "deny"
         if answer.source is not None:
             fields["source"] = answer.source
+        if answer.label is not None:
+            fields["source_label"] = answer.label
         assert isinstance(entry.request, PermissionRequest)
         if entry.request.tool_call_id is not None:
             fields["tool_call_id"] = entry.request.tool_call_id
+        intent = _intent(entry.request, fields)
+        if intent is not None:  # what the answer meant, so a client words it without the request
+            fields["intent"] = intent
         resolved = PermissionResolved(**fields)
         try:
             if self._record is not None:
@@ -260,16 +273,31 @@ class RequestBoard:
             if not entry.future.done():
                 entry.future.set_result(answer)
 
-    def resolve_ui(self, request_id: str, value: Any, source: str | None = None) -> None:
+    def resolve_ui(
+        self, request_id: str, value: Any, source: str | None = None, label: str | None = None
+    ) -> None:
         entry = self._open.pop(request_id, None)
         if entry is None:
             return
         event = UiResolved(request_id=request_id, value=value)
         if source is not None:
             event.source = source
+        if label is not None:
+            event.source_label = label
         self._emit(event)
         if not entry.future.done():
             entry.future.set_result(value)
+
+
+def _intent(request: PermissionRequest, fields: dict[str, Any]) -> ChoiceIntent | None:
+    """``allow`` / ``persist`` / ``deny``: the chosen choice's intent, or the legacy decision's."""
+    if "choice_id" in fields:
+        chosen = next((c for c in request.choices or [] if c.id == fields["choice_id"]), None)
+        return chosen.intent if chosen is not None else None
+    return _DECISION_INTENT.get(fields["decision"])
+
+
+_DECISION_INTENT: dict[str, ChoiceIntent] = {"allow": "allow", "allow_always": "persist", "deny": "deny"}
 
 
 def _check_ui_value(request: UiRequest, value: str | list[str] | None) -> Any:

@@ -22,7 +22,7 @@ MESSAGE_KINDS = frozenset({"message", "tool_result"})
 # Entries that annotate a tool call of the window, and the block fields each sets.
 CALL_NOTES = {"tool_start": ("render", "read_only", "sandboxed"), "permission": ("permission",)}
 _SHOWN = ("exit_code", "duration_ms", "render")  # a tool_result entry's fields that only clients see
-_ANSWER = ("request_id", "decision", "choice_id", "source")
+_ANSWER = ("request_id", "decision", "choice_id", "source", "source_label", "intent")
 # An assistant entry recorded before messages carried stop_reason: its `incomplete` (or the provider's
 # own stop reason) says how it ended; anything else reads as completed.
 _LEGACY_STOPS = {"aborted": "aborted", "error": "failed", "max_tokens": "max_tokens"}

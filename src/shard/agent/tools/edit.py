@@ -92,6 +92,11 @@ class EditTool(Tool[EditParams]):
         plan = self.plan(args, ctx)  # an edit that cannot apply fails here, before anyone is asked
         old, new = _lf(plan.file.text), _lf(plan.new_text)
         n = len(args.edits)
+        if old == new:
+            return f"Edit {plan.shown} (no change: the edits leave it as it is)?", [
+                PermissionDetail(label="path", value=plan.shown, format="path"),
+                PermissionDetail(label="diff", value="no change", format="text"),
+            ]
         return f"Edit {plan.shown} ({n} change{'s' if n > 1 else ''})?", [
             PermissionDetail(label="path", value=plan.shown, format="path"),
             PermissionDetail(label="diff", value=unified_text(plan.shown, old, new), format="code"),
@@ -120,6 +125,9 @@ class EditTool(Tool[EditParams]):
 
     def _apply(self, args: EditParams, ctx: ToolContext) -> ToolOutput:
         plan = self.plan(args, ctx)
+        if plan.new_text == plan.file.text:  # not rewritten: bytes and modification time stay
+            text = f"No change: the edits leave {plan.shown} as it was."
+            return ToolOutput(content=TextContent(text=text), render=diff_render(plan.shown, "", ""))
         data = plan.new_text.encode("utf-8")
         if plan.file.bom:
             data = BOM + data

@@ -48,6 +48,11 @@ class WriteTool(Tool[WriteParams]):
         path = resolve(ctx.cwd, args.path)
         shown = display(ctx.cwd, path)
         old, new = self.preview(args, ctx)
+        if path.is_file() and old == new:  # still asked (it is a write), but nobody reads an empty diff
+            return f"Write {shown} (no change: it already holds this content)?", [
+                PermissionDetail(label="path", value=shown, format="path"),
+                PermissionDetail(label="diff", value="no change", format="text"),
+            ]
         verb = "Replace" if path.exists() else "Create"
         lines = new.count("\n") + (0 if new.endswith("\n") or not new else 1)
         return f"{verb} {shown} ({lines} lines)?", [
@@ -78,7 +83,7 @@ def _write(path: Path, shown: str, content: str) -> ToolOutput:
     if path.is_dir():
         raise ToolFailure(f"{shown} is a directory")
     existed = path.exists()
-    old, mode, data = "", None, content.encode("utf-8")
+    old, mode, data, raw = "", None, content.encode("utf-8"), None
     if existed:
         with contextlib.suppress(OSError):
             mode = stat.S_IMODE(path.stat().st_mode)  # kept even when the old content is not text
@@ -87,17 +92,20 @@ def _write(path: Path, shown: str, content: str) -> ToolOutput:
         except ToolFailure:
             current = None
         if current is not None:
-            old = current.text
+            old, raw = current.text, path.read_bytes()
             # an existing file keeps its BOM and CRLF line endings
             if current.newline == "\r\n" and "\r\n" not in content:
                 data = content.replace("\n", "\r\n").encode("utf-8")
             if current.bom:
                 data = BOM + data
+    lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+    if raw == data:  # not rewritten: its bytes and modification time stay as they are
+        text = f"No change: {shown} already holds this content ({lines} lines)."
+        return ToolOutput(content=TextContent(text=text), render=diff_render(shown, old, old))
     try:
         write_atomic(path, data, mode)
     except OSError as exc:
         raise ToolFailure(f"cannot write {shown}: {exc.strerror}") from None
-    lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Replaced" if existed else "Created"
     text = f"{verb} {shown} ({lines} lines, {len(data)} bytes)."
     return ToolOutput(

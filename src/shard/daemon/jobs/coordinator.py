@@ -294,6 +294,16 @@ class Coordinator:
             self._settled(self.jobs[run.job_id].parent_agent_id)
         return ()
 
+    def removing(self, agent_ids: list[str]) -> None:
+        """agent.remove: the queued or live runs of these agents are cancelled, their parents told."""
+        runs = [r for a in agent_ids if (r := self.leases.get(a)) is not None]
+        for run in runs:
+            job = self.jobs[run.job_id]
+            rest = [r for r in self._with_dependents(job, run) if not r.terminal]
+            self._cancel(job, rest, "its agent was removed")
+        for parent_id in {self.jobs[r.job_id].parent_agent_id for r in runs}:
+            self._settled(parent_id)
+
     def child_exited(self, agent_id: str) -> None:
         """A leased child's runtime exited while its run was live: the run failed."""
         run = self.leases.get(agent_id)

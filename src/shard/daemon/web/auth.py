@@ -67,6 +67,7 @@ class Grant:
     principal: str
     session: str
     origin: str
+    label: str = ""  # the browser, as its enrollment recorded it (a User-Agent): who answers from it
 
 
 class WebAuth:
@@ -136,7 +137,7 @@ class WebAuth:
         with _store_errors():
             session = self.session_of(request)
             self.store.touch(session.id, self._wall())
-        secret, ttl = self.tickets.issue(Grant(session.principal, session.id, origin))
+        secret, ttl = self.tickets.issue(Grant(session.principal, session.id, origin, session.label))
         body = {"ticket": secret, "expires_in": ttl, "protocol": SUBPROTOCOL}
         writer.write(response(200, orjson.dumps(body).decode(), content_type="application/json"))
 

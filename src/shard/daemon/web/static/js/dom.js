@@ -22,11 +22,6 @@ export function append(el, children) {
   return el;
 }
 
-export function formatTokens(n) {
-  if (n === undefined || n === null) return "";
-  return n >= 10000 ? `${(n / 1000).toFixed(1)}k` : String(n);
-}
-
 export function formatCost(cost) {
   return cost ? `$${cost.toFixed(4)}` : "";
 }

@@ -1,11 +1,13 @@
 // The web client (issue 13): wires the connection, the per-agent state and the views together.
 // One socket carries every agent; events are demuxed by agent_id. Only the selected agent is
 // attached interactively; the others this page watches are attached as observers (R4.1.2.29).
+import { confirmAction } from "./confirm.js";
 import { Connection } from "./connection.js";
 import { Controls } from "./controls.js";
 import { h } from "./dom.js";
-import { AgentList } from "./render/agents.js";
-import { permissionDialog, resolvedText, uiDialog } from "./render/requests.js";
+import { AgentList, idleReason } from "./render/agents.js";
+import { permissionDialog, uiDialog } from "./render/requests.js";
+import { resolutionText } from "./words.js";
 import { AgentState } from "./store.js";
 import { Composer } from "./composer.js";
 import { Sessions } from "./sessions.js";
@@ -16,8 +18,9 @@ class App {
   constructor() {
     this.agents = new Map();
     this.selected = null;
+    this.myIds = new Set(remembered()); // this tab's connection ids (hello.client_id): its answers read "you"
     this.conn = new Connection({
-      onOpen: () => this.opened(),
+      onOpen: (hello) => this.opened(hello),
       onMessage: (m) => this.dispatch(m),
       onState: (state, text) => this.connectionState(state, text),
     });
@@ -25,6 +28,7 @@ class App {
       onSelect: (id) => this.select(id),
       onWatch: (id, on) => this.watch(id, on),
       onTerminate: (id) => this.lifecycle("agent.terminate", id),
+      onRemove: (id) => this.lifecycle("agent.remove", id),
     });
     this.controls = new Controls($("controls"), this.conn, (t, k) => this.toast(t, k));
     this.composer = new Composer(this);
@@ -53,7 +57,10 @@ class App {
   }
 
   // After every hello: the registry, then re-attach to every agent this page watched.
-  async opened() {
+  async opened(hello) {
+    if (hello && hello.client_id) remember(this.myIds.add(hello.client_id));
+    // Remove only where the daemon has agent.remove (an older one lacks it; PROTOCOL §7)
+    this.list.canRemove = Boolean(hello && (hello.capabilities || []).includes("agent-remove"));
     let reply;
     try {
       reply = await this.conn.request({ type: "agent.list" });
@@ -76,6 +83,7 @@ class App {
     let agent = this.agents.get(info.agent_id);
     if (!agent) {
       agent = new AgentState(info, (a, id) => this.sessions.fork(a, id));
+      agent.conversation.mine = (answer) => this.myIds.has(answer.source);
       this.agents.set(agent.id, agent);
     } else {
       agent.info = { ...agent.info, ...info };
@@ -90,6 +98,7 @@ class App {
     this.agents.delete(id);
     this.list.remove(id);
     if (this.selected === id) this.show(null);
+    else this.renderSelectedRequests(); // a removed child's requests leave its parent's panel
   }
 
   refresh(agent) {
@@ -169,6 +178,13 @@ class App {
     // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
     $("compact").hidden = !agent.synced;
     $("compact").disabled = agent.busy;
+    // nothing to stop without a runtime: the buttons say why instead of answering "done"
+    const runtime = agent.info.runtime_state || "running";
+    for (const [id, what, title] of [["terminate", "terminate", "Stop its runtime now, or when its turn ends"], ["kill", "kill", "Stop its runtime at once, a running turn with it"]]) {
+      const why = idleReason(runtime, what);
+      $(id).disabled = why !== null;
+      $(id).title = why || title;
+    }
     this.composer.update(agent);
   }
 
@@ -183,6 +199,8 @@ class App {
         return this.patch(m.agent_id, (a) => (a.info.status = m.status, a.info.runtime_state = m.runtime_state));
       case "agent_activity":
         return this.patch(m.agent_id, (a) => (a.activity = m, a.info.status = m.status));
+      case "agent_removed":
+        return this.forget(m.agent_id);
       case "agent_exited":
         return this.patch(m.agent_id, (a) => (a.info.runtime_state = m.runtime_state, a.conversation.note(`The runtime exited: ${m.reason}`, "error")));
       case "mode_changed":
@@ -274,7 +292,7 @@ class App {
         // a tool call's answer shows on its card (where a reload shows it too); any other as a note
         const call = m.type === "permission_resolved" && (m.tool_call_id || (req && req.tool_call_id));
         if (call) conv.answered(call, m);
-        else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolvedText(m)}`, "resolved");
+        else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolutionText(m, req, this.myIds.has(m.source))}`, "resolved");
         this.renderSelectedRequests();
         return;
       }
@@ -369,15 +387,41 @@ class App {
     await this.attach(agent, agent.id === this.selected ? "interactive" : "observer");
   }
 
+  // Terminate, Kill and Remove, in words: Kill and Remove ask first; the toasts say what happened.
   async lifecycle(type, id = this.selected) {
     const agent = this.agents.get(id);
     if (!agent) return;
+    if (type === "agent.kill" && !(await this.confirmKill(agent))) return;
+    if (type === "agent.remove" && !(await this.confirmRemove(agent))) return;
     try {
       const reply = await this.conn.request({ type, agent_id: agent.id });
-      this.toast(reply.success ? `${type} ${agent.label}: done` : `${type}: ${reply.error.message}`, reply.success ? "info" : "error");
+      if (reply.success) this.toast(doneText(type, reply.data), "info");
+      else this.toast(`${FAILED[type]}: ${reply.error.message}`, "error");
     } catch (err) {
-      this.toast(`${type}: ${err.message}`, "error");
+      this.toast(`${FAILED[type]}: ${err.message}`, "error");
     }
+  }
+
+  confirmKill(agent) {
+    return confirmAction({
+      title: `Kill ${agent.label}?`,
+      lines: ["Its runtime stops at once, a running turn with it.", "The agent and its session are kept; a prompt starts it again."],
+      action: "Kill",
+    });
+  }
+
+  confirmRemove(agent) {
+    const kids = [...this.agents.values()].filter((a) => this.descends(a, agent)).length;
+    const running = idleReason(agent.info.runtime_state || "running", "stop") === null;
+    return confirmAction({
+      title: `Remove ${agent.label}${kids ? ` and its ${kids} subagent${kids > 1 ? "s" : ""}` : ""}?`,
+      lines: [
+        running ? "Its runtime is stopped first, a running turn with it." : null,
+        "It leaves the agent list, for every client.",
+        "Its session is kept: Sessions on an agent of the same folder opens it again.",
+      ].filter(Boolean),
+      action: "Remove",
+    });
   }
 
   toast(text, kind = "info") {
@@ -385,6 +429,40 @@ class App {
     $("toasts").append(el);
     setTimeout(() => el.remove(), 8000);
   }
+}
+
+// This tab's connection ids survive a reload (sessionStorage: this tab only), so its own answers
+// still read "you" afterwards; the daemon numbers connections from a random point per process, so a
+// later daemon never reuses one.
+const KNOWN_IDS = "shard.clientIds";
+
+function remembered() {
+  try {
+    const ids = JSON.parse(sessionStorage.getItem(KNOWN_IDS) || "[]");
+    return Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function remember(ids) {
+  try {
+    sessionStorage.setItem(KNOWN_IDS, JSON.stringify([...ids].slice(-100)));
+  } catch {
+    /* no storage (a private mode): "you" holds until the page is reloaded */
+  }
+}
+
+const FAILED = { "agent.terminate": "Could not stop the agent", "agent.kill": "Could not kill the agent", "agent.remove": "Could not remove the agent" };
+
+function doneText(type, data = {}) {
+  if (type === "agent.kill") return "Agent killed";
+  if (type === "agent.remove") {
+    const more = (data.removed || []).length - 1;
+    return more > 0 ? `Agent removed with its ${more} subagent${more > 1 ? "s" : ""}` : "Agent removed";
+  }
+  if (data.forgotten) return "Agent removed (it never ran; its session is kept)";
+  return data.deferred ? "Agent stops when its turn ends" : "Agent stopped";
 }
 
 const app = new App();

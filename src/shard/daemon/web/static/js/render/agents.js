@@ -1,22 +1,26 @@
 // The orchestrator view (PROTOCOL §10, §12.4): one row per agent with status, runtime state, live
-// activity, cwd, model, mode, usage and cost, and a Terminate button. Rows are keyed by agent id and
-// updated in place. "needs an answer" marks an agent, other than the selected one, that waits on a
-// permission or UI request: known from its status (agent_status_changed / agent_activity reach
-// every page, attached or not) or from a request this page holds.
-import { append, formatCost, formatTokens, h } from "../dom.js";
+// activity, cwd, model, mode, usage and cost, and Terminate and Remove buttons (Terminate disabled,
+// saying why, when there is no runtime to stop). Rows are keyed by agent id and updated in place.
+// "needs an answer" marks an agent, other than the selected one, that waits on a permission or UI
+// request: known from its status (agent_status_changed / agent_activity reach every page, attached
+// or not) or from a request this page holds.
+import { append, formatCost, h } from "../dom.js";
+import { tokens } from "../words.js";
 
 const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
 
 export class AgentList {
-  constructor(el, { onSelect, onWatch, onTerminate }) {
+  constructor(el, { onSelect, onWatch, onTerminate, onRemove }) {
     this.el = el;
     this.rows = new Map();
     this.onSelect = onSelect;
     this.onWatch = onWatch;
     this.onTerminate = onTerminate;
+    this.onRemove = onRemove;
+    this.canRemove = true; // false when the daemon's hello does not offer agent-remove
   }
 
-  // The row's focusable parts (open, watch, Terminate) are made once and kept, so an agent that
+  // The row's focusable parts (open, watch, Terminate, Remove) are made once and kept, so an agent that
   // streams never takes the keyboard focus away from its row; only what they show is redrawn.
   update(agent, selected) {
     let row = this.rows.get(agent.id);
@@ -27,16 +31,17 @@ export class AgentList {
         meta: h("div", { class: "agent-meta" }),
         watch: h("input", { type: "checkbox", onchange: (e) => this.onWatch(agent.id, e.target.checked) }),
         terminate: h("button", { type: "button", class: "agent-terminate", onclick: () => this.onTerminate(agent.id) }, "Terminate"),
+        remove: h("button", { type: "button", class: "agent-remove danger", onclick: () => this.onRemove(agent.id) }, "Remove"),
       };
-      row.li.append(row.open, row.meta, h("label", { class: "watch" }, row.watch, " watch"), row.terminate);
+      const actions = h("span", { class: "agent-actions" }, row.terminate, row.remove);
+      row.li.append(row.open, row.meta, h("label", { class: "watch" }, row.watch, " watch"), actions);
       this.rows.set(agent.id, row);
       this.el.append(row.li);
     }
     const u = agent.usage;
-    const usage = u.input || u.output ? `${formatTokens(u.input)} in · ${formatTokens(u.output)} out ${formatCost(u.cost)}` : "";
+    const usage = u.input || u.output ? `${tokens(u.input)} in · ${tokens(u.output)} out ${formatCost(u.cost)}` : "";
     const runtime = agent.info.runtime_state || "running";
     const asks = agent.requests.size > 0 || WAITING.has(agent.status);
-    const ended = runtime === "stopped" || runtime === "failed" || runtime === "stopping";
     row.li.classList.toggle("selected", selected);
     row.li.dataset.status = agent.status;
     row.li.dataset.runtime = runtime;
@@ -53,8 +58,13 @@ export class AgentList {
     redraw(row.meta, h("code", {}, agent.info.cwd), " ", [agent.model, agent.window && `window ${agent.window}`, agent.mode].filter(Boolean).join(" · "), usage ? h("div", { class: "usage" }, usage) : null);
     row.watch.checked = agent.role !== null;
     row.watch.disabled = selected;
-    row.terminate.disabled = ended;
+    const idle = idleReason(runtime, "terminate");
+    row.terminate.disabled = idle !== null;
+    row.terminate.title = idle || "Stop its runtime now, or when its turn ends (the agent stays)";
     row.terminate.setAttribute("aria-label", `Terminate ${agent.label}`);
+    row.remove.hidden = !this.canRemove;
+    row.remove.title = "Remove it from the list, stopping it first if it runs (its session is kept)";
+    row.remove.setAttribute("aria-label", `Remove ${agent.label}`);
   }
 
   remove(id) {
@@ -62,6 +72,14 @@ export class AgentList {
     if (row) row.li.remove();
     this.rows.delete(id);
   }
+}
+
+// Why Terminate or Kill has nothing to do (null: it has): a disabled control says so in its title.
+export function idleReason(runtime, what) {
+  if (runtime === "stopped") return `The agent is stopped: nothing to ${what}. A prompt starts it again; Remove takes it off the list.`;
+  if (runtime === "failed") return `The agent's runtime failed: nothing to ${what}. A prompt restarts it; Remove takes it off the list.`;
+  if (runtime === "stopping") return `The agent is already stopping: nothing to ${what}.`;
+  return null;
 }
 
 // replaceChildren() would write a skipped (null) part as the text "null"; append() leaves it out

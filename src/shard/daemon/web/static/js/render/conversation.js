@@ -14,7 +14,7 @@
 // turn's last message as turn_end showed it live.
 import { h, tokensIn } from "../dom.js";
 import { footer, renderDescriptor } from "./descriptors.js";
-import { resolvedText } from "./requests.js";
+import { resolutionText, tokens } from "../words.js";
 
 export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
 export const PAGE = 100; // messages rendered per "show earlier"
@@ -35,6 +35,7 @@ export class Conversation {
       if (this.earlier.length && this.el.scrollTop < 120) this.showEarlier();
     }, { passive: true });
     this.onFork = onFork;
+    this.mine = () => false; // whether this page answered (main.js: its hello.client_ids): "… by you"
   }
 
   // --- whole-window reconcile (sync) ------------------------------------------------------------
@@ -198,7 +199,7 @@ export class Conversation {
 
   usageLine(turnId, u) {
     const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
-    const li = h("li", { class: "turn-usage", dataset: { turn: turnId } }, `turn: ${tokensIn(u)} in · ${u.output} out${cost}`);
+    const li = h("li", { class: "turn-usage", dataset: { turn: turnId } }, `turn: ${tokens(tokensIn(u))} in · ${tokens(u.output)} out${cost}`);
     this.turns.set(turnId, li);
     return li;
   }
@@ -207,7 +208,7 @@ export class Conversation {
   // permission_resolved live and from the call's synced block after a reload
   answered(toolCallId, answer) {
     const el = this.card(toolCallId, "").querySelector(".tool-answer");
-    el.textContent = resolvedText(answer);
+    el.textContent = resolutionText(answer, null, this.mine(answer)); // "Allowed by Chrome on Linux"
     el.hidden = false;
   }
 

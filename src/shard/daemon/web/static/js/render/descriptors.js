@@ -16,6 +16,7 @@ const KINDS = {
       "figure",
       { class: "diff" },
       h("figcaption", {}, d.path),
+      d.hunks.length === 0 ? h("p", { class: "no-change" }, "No change") : null, // a write that changed nothing
       d.hunks.map((hunk) =>
         h(
           "pre",

@@ -79,8 +79,3 @@ export function uiDialog(req, answer) {
   });
   return dialog;
 }
-
-export function resolvedText(ev) {
-  const what = ev.choice_id ?? ev.decision ?? (ev.value === null ? "dismissed" : JSON.stringify(ev.value));
-  return ev.source ? `answered ${what} (from ${ev.source})` : `answered ${what}`;
-}

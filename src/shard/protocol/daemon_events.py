@@ -1,0 +1,51 @@
+"""The daemon's workspace broadcasts (PROTOCOL §10.2) and ``subagent_run_changed`` (§10.3):
+orchestrator-level events about workspaces and job runs. ``shard.protocol.events`` re-exports them
+with the rest of the catalog."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from shard.protocol.event_base import EventBase
+from shard.protocol.jobs import RunState
+from shard.protocol.workspaces import WorkspaceDetail
+
+
+class WorkspaceCreated(EventBase):
+    type: Literal["workspace_created"] = "workspace_created"
+    workspace: WorkspaceDetail
+
+
+class WorkspaceAttached(EventBase):
+    type: Literal["workspace_attached"] = "workspace_attached"
+    workspace: WorkspaceDetail
+    agent_id: str
+    session_id: str
+
+
+class WorkspaceRetired(EventBase):
+    type: Literal["workspace_retired"] = "workspace_retired"
+    workspace: WorkspaceDetail
+
+
+class WorkspaceConflict(EventBase):
+    type: Literal["workspace_conflict"] = "workspace_conflict"
+    workspace: WorkspaceDetail
+    reason: str
+
+
+class SubagentRunChanged(EventBase):
+    """No routing ``agent_id``: ``parent_agent_id`` is payload; ``agent_id`` names the child (R10.3.63)."""
+
+    type: Literal["subagent_run_changed"] = "subagent_run_changed"
+    parent_agent_id: str
+    job_id: str
+    run_id: str
+    agent_id: str | None = None
+    alias: str | None = None
+    definition_name: str | None = None
+    display_name: str | None = None
+    state: RunState
+    previous_state: RunState | None = None
+    error: str | None = None
+    ended_at: int | float | None = None
