@@ -118,12 +118,11 @@ async def test_ctrl_c_says_what_it_waits_for_and_stops_a_stream_and_a_pending_pe
         assert last["status"] == "idle"
     await _drain(ws)  # the daemon closed the WebSocket too (else this times out)
 
-    *_, partial = _entries(home, streaming_session)
-    assert partial["kind"] == "message"
+    partial = [e for e in _entries(home, streaming_session) if e["kind"] == "message"][-1]
     assert partial["message"]["role"] == "assistant"
     assert partial["message"]["content"] == [{"type": "text", "text": "partial answer "}]
     assert partial.get("incomplete") or partial.get("stop_reason") not in (None, "end_turn")
-    *_, call, result = _entries(home, asking_session)
+    *_, call, result = [e for e in _entries(home, asking_session) if e["kind"] in ("message", "tool_result")]
     [tool_call] = [b for b in call["message"]["content"] if b["type"] == "tool_call"]
     assert (result["kind"], result["tool_call_id"], result["is_error"]) == (
         "tool_result",
@@ -164,4 +163,5 @@ async def test_a_runtime_that_does_not_stop_is_killed_after_the_grace(tmp_path: 
         "shard daemon: stopped",
     ], daemon.output
     assert runtime_pids(home) == []
-    assert _entries(home, session)[-1]["kind"] == "message"
+    kinds = [e["kind"] for e in _entries(home, session)]  # every line a whole JSON entry
+    assert kinds[-2:] == ["message", "tool_start"], kinds  # killed in its tool: the call was its last word

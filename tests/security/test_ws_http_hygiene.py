@@ -152,11 +152,14 @@ class RawWs:
         self.writer.close()
 
 
+STOP_LINES = ("shard daemon: stopping…", "shard daemon: stopped")  # what the test's own stop prints
+
+
 async def stopped_output(daemon: DaemonProcess) -> list[str]:
-    """Everything the daemon printed once it listened (its startup notices left out), once it has
-    stopped."""
+    """Everything the daemon printed once it listened (its startup notices and the lines of the
+    stop this asks for left out), once it has stopped."""
     await daemon.stop()
-    return daemon.output[len(daemon.startup) :]
+    return [line for line in daemon.output[len(daemon.startup) :] if line not in STOP_LINES]
 
 
 # --- the input cap ---------------------------------------------------------------------------------
