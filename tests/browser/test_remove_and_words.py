@@ -20,7 +20,7 @@ from playwright.async_api import expect
 from shard.client import ShardClient
 from shard.daemon.web.browsers import browser_name
 from shard.protocol.events import PermissionResolved
-from shard.protocol.words import tokens
+from shard.protocol.words import STATUS_WORDS, status, tokens
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 from shard.testing.tools import TEST_TOOLS
 
@@ -233,8 +233,9 @@ COUNTS = [
 
 
 async def test_the_pages_words_match_the_python_clients(context):
-    """words.js reads every count as shard.protocol.words does (253M, never 253437.2k), and an
-    empty diff renders "No change".
+    """words.js reads every count and every status as shard.protocol.words does (253M, never
+    253437.2k; "waiting for permission", never its identifier), and an empty diff renders "No
+    change".
 
     Covers: R11.0.6
     """
@@ -246,6 +247,12 @@ async def test_the_pages_words_match_the_python_clients(context):
     )
     assert shown == [tokens(n) for n in COUNTS]
     assert shown[COUNTS.index(253_437_200)] == "253M"
+    said = await page.evaluate(
+        "async (values) => { const { statusWords } = await import('/app/js/words.js');"
+        " return values.map((v) => statusWords(v)); }",
+        [*STATUS_WORDS, "some_new_state"],
+    )
+    assert said == [status(v) for v in [*STATUS_WORDS, "some_new_state"]]
     await page.evaluate(
         """async () => {
         const { renderDescriptor } = await import('/app/js/render/descriptors.js');

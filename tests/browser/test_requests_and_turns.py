@@ -117,7 +117,7 @@ async def test_a_follow_up_waits_for_the_running_turn(page):
     Covers: R9.2.5
     """
     await send(page, "take your time")
-    await expect(page.locator("#agent-status")).to_have_text("streaming")
+    await expect(page.locator("#agent-status")).to_have_text("working")
     await page.fill("#prompt-text", "and after that?")
     await page.get_by_role("button", name="Follow up").click()
     await expect(assistant_text(page, "followed up")).to_have_count(1)

@@ -65,7 +65,7 @@ async def test_a_provider_retry_shows_beside_the_status_until_it_is_over(
     await send(page, "hello")
     await expect(detail).to_have_text("retrying in 20.0 s: HTTP 503 (attempt 2 of 3)")
     await expect(detail).to_be_visible()
-    await expect(page.locator("#agent-status")).to_have_text("streaming")
+    await expect(page.locator("#agent-status")).to_have_text("working")
     await screenshot(page, "30-retrying")
 
     await page.reload()  # a page opened mid-wait: its sync says it

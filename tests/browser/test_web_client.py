@@ -243,7 +243,7 @@ async def test_a_permission_pending_across_a_drop_is_shown_once_and_still_answer
     await page.evaluate("() => window.shard.conn.drop()")
     await expect(page.locator("#connection")).to_have_attribute("data-state", "reconnecting")
     await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
-    await expect(page.locator("#agent-status")).to_have_text("waiting_for_permission")
+    await expect(page.locator("#agent-status")).to_have_text("waiting for permission")
     await expect(permission(page)).to_have_count(1)
     await permission(page).get_by_role("button", name="Allow once").click()
     await expect(assistant_text(page, "done one")).to_have_count(1)
@@ -341,7 +341,7 @@ async def test_a_pasted_image_goes_with_the_prompt_and_kill_stops_the_agent(cont
     (prompt,) = [m for m in sent if m["type"] == "prompt"]
     assert [(i["type"], i["mime_type"]) for i in prompt["images"]] == [("image", "image/png")]
     assert prompt["images"][0]["data"].startswith("iVBORw0KGgo")
-    await expect(page.locator("#agent-status")).to_have_text("waiting_for_permission")
+    await expect(page.locator("#agent-status")).to_have_text("waiting for permission")
     await page.get_by_role("button", name="Kill").click()
     await page.locator("dialog.confirm").get_by_role("button", name="Kill").click()  # it asks first
     await expect(page.locator(".toast")).to_contain_text("Agent killed")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from shard.protocol.words import answerer, permission_outcome, tokens, ui_outcome
+from shard.protocol.words import answerer, permission_outcome, status, tokens, ui_outcome
 
 # Shared with the web client's test: the same counts must read the same there.
 TOKEN_CASES = [
@@ -75,3 +75,28 @@ def test_a_ui_resolution_says_who_answered_and_what():
     )
     assert ui_outcome(["a", "b"], "unix-client-1", "my-bot") == "Answered by my-bot: a, b"
     assert ui_outcome(None, "headless") == "Dismissed by the headless policy"
+
+
+# Shared with the web client's test: every status of the protocol reads the same there.
+STATUS_CASES = [
+    ("idle", "idle"),
+    ("streaming", "working"),
+    ("waiting_for_permission", "waiting for permission"),
+    ("waiting_for_ui", "waiting for an answer"),
+    ("compacting", "compacting"),
+    ("error", "error"),
+    ("some_new_state", "some new state"),  # a status a newer server adds: its words, not an identifier
+]
+
+
+@pytest.mark.parametrize(("value", "shown"), STATUS_CASES)
+def test_an_agents_status_reads_as_words(value, shown):
+    """The status line and the agent list show no wire identifier (``waiting_for_permission``)."""
+    assert status(value) == shown
+
+
+def test_every_status_of_the_protocol_has_its_words():
+    from shard.protocol.agents import AGENT_STATUSES
+
+    assert {v for v, _ in STATUS_CASES} >= set(AGENT_STATUSES)
+    assert all("_" not in status(v) for v in AGENT_STATUSES)

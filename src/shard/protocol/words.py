@@ -30,6 +30,16 @@ _SYSTEM: dict[str, str] = {
 }
 
 
+# An agent's status as a person reads it (the wire's values are identifiers)
+STATUS_WORDS = {
+    "idle": "idle",
+    "streaming": "working",
+    "waiting_for_permission": "waiting for permission",
+    "waiting_for_ui": "waiting for an answer",
+    "compacting": "compacting",
+    "error": "error",
+}
+
 _VERBS = {
     "allow": "Allowed",
     "persist": "Always allowed",
@@ -59,6 +69,13 @@ def tokens(n: int | float) -> str:
         text = f"{whole}.{frac:0{decimals}d}".rstrip("0").rstrip(".") if decimals else str(whole)
         return text + _UNITS[power]
     raise AssertionError("unreachable")  # the last unit takes any count
+
+
+def status(value: str | None) -> str:
+    """An agent's status in words; a value this client does not know, with its underscores read."""
+    if not value:
+        return ""
+    return STATUS_WORDS.get(value, value.replace("_", " "))
 
 
 def answerer(source: str | None, label: str | None, *, mine: bool = False, me: str = "you") -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
+from shard.protocol import words
 from shard.protocol.agents import AgentInfo, AgentStatus, RuntimeState
 from shard.protocol.events import (
     AgentActivity,
@@ -56,7 +57,7 @@ class Row:
             return "needs an answer"
         if self.activity and self.status != "idle":
             return self.activity
-        return self.status
+        return words.status(self.status)
 
     @property
     def title(self) -> str:

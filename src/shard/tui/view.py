@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from shard.client.answers import resolution_text
 from shard.client.transcript import Transcript, stop_note
+from shard.protocol import words
 from shard.protocol.agents import AgentStatus, ModelDescriptor
 from shard.protocol.content import (
     ErrorContent,
@@ -314,7 +315,7 @@ class AgentView:
         children's requests shown here too), the connection when it is not open, mode, and the model
         with its context window and where that came from — what matters most first, as a narrow
         terminal cuts the end."""
-        parts = [self.agent_id, self.status or "attaching…"]
+        parts = [self.agent_id, words.status(self.status) or "attaching…"]
         if self.pending or asked:
             parts.append(f"{len(self.pending) + asked} waiting for an answer (ctrl+r)")
         if link != "connected":

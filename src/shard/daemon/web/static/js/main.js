@@ -7,7 +7,7 @@ import { Controls } from "./controls.js";
 import { h } from "./dom.js";
 import { AgentList, idleReason } from "./render/agents.js";
 import { permissionDialog, uiDialog } from "./render/requests.js";
-import { resolutionText } from "./words.js";
+import { resolutionText, statusWords } from "./words.js";
 import { AgentState } from "./store.js";
 import { Composer } from "./composer.js";
 import { Sessions } from "./sessions.js";
@@ -170,7 +170,7 @@ class App {
     const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
     $("agent-title").textContent = `${agent.label} — ${agent.info.cwd}${model ? ` · ${model}` : ""}`;
     const status = $("agent-status");
-    status.textContent = agent.status;
+    status.textContent = statusWords(agent.status);
     status.className = `badge status-${agent.status}`;
     const detail = $("agent-detail");
     detail.textContent = agent.statusDetail || "";

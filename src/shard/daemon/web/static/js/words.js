@@ -19,6 +19,21 @@ const SYSTEM = {
   client: "{verb} by a client",
 };
 
+// An agent's status as a person reads it (the wire's values are identifiers)
+const STATUS_WORDS = {
+  idle: "idle",
+  streaming: "working",
+  waiting_for_permission: "waiting for permission",
+  waiting_for_ui: "waiting for an answer",
+  compacting: "compacting",
+  error: "error",
+};
+
+export function statusWords(value) {
+  if (!value) return "";
+  return STATUS_WORDS[value] || String(value).replaceAll("_", " ");
+}
+
 export function tokens(count) {
   if (count === undefined || count === null) return "";
   let n = count >= 0 ? Math.floor(count + 0.5) : -Math.floor(-count + 0.5);

@@ -5,7 +5,7 @@
 // request: known from its status (agent_status_changed / agent_activity reach every page, attached
 // or not) or from a request this page holds.
 import { append, formatCost, h } from "../dom.js";
-import { tokens } from "../words.js";
+import { statusWords, tokens } from "../words.js";
 
 const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
 
@@ -50,7 +50,7 @@ export class AgentList {
     redraw(
       row.open,
       h("span", { class: "agent-name" }, agent.label),
-      h("span", { class: `badge status-${agent.status}` }, agent.status),
+      h("span", { class: `badge status-${agent.status}` }, statusWords(agent.status)),
       agent.activity && agent.activity.phase !== "idle" ? h("span", { class: "activity" }, agent.activity.phase + (agent.activity.tool_name ? ` ${agent.activity.tool_name}` : "")) : null,
       runtime !== "running" ? h("span", { class: `badge runtime runtime-${runtime}` }, runtime) : null,
       asks && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null,
