@@ -12,7 +12,7 @@ from playwright.async_api import expect
 from shard.testing import DaemonProcess
 from shard.testing.chromium import screenshot_dir
 
-TIMEOUT_MS = 15_000
+TIMEOUT_MS = 30_000
 
 
 async def open_app(context: Any) -> Any:

@@ -49,7 +49,7 @@ class Pane:
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", self.target)
 
-    async def shows(self, text: str, limit: float = 20.0) -> str:
+    async def shows(self, text: str, limit: float = 60.0) -> str:
         assert self.reader is not None
         assert self.reader.stdout is not None
         async with asyncio.timeout(limit):

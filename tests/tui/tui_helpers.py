@@ -21,7 +21,7 @@ SIZE = (110, 32)
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 
-async def until(pilot: Any, check: Callable[[], bool], limit: float = 20.0) -> None:
+async def until(pilot: Any, check: Callable[[], bool], limit: float = 60.0) -> None:
     """Wait until ``check()`` holds on the app; re-checked on each change the app shows (a short
     cap covers a screen popped without a model change)."""
     app = pilot.app
