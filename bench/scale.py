@@ -310,7 +310,8 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
             out[key] = value
         else:
             out[key] = round(statistics.median(values), 2)
-    out["latency_ms_p99_by_run"] = [r["latency_ms_p99"] for r in runs]
+    for key in ("latency_ms_p99", "latency_ms_max", "lag_grows", "templates_live"):
+        out[f"{key}_by_run"] = [r[key] for r in runs]
     return out
 
 
