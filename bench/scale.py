@@ -17,7 +17,8 @@ What it reports:
   machine, nothing estimated. p50, p99 and max over every frame of every client;
 - whether a client's lag grows: its median latency over the first third of the streaming time
   against the last third (frames that arrived while a config edit's create ran left out: the new
-  template's imports are a spike, not a growing lag; they do count in p50/p99/max);
+  template's imports are a spike, not a growing lag; they do count in p50/p99/max, and p99 is also
+  given without them); it grows when the last is over 1.5 times the first plus ``GROWTH_MS``;
 - the daemon's CPU (utime + stime from /proc/<pid>/stat) over the streaming, per 1,000 deltas the
   runtimes wrote and per 1,000 delta frames the clients got (per client);
 - PSS (/proc/<pid>/smaps_rollup) of the daemon, the warm template(s) and the live runtimes, read
@@ -60,6 +61,10 @@ TARGET_P99_MS = 20.0
 TARGET_CPU_MS_PER_1000_PER_CLIENT = 50.0
 TARGET_PSS_MB = 1536.0
 CHUNK = 8  # characters of reply in a delta, after the stamp
+# A client that falls behind queues ~100 deltas a second per agent more than it gets: its lag grows
+# by hundreds of milliseconds over a run. Other work on a shared machine moves a median by a
+# millisecond or two either way; this margin tells the one from the other.
+GROWTH_MS = 5.0
 
 
 @dataclass
@@ -214,7 +219,7 @@ def lag_by_client(results: list[dict[str, Any]], edits: list[tuple[int, int]]) -
                 "attached": r["attached"],
                 "first_third_p50_ms": None if e is None else round(e, 2),
                 "last_third_p50_ms": None if la is None else round(la, 2),
-                "grows": e is not None and la is not None and la > 1.5 * e + 1.0,
+                "grows": e is not None and la is not None and la > 1.5 * e + GROWTH_MS,
             }
         )
     return out
@@ -282,6 +287,19 @@ async def measure(daemon: DaemonProcess, home: Path, cwd: Path, work: Path, size
         "latency_ms_p50": round(statistics.median(latencies), 2),
         "latency_ms_p99": round(percentile(latencies, 0.99), 2),
         "latency_ms_max": round(max(latencies), 2),
+        "latency_ms_p99_outside_edits": round(
+            percentile(
+                [
+                    lat / 1000
+                    for r in results
+                    for lat, t in zip(r["latency_us"], r["received_ns"], strict=True)
+                    if not any(a <= t <= b for a, b in edit_spans)
+                ]
+                or [0.0],
+                0.99,
+            ),
+            2,
+        ),
         "worst_client_p99_ms": round(
             max(percentile([x / 1000 for x in r["latency_us"]], 0.99) for r in results), 2
         ),
@@ -310,8 +328,9 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
             out[key] = value
         else:
             out[key] = round(statistics.median(values), 2)
-    for key in ("latency_ms_p99", "latency_ms_max", "lag_grows", "templates_live"):
+    for key in ("latency_ms_p99", "latency_ms_p99_outside_edits", "lag_grows", "templates_live"):
         out[f"{key}_by_run"] = [r[key] for r in runs]
+    out["lag_by_client_by_run"] = [r["lag_by_client"] for r in runs]
     return out
 
 
@@ -339,6 +358,8 @@ def main() -> None:
     result = medians([asyncio.run(main_async(size)) for _ in range(args.runs)])
     marks = verdicts(result)
     for key, value in result.items():
+        if key == "lag_by_client_by_run":
+            continue
         if key == "lag_by_client":
             for n, lag in enumerate(value):
                 grows = "  GROWS" if lag["grows"] else ""
