@@ -128,8 +128,8 @@ class Template:
             raise TemplateGone(*exc.args) from None
         child = ForkedChild(answer["pid"], *await pipe_streams(stdin_w, stdout_r, stderr_r))
         self.children[child.pid] = child
-        if not self.alive:  # the template died between its answer and here
-            child.watch()
+        if not self.alive and (self._leaving is None or self._leaving.done()):
+            self._let_children_go()  # the template died (or left) between its answer and here
         return child
 
     def retire(self) -> None:
