@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,19 @@ async def test_default_chunk_is_twelve_characters(tmp_path: Path) -> None:
     p = provider(tmp_path, {"steps": [{"blocks": [{"type": "text", "text": "x" * 30}]}]})
     deltas = [e for e in await play(p, request(user("go"))) if isinstance(e, TextDelta)]
     assert [len(d.text) for d in deltas] == [12, 12, 6]
+
+
+async def test_a_stamped_block_starts_each_piece_with_the_monotonic_clock(tmp_path: Path) -> None:
+    """Checks ``stamp``: each piece of a stamped text block is ``<monotonic ns>|<piece>``, the clock
+    read as the piece is handed over (between the call's start and its end), never going back."""
+    block = {"type": "text", "text": "abcdefg", "stamp": True}
+    p = provider(tmp_path, {"steps": [{"chunk": 3, "blocks": [block]}]})
+    before = time.monotonic_ns()
+    deltas = [e for e in await play(p, request(user("go"))) if isinstance(e, TextDelta)]
+    after = time.monotonic_ns()
+    stamps = [int(d.text.split("|", 1)[0]) for d in deltas]
+    assert [d.text.split("|", 1)[1] for d in deltas] == ["abc", "def", "g"]
+    assert before <= stamps[0] <= stamps[1] <= stamps[2] <= after
 
 
 async def test_tool_calls_stream_their_args_as_json_text(tmp_path: Path) -> None:

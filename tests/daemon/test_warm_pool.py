@@ -123,24 +123,79 @@ async def test_a_forked_runtime_is_what_a_spawned_one_is(tmp_path, project):
 
 
 async def test_a_config_change_rebuilds_the_template(daemon_factory, home, project):
-    """A changed config.toml retires the template: the next runtime comes from a new one, while the
-    old one stays until the runtime it forked has exited (it reaps it), then goes."""
-    daemon = await daemon_factory([text_step("hi")], loop=True)
+    """A changed config.toml retires the template: the next runtime comes from a new one, and the
+    old one exits at once — its memory is not kept for the life of its runtimes, which live on as
+    the daemon's own children: they still answer, a clean stop is still seen as one, and a crash
+    still comes with its status (agent_exited, exit code -9 for a SIGKILL)."""
+    daemon = await daemon_factory([text_step("still here")], loop=True)
     client = await daemon.unix()
     first = await create_agent(client, project)
-    (first_pid,) = runtime_pids(home)
-    old_template = _ppid(first_pid)
+    second = await create_agent(client, project)
+    await attach(client, first)
+    await attach(client, second)
+    old_pids = runtime_pids(home)
+    old_template = _ppid(old_pids[0])
     assert templates_of(daemon) == [old_template]
     config = home / "config.toml"
     config.write_text(config.read_text() + "\n# a change\n")
     await create_agent(client, project)
-    second_pid = next(pid for pid in runtime_pids(home) if pid != first_pid)
-    new_template = _ppid(second_pid)
+    (third_pid,) = (pid for pid in runtime_pids(home) if pid not in old_pids)
+    new_template = _ppid(third_pid)
     assert new_template != old_template
-    assert sorted(templates_of(daemon)) == sorted([old_template, new_template]), "the old one waits"
-    await client.request({"type": "agent.terminate", "id": "t", "agent_id": first})
     await _gone(old_template)
-    assert templates_of(daemon) == [new_template]
+    assert templates_of(daemon) == [new_template], "the old template left while its runtimes run"
+    assert [_ppid(pid) for pid in old_pids] == [daemon.proc.pid] * 2, "the daemon adopted them"
+    await client.send({"type": "prompt", "id": "p", "agent_id": first, "message": "hello?"})
+    done = await client.until(
+        lambda m: (
+            m.get("type") == "message_complete"
+            and m.get("agent_id") == first
+            and m["message"]["role"] == "assistant"
+        )
+    )
+    assert done[-1]["message"]["content"][0]["text"] == "still here"
+    await client.idle(agent_id=first)
+    first_pid, second_pid = (_runtime_of(a) for a in (first, second))
+    os.kill(second_pid, signal.SIGKILL)
+    exited = await client.until(lambda m: m.get("type") == "agent_exited" and m.get("agent_id") == second)
+    assert exited[-1]["exit_code"] == -signal.SIGKILL, "its status came back from the adopted child"
+    await client.send({"type": "agent.terminate", "id": "t", "agent_id": first})
+    await client.until(
+        lambda m: (
+            m.get("type") == "agent_status_changed"
+            and m.get("agent_id") == first
+            and m.get("runtime_state") == "stopped"
+        )
+    )
+    await _gone(first_pid)
+    assert runtime_pids(home) == [third_pid]
+    assert _zombies_of(daemon.proc.pid) == [], "every adopted runtime was reaped"
+
+
+def _runtime_of(agent_id: str) -> int:
+    """The live runtime whose command line names ``agent_id``."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = _cmdline(int(entry.name))
+            except OSError:
+                continue
+            if "--agent-id" in argv and argv[argv.index("--agent-id") + 1] == agent_id:
+                return int(entry.name)
+    raise AssertionError(f"no runtime of {agent_id}")
+
+
+def _zombies_of(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == "Z" and int(fields[1]) == parent:
+                found.append(int(entry.name))
+    return found
 
 
 async def test_a_template_that_dies_is_replaced_and_its_runtimes_go_on(daemon_factory, home, project):

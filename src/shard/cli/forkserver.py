@@ -21,7 +21,9 @@ fork copies nothing it should not. It turns non-dumpable before anything else an
 a tracer is already attached: a key pipe passes through it, and a process of the user that could
 trace it would follow the next fork (``PTRACE_O_TRACEFORK``) and read the child's key. Its children
 are born non-dumpable (a fork keeps the flag) and stay so until they ``exec`` a tool. When the
-daemon's end closes, the template exits; its children live on and end when their own stdin does.
+daemon's end closes — or the daemon shuts its writing side: it retired the template — the template
+reports the children it has reaped and exits; its children live on (a retiring daemon adopts them:
+it is a child subreaper while a template leaves) and end when their own stdin does.
 """
 
 from __future__ import annotations
@@ -77,8 +79,9 @@ def main(argv: list[str]) -> int:
                 continue
             except OSError:
                 data = b""
-            if not data:
-                return 0  # the daemon is gone (or let this template go): its children live on
+            if not data:  # the daemon is gone, or retired this template: its children live on
+                _reap(control, children)  # told what it has reaped; the rest go to the daemon (or init)
+                return 0
             fds = _received_fds(ancdata)
             try:
                 request = json.loads(data)
@@ -246,4 +249,6 @@ def _retitle(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stderr.flush()
+    os._exit(code)  # no interpreter teardown: a second of a core for nothing, while runtimes stream

@@ -2,15 +2,19 @@
 forked by the warm-runtime template (``warm_pool.py``). :class:`RuntimeProcess` speaks to either
 through the same few members: ``pid``, the three pipes, ``finished``, ``returncode`` and ``wait()``.
 
-A forked child is not the daemon's own child, so its exit comes from the template that reaped it;
-when the template itself dies first, a pidfd tells that the child ended (its status is then
-unknown: ``returncode`` stays None with ``finished`` set).
+A forked child is the template's child, so its exit comes from the template that reaped it — until
+the template leaves. A retired template exits at once (it would otherwise keep its memory for as long
+as its runtimes live), and while it does the daemon is a child subreaper (:class:`Subreaper`): the
+runtimes still running become the daemon's own children, and a pidfd tells their end, with their
+status. A child of a template that died unexpectedly goes to init instead: the pidfd still tells
+that it ended, its status is then unknown (``returncode`` stays None with ``finished`` set).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 from typing import Protocol
 
@@ -113,7 +117,8 @@ class ForkedChild:
             self._ended.set_result(None)
 
     def watch(self) -> None:
-        """The template is gone: learn of this child's end from a pidfd instead."""
+        """The template is gone: learn of this child's end from a pidfd instead — and reap it, with
+        its status, when the daemon adopted it."""
         if self.finished or self._pidfd is not None:
             return
         try:
@@ -121,7 +126,18 @@ class ForkedChild:
         except OSError:  # already gone (and reaped by whoever adopted it)
             self.exited(None)
             return
-        asyncio.get_running_loop().add_reader(self._pidfd, self.exited, None)
+        asyncio.get_running_loop().add_reader(self._pidfd, self._ended_now)
+
+    def _ended_now(self) -> None:
+        assert self._pidfd is not None
+        try:  # a pidfd is readable once its process has exited
+            info = os.waitid(os.P_PIDFD, self._pidfd, os.WEXITED | os.WNOHANG)
+        except ChildProcessError:  # not the daemon's child: whoever adopted it has its status
+            info = None
+        if info is None:
+            self.exited(None)
+        else:
+            self.exited(info.si_status if info.si_code == os.CLD_EXITED else -info.si_status)
 
     def _stop_watching(self) -> None:
         if self._pidfd is not None:
@@ -129,6 +145,33 @@ class ForkedChild:
                 asyncio.get_running_loop().remove_reader(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
+
+
+class Subreaper:
+    """Makes the daemon a child subreaper (``PR_SET_CHILD_SUBREAPER``) while anyone holds it: a
+    process below it whose parent exits then becomes the daemon's child instead of init's. Held only
+    while a retired template leaves, so that its runtimes come to the daemon; at other times an
+    orphan (a tool's background process whose runtime ended) goes to init as before, and is no
+    zombie of the daemon's for nobody to reap."""
+
+    _PR_SET_CHILD_SUBREAPER = 36
+
+    def __init__(self) -> None:
+        self._holds = 0
+
+    def hold(self) -> None:
+        self._holds += 1
+        if self._holds == 1:
+            self._set(1)
+
+    def release(self) -> None:
+        self._holds -= 1
+        if self._holds == 0:
+            self._set(0)
+
+    def _set(self, on: int) -> None:
+        with contextlib.suppress(OSError, AttributeError):  # elsewhere than Linux: children go to init
+            ctypes.CDLL(None, use_errno=True).prctl(self._PR_SET_CHILD_SUBREAPER, on, 0, 0, 0)
 
 
 async def pipe_streams(

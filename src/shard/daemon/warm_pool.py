@@ -4,8 +4,10 @@ A new ``shard agent --stdio`` costs an interpreter start and ~1 s of imports; a 
 (``shard.cli.forkserver``) has them all already, so it reaches ``hello`` in a few milliseconds. The
 pool keeps one template per configuration: before each launch it compares a fingerprint of what
 decides the template's imports (``config.toml``'s identity and the provider keys the daemon holds);
-when that changed, the template is retired and a new one built. A retired template lives until its
-last child has exited (it is the one that reaps them), then its socket closes and it exits.
+when that changed, the template is retired and a new one built. A retired template reports the
+children it has reaped and exits at once — it would otherwise keep its 40-odd MB for as long as its
+runtimes live; the runtimes still running become the daemon's children (``children.Subreaper``),
+whose ends, with their status, pidfds tell.
 
 Whenever no template can serve — it is still importing past the wait, it died, it failed three times
 in a row, or the pool is off — the runtime is spawned as before: warm starts only ever make a start
@@ -26,9 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shard.daemon.children import Child, ForkedChild, pipe_streams, spawn
+from shard.daemon.children import Child, ForkedChild, Subreaper, pipe_streams, spawn
 
 READY_TIMEOUT = 60.0
+LEAVE_TIMEOUT = 10.0  # a retired template that has not exited by then is killed
 _MAX_FAILURES = 3
 Fingerprint = tuple[object, ...]
 
@@ -40,9 +43,16 @@ class TemplateGone(Exception):
 class Template:
     """One template process and the daemon's end of its control socket."""
 
-    def __init__(self, fingerprint: Fingerprint, on_gone: Callable[[Template], None]) -> None:
+    def __init__(
+        self,
+        fingerprint: Fingerprint,
+        on_gone: Callable[[Template], None],
+        subreaper: Subreaper | None = None,
+    ) -> None:
         self.fingerprint = fingerprint
         self.retired = False
+        self._subreaper = subreaper or Subreaper()
+        self._leaving: asyncio.Future[None] | None = None  # retired, exiting; its children adopted after
         self.children: dict[int, ForkedChild] = {}
         self.proc: asyncio.subprocess.Process | None = None
         self._on_gone = on_gone
@@ -50,6 +60,7 @@ class Template:
         self._ready: asyncio.Future[None] = self._loop.create_future()
         self._replies: deque[asyncio.Future[dict[str, Any]]] = deque()
         self._sock: socket.socket | None = None
+        self._gone_told = False
 
     async def start(self, env: dict[str, str], key_names: list[str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -117,15 +128,44 @@ class Template:
             raise TemplateGone(*exc.args) from None
         child = ForkedChild(answer["pid"], *await pipe_streams(stdin_w, stdout_r, stderr_r))
         self.children[child.pid] = child
-        if not self.alive:  # the template died between its answer and here
-            child.watch()
+        if not self.alive and (self._leaving is None or self._leaving.done()):
+            self._let_children_go()  # the template died (or left) between its answer and here
         return child
 
     def retire(self) -> None:
-        """No new children; the template goes once the ones it reaps have all exited."""
+        """No new children, and the template goes now: told by its socket's write side shut, it
+        reports the children it has reaped and exits. While it does, the daemon is a subreaper, so
+        the runtimes still running become the daemon's children; once the template has exited, a
+        pidfd watches each (``ForkedChild.watch``): their ends, with their status, are seen as
+        before. Not earlier: a child that ends while the template exits is reparented only once the
+        template is gone."""
+        if self.retired:
+            return
         self.retired = True
-        if not self.children:
+        if (not self.children and not self._replies) or self._sock is None or self.proc is None:
             self.close()
+            return
+        self._subreaper.hold()
+        try:
+            self._sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._subreaper.release()
+            self.close()
+            return
+        self._leaving = asyncio.ensure_future(self._leave(self.proc))
+
+    async def _leave(self, proc: asyncio.subprocess.Process) -> None:
+        try:
+            try:
+                await asyncio.wait_for(proc.wait(), LEAVE_TIMEOUT)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        finally:
+            self._subreaper.release()
+            self._gone()
+            self._let_children_go()
 
     def close(self) -> None:
         """Let the template go (its children live on; their ends are told by pidfds)."""
@@ -161,8 +201,6 @@ class Template:
             child = self.children.pop(message["exit"], None)
             if child is not None:
                 child.exited(message.get("code"))
-            if self.retired and not self.children:
-                self.close()
         elif self._replies:
             self._replies.popleft().set_result(message)
 
@@ -177,10 +215,16 @@ class Template:
             self._ready.exception()  # retrieved: a template that never came up is not an error
         while self._replies:
             self._replies.popleft().set_exception(TemplateGone())
+        if self._leaving is None:  # a leaving template's children are watched once it has exited
+            self._let_children_go()
+        if not self._gone_told:
+            self._gone_told = True
+            self._on_gone(self)
+
+    def _let_children_go(self) -> None:
         for child in self.children.values():
             child.watch()
         self.children.clear()
-        self._on_gone(self)
 
 
 class WarmPool:
@@ -201,6 +245,7 @@ class WarmPool:
         self._key_names = key_names
         self._ready_timeout = ready_timeout
         self._current: Template | None = None
+        self._subreaper = Subreaper()
         self._failures = 0
         self._closed = False
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -249,7 +294,7 @@ class WarmPool:
             return current
         if current is not None:
             current.retire()
-        template = Template(fingerprint, self._gone)
+        template = Template(fingerprint, self._gone, self._subreaper)
         self._current = template
         task = asyncio.ensure_future(self._start(template))
         self._tasks.add(task)

@@ -27,7 +27,10 @@ session already holds (compaction does not change it), so a restored session con
 stopped and the same history always gets the same answer. Past the last step the call fails, unless
 ``loop`` is true. Within a step, text and thinking are streamed ``chunk`` characters at a time (tool
 arguments likewise, as JSON text), ``delay_ms`` apart; ``pause`` waits; ``stall`` keeps the stream
-open until it is cancelled; ``error`` fails the call after the blocks. ``usage`` defaults to an
+open until it is cancelled; ``error`` fails the call after the blocks. A text block with ``"stamp":
+true`` starts each piece with the system's monotonic clock in nanoseconds and ``|`` (taken as the
+piece is handed to the runtime), so a benchmark can tell how long the piece took to reach a client
+on the same machine (``bench/scale.py``). ``usage`` defaults to an
 estimate of 4 characters a token of the request (system prompt, messages and tool schemas, as a
 server counts them). If the provider entry has ``record``, every request is appended
 there as one JSON line. Summary requests (compaction) answer with the script's ``summary`` text (or
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -134,8 +138,11 @@ class ScriptedProvider:
                 continue
             text = str(block.get("text", ""))
             output_chars += len(text)
+            stamp = kind == "text" and block.get("stamp") is True
             for piece in _pieces(text, chunk):
                 await _pace(delay)
+                if stamp:
+                    piece = f"{time.monotonic_ns()}|{piece}"
                 yield TextDelta(piece) if kind == "text" else ThinkingDelta(piece)
         if step.get("stall"):
             await asyncio.Event().wait()
