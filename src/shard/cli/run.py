@@ -179,8 +179,8 @@ def _start_sdk_import(prepared: Any) -> None:
     import importlib
     import threading
 
-    name = {"anthropic": "anthropic", "openai": "openai"}.get(
-        prepared.model.provider.kind if prepared.model else ""
-    )
+    from shard.agent.providers.sdk import sdk_for
+
+    name = sdk_for(prepared.model) if prepared.model else None
     if name is not None:
         threading.Thread(target=importlib.import_module, args=(name,), daemon=True).start()

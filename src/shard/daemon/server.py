@@ -23,8 +23,10 @@ import sys
 from pathlib import Path
 
 from shard._home import write_private
+from shard._trace import mark
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
+from shard.daemon.early_template import EarlyTemplate
 from shard.daemon.http import HttpFront, Route
 from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
@@ -59,6 +61,7 @@ async def run(
     fallback_model: str | None = None,
     jobs: JobSettings | None = None,
     warm_pool: bool = True,
+    early_template: EarlyTemplate | None = None,
 ) -> int:
     sock = home / "daemon.sock"
     try:
@@ -73,6 +76,7 @@ async def run(
         fallback_model=fallback_model,
         jobs=jobs,
         warm_pool=warm_pool,
+        early_template=early_template,
     )
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None
@@ -114,6 +118,7 @@ async def run(
         else:
             print(f"shard daemon: the web client: {web.base_url(bound)}/", flush=True)
         print(f"shard daemon: ws://{where}/ws and {sock}", flush=True)
+        mark("daemon: listening")
         daemon.started()
         await daemon.stopped.wait()
     finally:
