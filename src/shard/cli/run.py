@@ -157,8 +157,9 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
         allowances,
         window.said if window else None,
     )
-    sink(runtime.hello())
-    sink(runtime.sync())
+    if args.json:  # the text printer shows neither: their models need not be built before the request
+        sink(runtime.hello())
+        sink(runtime.sync())
     runtime.start_background_work()
     await runtime.handle(orjson.dumps({"type": "prompt", "id": "run", "message": args.prompt}))
     await runtime.wait_idle()

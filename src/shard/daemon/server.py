@@ -102,6 +102,7 @@ async def run(
             raise StartError(f"cannot listen on {web.bind}:{port}: {exc.strerror or exc}") from None
         bound = http_server.sockets[0].getsockname()[1]
         front.port = auth.port = bound
+        mark("daemon: listening")
         write_private(info, json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}).encode())
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -118,7 +119,6 @@ async def run(
         else:
             print(f"shard daemon: the web client: {web.base_url(bound)}/", flush=True)
         print(f"shard daemon: ws://{where}/ws and {sock}", flush=True)
-        mark("daemon: listening")
         daemon.started()
         await daemon.stopped.wait()
     finally:

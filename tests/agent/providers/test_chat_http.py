@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shard.agent.catalog import ModelEntry
-from shard.agent.providers import chat_http
+from shard.agent.providers import chat_http, sse
 from shard.agent.providers.base import Stop, TextDelta
 from shard.agent.providers.openai import OpenAIProvider
 from shard.agent.providers.sdk import sdk_for
@@ -78,7 +78,7 @@ def test_the_sdk_is_named_only_where_one_is_used(entry: ModelEntry, monkeypatch:
 
 def test_lines_split_anywhere_read_as_the_sdk_reads_them():
     """SSE lines end at \\r\\n, \\n or \\r, and a \\r\\n split between two chunks is one line end."""
-    lines = chat_http._Lines()
+    lines = sse._Lines()
     got = lines.feed(b"data: a\r") + lines.feed(b"\ndata: b\rdata: c\n\nda") + lines.feed(b"ta: d\r")
     assert got == ["data: a", "data: b", "data: c", ""]
     assert lines.finish() == ["data: d"]

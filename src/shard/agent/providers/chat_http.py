@@ -4,10 +4,9 @@ The ``openai`` SDK costs a one-shot run about 40 % of its CPU before the first r
 httpx, httpcore, anyio and ~400 modules of its own). For a server on a plain ``http://`` base URL
 (Ollama, llama.cpp, vLLM, LM Studio, a proxy on the machine) the request needs nothing the SDK alone
 provides, so :class:`ChatHttp` sends it itself: the same request line, headers and JSON body the
-SDK sends (``test_chat_http.py`` compares the two at one server), and it reads the reply as the
-SDK's ``AsyncStream`` does — SSE events until ``[DONE]``, an ``error`` member in an event raised as
-the SDK raises it — so :class:`~shard.agent.providers.openai.OpenAIFold` and ``errors.translate``
-see the same things and say the same words.
+SDK sends (``test_chat_http.py`` compares the two at one server), and the reply is read as the
+SDK's ``AsyncStream`` reads it (``sse.py``), so ``OpenAIFold`` and ``errors.translate`` see the same
+things and say the same words.
 
 :func:`goes_direct` decides (pure but for the environment it is given): an ``http://`` base URL
 without user, query or fragment, and none of the variables that would make the SDK's request differ
@@ -16,8 +15,8 @@ without user, query or fragment, and none of the variables that would make the S
 
 Failures are raised as the SDK's are named (``errors.translate`` reads names and attributes, not
 classes): :class:`APIStatusError` with ``status_code``, ``body`` and the response's headers,
-:class:`APIError` for an error inside the stream, :class:`APIConnectionError` and
-:class:`APITimeoutError` chained to the transport's own error.
+:class:`APIConnectionError` and :class:`APITimeoutError` chained to the transport's own error (and
+``sse.APIError`` for an error inside the stream).
 """
 
 from __future__ import annotations
@@ -126,15 +125,6 @@ def _arch() -> str:
     if sys.maxsize <= 2**32:
         return "x32"
     return f"other:{machine}" if machine else "unknown"
-
-
-class APIError(Exception):
-    """An error the server sent inside a 200 stream (the SDK's ``APIError``)."""
-
-    def __init__(self, message: str, body: object) -> None:
-        super().__init__(message)
-        self.message = message
-        self.body = body
 
 
 class APIStatusError(Exception):
@@ -388,90 +378,3 @@ def _status_error(response: Response, text: str) -> APIStatusError:
             message += f" - {said}"
     data = body.get("error", body) if isinstance(body, dict) else body
     return APIStatusError(message, response.status_code, data, response)
-
-
-async def events(response: Response) -> AsyncIterator[dict[str, Any] | list[Any] | object]:
-    """The stream's JSON events until ``[DONE]``, as ``openai.AsyncStream`` reads them: an event
-    whose JSON has an ``error`` member is raised as :class:`APIError`."""
-    lines = _Lines()
-    event = _Event()
-    chunks = response.aiter_bytes()
-    async for chunk in chunks:
-        for line in lines.feed(chunk):
-            data = event.line(line)
-            if data is None:
-                continue
-            if data.startswith("[DONE]"):
-                with contextlib.suppress(APIConnectionError):
-                    async for _ in chunks:  # the rest, so that the connection can be used again
-                        pass
-                return
-            yield _checked(json.loads(data))
-    for line in lines.finish():
-        data = event.line(line)
-        if data is not None:
-            if data.startswith("[DONE]"):
-                return
-            yield _checked(json.loads(data))
-
-
-def _checked(data: object) -> object:
-    if isinstance(data, dict) and data.get("error"):
-        error = data.get("error")
-        message = error.get("message") if isinstance(error, dict) else None
-        if not message or not isinstance(message, str):
-            message = "An error occurred during streaming"
-        raise APIError(message, data["error"])
-    return data
-
-
-class _Lines:
-    """Bytes → lines split at ``\\r\\n``, ``\\n`` or ``\\r`` (the SDK's ``_SSELineDecoder``)."""
-
-    def __init__(self) -> None:
-        self._buffer = b""
-
-    def feed(self, chunk: bytes) -> list[str]:
-        data = self._buffer + chunk
-        held = data.endswith(b"\r")  # perhaps the first half of a \r\n: decided by the next chunk
-        if held:
-            data = data[:-1]
-        *lines, rest = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        self._buffer = rest + b"\r" if held else rest
-        return [line.decode("utf-8") for line in lines]
-
-    def finish(self) -> list[str]:
-        rest, self._buffer = self._buffer, b""
-        return [line.decode("utf-8") for line in rest.replace(b"\r", b"\n").split(b"\n")[:1] if line]
-
-
-class _Event:
-    """SSE fields → the data of each dispatched event (the SDK's ``SSEDecoder.decode``)."""
-
-    def __init__(self) -> None:
-        self._event: str | None = None
-        self._data: list[str] = []
-        self._id: str | None = None
-        self._retry: int | None = None
-
-    def line(self, line: str) -> str | None:
-        if not line:
-            if not self._event and not self._data and not self._id and self._retry is None:
-                return None
-            data = "\n".join(self._data)
-            self._event, self._data, self._retry = None, [], None
-            return data
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            self._event = value
-        elif name == "data":
-            self._data.append(value)
-        elif name == "id" and "\0" not in value:
-            self._id = value
-        elif name == "retry":
-            with contextlib.suppress(ValueError):
-                self._retry = int(value)
-        return None

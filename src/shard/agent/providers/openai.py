@@ -27,7 +27,7 @@ import orjson
 
 from shard._trace import mark
 from shard.agent.catalog import ModelEntry
-from shard.agent.providers import chat_http
+from shard.agent.providers import chat_http, sse
 from shard.agent.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -124,7 +124,7 @@ class OpenAIProvider(SdkProvider):
                 for out in self._whole(fold, await response.aread()):
                     yield out
             else:
-                async for data in chat_http.events(response):
+                async for data in sse.events(response):
                     for out in fold.feed(attrs(data)):
                         yield out
         finally:
