@@ -10,8 +10,9 @@ The daemon starts it as ``python -m shard.cli.forkserver FD KEY_NAMES PADDING`` 
   the child's stdin, stdout and stderr (and, when there are provider keys, the read end of the key
   pipe) attached as ``SCM_RIGHTS``; the template answers ``{"pid": N}`` or ``{"error": "..."}``,
   in request order.
-* template → daemon: ``{"ready": true}`` once its imports are done, and ``{"exit": PID, "code": C}``
-  when it has reaped a child (``C`` as asyncio reports it: negative for a signal).
+* template → daemon: ``{"ready": true}`` once a runtime can serve (the rest of the warming is done
+  between requests, :func:`_preload`), and ``{"exit": PID, "code": C}`` when it has reaped a child
+  (``C`` as asyncio reports it: negative for a signal).
 
 The child is made exactly what a spawned runtime is: its own session (``setsid``), those three pipes
 as fds 0-2, the key pipe (if any) as fd 3 named by ``SHARD_SECRETS_FD``, no other descriptor, the

@@ -3,7 +3,8 @@
 ``anthropic`` and ``openai`` take 0.3 to 3 s to import. Nothing imports them at start-up: a provider
 loads its SDK on a worker thread the first time it streams, and a runtime asks for its configured
 provider's SDK in the background right after ``sync`` (:func:`preload`), so the first prompt a person
-types rarely waits for it and ``hello``/``sync`` never do.
+types rarely waits for it and ``hello``/``sync`` never do. An ``openai`` server on a plain-http base
+URL needs none (``chat_http``): :func:`sdk_for` says which SDK a model's calls go through.
 """
 
 from __future__ import annotations
