@@ -133,7 +133,7 @@ class ModelSelection:
         """Begin importing the active provider's SDK so the first prompt need not wait, and begin
         learning its window (in a running loop)."""
         if self.model is not None and self._problem is None:
-            preload(self.model.provider.kind)
+            preload(self.model)
             self._begin_learning(self.model)
 
     # --- commands -----------------------------------------------------------------------------
@@ -162,7 +162,7 @@ class ModelSelection:
         self.model, self.reasoning = entry, reasoning
         self._next = (entry, provider)
         self._problem = None
-        preload(entry.provider.kind)
+        preload(entry)
         self._begin_learning(entry)
         self._emit(
             ModelChanged(previous=result.previous, active=result.active, capabilities=self.capabilities())

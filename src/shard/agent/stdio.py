@@ -25,6 +25,7 @@ import stat
 import sys
 import threading
 
+from shard._trace import mark
 from shard.agent.boot import Prepared
 from shard.agent.mcp.host import McpHost
 from shard.agent.runtime import Runtime
@@ -137,6 +138,7 @@ async def serve(prepared: Prepared) -> int:
         await out.finish()
         return 3
     runtime.start_background_work()  # sync already went out in phase A
+    mark("agent: serving")
 
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from shard._trace import mark
 from shard.agent.boot import AgentOptions, StartupError, error_line, hello_line, prepare, sync_line, write_all
 from shard.protocol.errors import ErrorCode, ShardError
 
@@ -41,6 +42,7 @@ def main_agent(args: argparse.Namespace) -> int:
         print(f"shard: {exc.message}", file=sys.stderr)
         return EXIT_SESSION
     write_all(1, hello_line(prepared.model, prepared.config) + sync_line(prepared))
+    mark("agent: sync")
 
     from shard.agent.stdio import run
 

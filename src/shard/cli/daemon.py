@@ -8,24 +8,23 @@ Tool extensions are imported by the runtimes (from the agent's working directory
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shard import _secrets
 from shard._home import HomeError, prepare_home
+from shard._trace import mark
 from shard.agent.catalog import BUILTIN_KEY_VARIABLES, DEMO_MODEL, ModelCatalog, key_variables
 from shard.agent.config import Config, ConfigError, load_config, shard_home
 
 if TYPE_CHECKING:
     from shard.daemon.catalog import Catalog
+    from shard.daemon.early_template import EarlyTemplate
     from shard.daemon.jobs.settings import Catalogs, Definitions, JobSettings
 
 
 def main_daemon(args: argparse.Namespace) -> int:
-    from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-    from shard.daemon.server import StartError, run
     from shard.daemon.web.config import WebConfigError, WebFlags, plan
 
     try:  # before anything else: an unsafe remote configuration never gets as far as listening
@@ -65,6 +64,15 @@ def main_daemon(args: argparse.Namespace) -> int:
         print(f"shard daemon: {_no_default(config)}", file=sys.stderr)
     if notice is not None:
         print(f"shard daemon: {notice}", file=sys.stderr)
+    warm_pool = config.warm_start and not args.cold_start
+    early = _early_template(home) if warm_pool else None
+    # the daemon's own imports (the broker, the protocol, the web front) while the template imports
+    import asyncio
+
+    from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
+    from shard.daemon.server import StartError, run
+
+    mark("daemon: imports")
     try:
         return asyncio.run(
             run(
@@ -79,12 +87,25 @@ def main_daemon(args: argparse.Namespace) -> int:
                 ticket_ttl=args.ws_ticket_ttl,
                 fallback_model=fallback_model,
                 jobs=job_settings(home, config, args.run_timeout),
-                warm_pool=config.warm_start and not args.cold_start,
+                warm_pool=warm_pool,
+                early_template=early,
             )
         )
     except StartError as exc:
         print(f"shard daemon: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if early is not None:
+            early.close()  # adopted (then its socket is closed already) or never used
+
+
+def _early_template(home: Path) -> EarlyTemplate | None:
+    """The warm template, started now: it imports on the other core while the daemon imports its
+    own modules, rather than after them (``early_template``)."""
+    from shard.daemon.early_template import runtime_env, start_early
+
+    mark("daemon: template")
+    return start_early(runtime_env(home, home / "daemon.sock"), sorted(_secrets.held()))
 
 
 def _no_default(config: Config) -> str:

@@ -10,8 +10,9 @@ The daemon starts it as ``python -m shard.cli.forkserver FD KEY_NAMES PADDING`` 
   the child's stdin, stdout and stderr (and, when there are provider keys, the read end of the key
   pipe) attached as ``SCM_RIGHTS``; the template answers ``{"pid": N}`` or ``{"error": "..."}``,
   in request order.
-* template → daemon: ``{"ready": true}`` once its imports are done, and ``{"exit": PID, "code": C}``
-  when it has reaped a child (``C`` as asyncio reports it: negative for a signal).
+* template → daemon: ``{"ready": true}`` once a runtime can serve (the rest of the warming is done
+  between requests, :func:`_preload`), and ``{"exit": PID, "code": C}`` when it has reaped a child
+  (``C`` as asyncio reports it: negative for a signal).
 
 The child is made exactly what a spawned runtime is: its own session (``setsid``), those three pipes
 as fds 0-2, the key pipe (if any) as fd 3 named by ``SHARD_SECRETS_FD``, no other descriptor, the
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -38,9 +40,11 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from shard import _secrets
+from shard._trace import mark
 
 _MAX_MESSAGE = 1 << 20
 _FDS = 4  # stdin, stdout, stderr and the key pipe
@@ -52,9 +56,10 @@ def main(argv: list[str]) -> int:
     if tracer:
         sys.stderr.write(f"shard: the runtime template is traced (by pid {tracer}); it serves no runtime\n")
         return 1
+    mark("template: start")
     control = socket.socket(fileno=int(argv[0]))
     held_keys = [name for name in (argv[1] if len(argv) > 1 else "").split(",") if name]
-    _preload(held_keys)
+    later = _preload(held_keys)
     wakeup_r, wakeup_w = os.pipe()
     os.set_blocking(wakeup_w, False)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # the wakeup fd is what tells the loop
@@ -62,12 +67,18 @@ def main(argv: list[str]) -> int:
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ, "control")
     selector.register(wakeup_r, selectors.EVENT_READ, "children")
-    gc.collect()
-    gc.freeze()  # what the template built stays out of the children's collections: fewer copied pages
+    _freeze()
     _send(control, {"ready": True})
+    mark("template: ready")
     children: set[int] = set()
     while True:
-        for key, _ in selector.select():
+        events = selector.select(0 if later else None)
+        if not events and later:
+            # Nothing to serve: one more step of warming (a request waits for one step at most).
+            later.pop(0)()
+            _freeze(collect=not later)
+            continue
+        for key, _ in events:
             if key.data == "children":
                 with contextlib.suppress(BlockingIOError):
                     os.read(wakeup_r, 512)
@@ -85,6 +96,7 @@ def main(argv: list[str]) -> int:
             fds = _received_fds(ancdata)
             try:
                 request = json.loads(data)
+                mark("template: fork")
                 pid = os.fork()
                 if pid == 0:
                     _become_runtime(request, fds, (control, selector, wakeup_r, wakeup_w))
@@ -98,11 +110,21 @@ def main(argv: list[str]) -> int:
             _send(control, reply)
 
 
-def _preload(held_keys: list[str]) -> None:
-    """Import what a runtime uses up to its first provider request, and the SDKs of the providers
-    this configuration can reach (a broken config preloads less: the runtime itself reports it)."""
-    import asyncio
+def _freeze(*, collect: bool = False) -> None:
+    """What the template built stays out of the children's collections: fewer copied pages. (The
+    one collection waits for the last step: it takes tens of milliseconds.)"""
+    if collect:
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
 
+
+def _preload(held_keys: list[str]) -> list[Callable[[], None]]:
+    """Import what a runtime serves with (before the template says it is ready: a fork then answers
+    its first prompt without importing anything for a plain-http server, ``chat_http``), and return
+    the steps that warm it further, taken between requests: building Shard's models, importing the
+    SDKs of the providers this configuration can reach that go through one, one failing call per
+    SDK (a broken config preloads less: the runtime itself reports it)."""
     import shard.agent.providers.anthropic
     import shard.agent.providers.openai
     import shard.agent.providers.scripted
@@ -110,54 +132,74 @@ def _preload(held_keys: list[str]) -> None:
     import shard.agent.stdio
     import shard.cli.agent
     import shard.cli.main  # noqa: F401
-    from shard.agent.providers.sdk import SDK_MODULES, import_now
+    from shard.agent.providers.sdk import sdk_for_provider
 
-    kinds: set[str] = set()
+    kinds: dict[str, str] = {}  # provider kind -> its SDK
     with contextlib.suppress(Exception):
         from shard.agent.catalog import builtin_api_providers
         from shard.agent.config import load_config, shard_home
 
         config = load_config(shard_home(None))
-        kinds = {p.kind for p in config.providers}
-        kinds |= {p.kind for p in builtin_api_providers(dict.fromkeys(held_keys, "held"))}
-    _build_models()
-    warm = []
-    for kind in sorted(kinds):
-        name = SDK_MODULES.get(kind)
-        if name is not None:
-            with contextlib.suppress(Exception):
-                import_now(name)  # recorded as loaded: the forked runtime never waits for it
-                warm.append(kind)
-    if warm:
-        asyncio.run(_warm_up(warm))
-    if threading.active_count() > 1:  # a fork copies no thread: say so rather than fork a half state
-        sys.stderr.write(f"shard: the runtime template holds {threading.active_count()} threads\n")
+        providers = [*config.providers, *builtin_api_providers(dict.fromkeys(held_keys, "held"))]
+        kinds = {p.kind: name for p in providers if (name := sdk_for_provider(p)) is not None}
+    mark("template: imports")
+    warm: list[str] = []
+    later: list[Callable[[], None]] = [functools.partial(_build, model) for model in _deferred_models()]
+    later += [functools.partial(_import_sdk, kind, name, warm) for kind, name in sorted(kinds.items())]
+    later.append(lambda: _warm_up(warm))
+    return later
 
 
-def _build_models() -> None:
-    """Build every Shard model a runtime may validate or serialize: they are deferred (built at first
-    use, which a spawned runtime pays once), so here they are built once for every fork."""
+def _import_sdk(kind: str, name: str, warm: list[str]) -> None:
+    from shard.agent.providers.sdk import import_now
+
+    with contextlib.suppress(Exception):
+        import_now(name)  # recorded as loaded: a runtime forked from now on never waits for it
+        warm.append(kind)
+    mark(f"template: {name}")
+
+
+def _deferred_models() -> list[Any]:
+    """Every Shard model a runtime may validate or serialize: they are deferred (built at first use,
+    which a spawned runtime pays once), so the template builds them once for every fork, one step
+    each (a request waits for one model's build at most)."""
     import pydantic
 
+    found = []
     pending = [pydantic.BaseModel]
     while pending:
         model = pending.pop()
         pending.extend(model.__subclasses__())
         if model.__module__.startswith("shard.") and not model.__pydantic_complete__:
-            with contextlib.suppress(Exception):
-                model.model_rebuild()
+            found.append(model)
+    return found
 
 
-async def _warm_up(kinds: list[str]) -> None:
-    """One failing call per SDK, so the first real one imports nothing more (``warm_up``)."""
+def _build(model: Any) -> None:
+    if not model.__pydantic_complete__:  # else built already, as another one's part
+        with contextlib.suppress(Exception):
+            model.model_rebuild()
+
+
+def _warm_up(kinds: list[str]) -> None:
+    """One failing call per SDK imported, so the first real one imports nothing more (``warm_up``)."""
+    import asyncio
+
     from shard.agent.providers.anthropic import AnthropicProvider
     from shard.agent.providers.openai import OpenAIProvider
     from shard.agent.providers.sdk_provider import warm_up
 
-    classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
-    for kind in kinds:
-        with contextlib.suppress(Exception):
-            await warm_up(classes[kind], kind)
+    async def calls() -> None:
+        classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+        for kind in kinds:
+            with contextlib.suppress(Exception):
+                await warm_up(classes[kind], kind)
+
+    if kinds:
+        asyncio.run(calls())
+        mark("template: warm-up")
+    if threading.active_count() > 1:  # a fork copies no thread: say so rather than fork a half state
+        sys.stderr.write(f"shard: the runtime template holds {threading.active_count()} threads\n")
 
 
 def _received_fds(ancdata: list[tuple[int, int, bytes]]) -> list[int]:

@@ -9,6 +9,7 @@ import os
 import sys
 from typing import NoReturn
 
+from shard._trace import mark
 from shard._version import __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.web.tickets import TICKET_TTL
@@ -271,6 +272,7 @@ def _input_cap(value: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    mark("main")
     args = build_parser().parse_args(argv)
     if args.command == "agent":
         from shard.cli.agent import main_agent

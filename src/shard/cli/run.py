@@ -157,8 +157,9 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
         allowances,
         window.said if window else None,
     )
-    sink(runtime.hello())
-    sink(runtime.sync())
+    if args.json:  # the text printer shows neither: their models need not be built before the request
+        sink(runtime.hello())
+        sink(runtime.sync())
     runtime.start_background_work()
     await runtime.handle(orjson.dumps({"type": "prompt", "id": "run", "message": args.prompt}))
     await runtime.wait_idle()
@@ -179,8 +180,8 @@ def _start_sdk_import(prepared: Any) -> None:
     import importlib
     import threading
 
-    name = {"anthropic": "anthropic", "openai": "openai"}.get(
-        prepared.model.provider.kind if prepared.model else ""
-    )
+    from shard.agent.providers.sdk import sdk_for
+
+    name = sdk_for(prepared.model) if prepared.model else None
     if name is not None:
         threading.Thread(target=importlib.import_module, args=(name,), daemon=True).start()

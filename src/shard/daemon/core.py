@@ -20,10 +20,12 @@ from typing import Any
 from shard import _secrets
 from shard._home import private_dirs, write_private
 from shard._provider_env import Holder
+from shard._trace import mark
 from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
 from shard.daemon.broker import Broker
 from shard.daemon.connection import Connection
+from shard.daemon.early_template import EarlyTemplate, runtime_env
 from shard.daemon.effects import (
     Broadcast,
     CancelTimer,
@@ -68,6 +70,7 @@ class Daemon:
         fallback_model: str | None = None,
         jobs: JobSettings | None = None,
         warm_pool: bool = True,
+        early_template: EarlyTemplate | None = None,
     ) -> None:
         self.home = home
         self.socket_path = socket_path
@@ -99,7 +102,11 @@ class Daemon:
         self._resumes: dict[Client, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         self.pool = WarmPool(
-            home / "config.toml", self._env, lambda: sorted(_secrets.held()), enabled=warm_pool
+            home / "config.toml",
+            self._env,
+            lambda: sorted(_secrets.held()),
+            enabled=warm_pool,
+            early=early_template,
         )
 
     # --- connections ----------------------------------------------------------------------------
@@ -124,6 +131,7 @@ class Daemon:
         client = self._clients.get(conn)
         if client is None:
             return
+        mark("daemon: record")
         self._perform(self.broker.receive(client, record))
         if client.waiting:
             waiter = asyncio.get_running_loop().create_future()
@@ -289,7 +297,4 @@ class Daemon:
 
     def _env(self, subagents: bool = True) -> dict[str, str]:
         """A runtime's environment; the daemon's socket in it is what offers the subagent tools."""
-        env = {**os.environ, "SHARD_HOME": str(self.home)}
-        if subagents:
-            env["SHARD_DAEMON_SOCKET"] = str(self.socket_path)
-        return env
+        return runtime_env(self.home, self.socket_path, subagents=subagents)

@@ -23,8 +23,10 @@ import sys
 from pathlib import Path
 
 from shard._home import write_private
+from shard._trace import mark
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
+from shard.daemon.early_template import EarlyTemplate
 from shard.daemon.http import HttpFront, Route
 from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
@@ -59,6 +61,7 @@ async def run(
     fallback_model: str | None = None,
     jobs: JobSettings | None = None,
     warm_pool: bool = True,
+    early_template: EarlyTemplate | None = None,
 ) -> int:
     sock = home / "daemon.sock"
     try:
@@ -73,6 +76,7 @@ async def run(
         fallback_model=fallback_model,
         jobs=jobs,
         warm_pool=warm_pool,
+        early_template=early_template,
     )
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None
@@ -98,6 +102,7 @@ async def run(
             raise StartError(f"cannot listen on {web.bind}:{port}: {exc.strerror or exc}") from None
         bound = http_server.sockets[0].getsockname()[1]
         front.port = auth.port = bound
+        mark("daemon: listening")
         write_private(info, json.dumps({"pid": os.getpid(), "port": bound, "socket": str(sock)}).encode())
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

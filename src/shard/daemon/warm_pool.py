@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import socket
+import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from shard.daemon.children import Child, ForkedChild, Subreaper, pipe_streams, spawn
+from shard.daemon.early_template import EarlyTemplate, template_argv
 
 READY_TIMEOUT = 60.0
 LEAVE_TIMEOUT = 10.0  # a retired template that has not exited by then is killed
@@ -54,7 +56,7 @@ class Template:
         self._subreaper = subreaper or Subreaper()
         self._leaving: asyncio.Future[None] | None = None  # retired, exiting; its children adopted after
         self.children: dict[int, ForkedChild] = {}
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: asyncio.subprocess.Process | subprocess.Popen[bytes] | None = None
         self._on_gone = on_gone
         self._loop = asyncio.get_running_loop()
         self._ready: asyncio.Future[None] = self._loop.create_future()
@@ -66,12 +68,7 @@ class Template:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "shard.cli.forkserver",
-                str(theirs.fileno()),
-                ",".join(key_names),
-                " " * 8192,  # room for each runtime's own command line (forkserver._retitle)
+                *template_argv(theirs.fileno(), key_names),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
                 env=env,
@@ -84,9 +81,14 @@ class Template:
             return
         finally:
             theirs.close()
-        ours.setblocking(False)
-        self._sock = ours
-        self._loop.add_reader(ours.fileno(), self._readable)
+        self.adopt(self.proc, ours)
+
+    def adopt(self, proc: asyncio.subprocess.Process | subprocess.Popen[bytes], sock: socket.socket) -> None:
+        """Serve through a template already started (``early_template``, or :meth:`start`)."""
+        self.proc = proc
+        sock.setblocking(False)
+        self._sock = sock
+        self._loop.add_reader(sock.fileno(), self._readable)
 
     async def ready(self, within: float) -> bool:
         try:
@@ -154,14 +156,14 @@ class Template:
             return
         self._leaving = asyncio.ensure_future(self._leave(self.proc))
 
-    async def _leave(self, proc: asyncio.subprocess.Process) -> None:
+    async def _leave(self, proc: asyncio.subprocess.Process | subprocess.Popen[bytes]) -> None:
         try:
             try:
-                await asyncio.wait_for(proc.wait(), LEAVE_TIMEOUT)
+                await asyncio.wait_for(self._exited(), LEAVE_TIMEOUT)
             except TimeoutError:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
-                await proc.wait()
+                await self._exited()
         finally:
             self._subreaper.release()
             self._gone()
@@ -175,7 +177,13 @@ class Template:
     async def wait_closed(self) -> None:
         """Close, and wait for the template process to exit."""
         self.close()
-        if self.proc is not None:
+        await self._exited()
+
+    async def _exited(self) -> None:
+        """Wait for the template process to exit (an early template is a ``Popen``: waited on a thread)."""
+        if isinstance(self.proc, subprocess.Popen):
+            await asyncio.to_thread(self.proc.wait)
+        elif self.proc is not None:
             await self.proc.wait()
 
     def _readable(self) -> None:
@@ -238,8 +246,10 @@ class WarmPool:
         *,
         enabled: bool = True,
         ready_timeout: float = READY_TIMEOUT,
+        early: EarlyTemplate | None = None,
     ) -> None:
         self.enabled = enabled
+        self._early = early  # started before the daemon's imports: the first template, once adopted
         self._config_path = config_path
         self._env = env
         self._key_names = key_names
@@ -260,9 +270,12 @@ class WarmPool:
         return (config, tuple(sorted(self._key_names())))
 
     def start(self) -> None:
-        """Build the first template in the background (at daemon start)."""
+        """Build the first template in the background (at daemon start), or adopt the early one."""
         if self.enabled:
             self._template()
+        elif self._early is not None:
+            self._early.close()
+            self._early = None
 
     async def launch(self, argv: list[str], env: dict[str, str], keys: int | None) -> Child:
         template = self._template()
@@ -275,6 +288,9 @@ class WarmPool:
 
     def close(self) -> None:
         self._closed = True
+        if self._early is not None:
+            self._early.close()
+            self._early = None
         if self._current is not None:
             self._current.close()
             self._current = None
@@ -302,7 +318,11 @@ class WarmPool:
         return template
 
     async def _start(self, template: Template) -> None:
-        await template.start(self._env(), self._key_names())
+        early, self._early = self._early, None
+        if early is not None:
+            template.adopt(early.proc, early.sock)
+        else:
+            await template.start(self._env(), self._key_names())
         if await template.ready(self._ready_timeout):
             self._failures = 0
         else:

@@ -19,8 +19,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
-from pydantic_core import PydanticCustomError
+from shard._pydantic_plugins import skip_plugin_discovery
+
+skip_plugin_discovery()  # before pydantic builds a model: no entry-point scan (_pydantic_plugins)
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator  # noqa: E402
+from pydantic_core import PydanticCustomError  # noqa: E402
 
 _TAGS = ("type", "kind")
 

@@ -77,6 +77,9 @@ async def close_client(provider: Any) -> None:
     if client is not None:
         await client.close()
         provider._client = None
+    direct = getattr(provider, "_direct", None)  # chat_http's kept-alive connection
+    if direct is not None:
+        await direct.aclose()
 
 
 def without_empty_args(events: list[ProviderEvent]) -> list[ProviderEvent]:

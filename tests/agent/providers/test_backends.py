@@ -25,13 +25,14 @@ def _aiohttp_mapped(pid: int) -> bool:
 def _home(tmp_path: Path, server: ProviderServer) -> Path:
     return write_home(
         tmp_path / "home",
-        provider_toml("local", "openai", server.openai_url, '[{ id = "gpt-test" }]'),
-        default_model="local/gpt-test",
+        # anthropic: its SDK is always used (an openai server on http:// is spoken to without one)
+        provider_toml("anth", "anthropic", server.anthropic_url, '[{ id = "claude-test" }]'),
+        default_model="anth/claude-test",
     )
 
 
 async def test_a_stdio_runtime_streams_a_reply_without_loading_aiohttp(tmp_path, server: ProviderServer):
-    server.replies.append(Stream("openai/text.sse"))
+    server.replies.append(Stream("anthropic/text.sse"))
     project = tmp_path / "project"
     project.mkdir()
     agent = await AgentProcess.start(_home(tmp_path, server), project, env={KEY_ENV: KEY})
@@ -49,7 +50,7 @@ async def test_a_stdio_runtime_streams_a_reply_without_loading_aiohttp(tmp_path,
 async def test_shard_run_streams_a_reply_without_loading_aiohttp(tmp_path, server: ProviderServer):
     """``shard run`` starts its SDK import early, on its own thread: looked at while the reply is
     held mid-stream (the SDK is streaming it), the process has no aiohttp."""
-    held = Stream("openai/text.sse", hold_after=2)
+    held = Stream("anthropic/text.sse", hold_after=4)  # after its first text delta
     server.replies.append(held)
     project = tmp_path / "project"
     project.mkdir()

@@ -92,22 +92,23 @@ async def test_runtime_preloads_the_sdk_after_sync_without_a_prompt(tmp_path, se
         await agent.kill()
 
 
-# Put first on sys.path of the agent under test: its import of ``openai`` waits for a file to appear
-# (saying on stderr when it starts), so the SDK import is still running for as long as the test wants.
+# Put first on sys.path of the agent under test: its import of ``anthropic`` waits for a file to
+# appear (saying on stderr when it starts), so the SDK import is still running for as long as the
+# test wants.
 _SLOW_SDK = r"""
 import importlib.machinery, os, sys, time
 
-class _SlowOpenAI:
+class _SlowSdk:
     # Slow where a real import is: in running the package's code (a finder runs under the global
     # import lock, a module's code only under its own).
     def find_spec(self, name, path=None, target=None):
-        if name != "openai":
+        if name != "anthropic":
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         run = spec.loader.exec_module
 
         def exec_module(module):
-            print("probe: openai import started", file=sys.stderr, flush=True)
+            print("probe: anthropic import started", file=sys.stderr, flush=True)
             while not os.path.exists(os.environ["PROBE_RELEASE"]):
                 time.sleep(0.01)  # the agent's import thread, held: the test waits for no clock
             run(module)
@@ -115,24 +116,24 @@ class _SlowOpenAI:
         spec.loader.exec_module = exec_module
         return spec
 
-sys.meta_path.insert(0, _SlowOpenAI())
+sys.meta_path.insert(0, _SlowSdk())
 """
 
 
 async def test_the_first_command_after_sync_is_answered_while_the_sdk_import_runs(
     tmp_path, server: ProviderServer
 ):
-    """``shard agent --stdio`` whose model is openai, with that SDK's import held open: after sync,
-    once the import has started, ``list_modes`` and ``list_models`` are answered while it is still
-    running; released, the import completes and a prompt is answered through the SDK."""
+    """``shard agent --stdio`` whose model is anthropic, with that SDK's import held open: after
+    sync, once the import has started, ``list_modes`` and ``list_models`` are answered while it is
+    still running; released, the import completes and a prompt is answered through the SDK."""
     probe = tmp_path / "probe"
     probe.mkdir()
     (probe / "sitecustomize.py").write_text(_SLOW_SDK)
     release = tmp_path / "release"
     home = write_home(
         tmp_path / "home",
-        provider_toml("local", "openai", server.openai_url, '[{ id = "gpt-test" }]'),
-        default_model="local/gpt-test",
+        provider_toml("anth", "anthropic", server.anthropic_url, '[{ id = "claude-test" }]'),
+        default_model="anth/claude-test",
     )
     project = tmp_path / "project"
     project.mkdir()
@@ -142,7 +143,7 @@ async def test_the_first_command_after_sync_is_answered_while_the_sdk_import_run
         await agent.handshake()
         assert agent.proc.stderr is not None
         async with asyncio.timeout(30):  # notices (the home's mode) may come first
-            while (line := await agent.proc.stderr.readline()) != b"probe: openai import started\n":
+            while (line := await agent.proc.stderr.readline()) != b"probe: anthropic import started\n":
                 assert line, "the agent ended before importing the SDK"
         await agent.send({"type": "list_modes", "id": "m"})
         await agent.send({"type": "list_models", "id": "l"})
@@ -150,7 +151,7 @@ async def test_the_first_command_after_sync_is_answered_while_the_sdk_import_run
         assert [m["id"] for m in answers if m["type"] == "response" and m["success"]] == ["m", "l"]
         assert not release.exists()  # the import is still held
         release.touch()
-        server.replies.append(Stream("openai/text.sse"))
+        server.replies.append(Stream("anthropic/text.sse"))
         await agent.send({"type": "prompt", "message": "hi"})
         events = await agent.until(lambda m: m["type"] == "turn_end")
         text = "".join(m.get("text_delta", "") for m in events if m["type"] == "message_delta")

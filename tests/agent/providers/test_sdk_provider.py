@@ -95,6 +95,7 @@ def entry(kind, url):
 
 async def main(url):
     local = OpenAIProvider(entry("openai", url))
+    local._direct = None  # through the SDK's client, as with a proxy set (else chat_http sends it)
     hi = Message(id="u", role="user", content=[TextBlock(text="hi")])
     ask = ProviderRequest(model="m", system="s", messages=[hi])
     events = [type(e).__name__ async for e in local.stream(ask)]

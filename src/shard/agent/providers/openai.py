@@ -25,7 +25,9 @@ from typing import Any
 
 import orjson
 
+from shard._trace import mark
 from shard.agent.catalog import ModelEntry
+from shard.agent.providers import chat_http, sse
 from shard.agent.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -39,7 +41,7 @@ from shard.agent.providers.base import (
 )
 from shard.agent.providers.pairing import paired
 from shard.agent.providers.replies import attrs, cut_before_anything, empty_reply, is_json, whole_reply
-from shard.agent.providers.sdk import load
+from shard.agent.providers.sdk import load, sdk_for
 from shard.agent.providers.sdk_provider import SdkProvider
 from shard.protocol.content import (
     ErrorContent,
@@ -66,16 +68,28 @@ class OpenAIProvider(SdkProvider):
     sdk_module = "openai"
     client_class = "AsyncOpenAI"
     no_key = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) take no key; the SDK wants one
+    _direct: chat_http.ChatHttp | None = None  # a plain-http server: no SDK (chat_http.py)
+
+    def __init__(self, entry: ModelEntry) -> None:
+        super().__init__(entry)
+        if sdk_for(entry) is None:
+            assert entry.provider.base_url is not None
+            self._direct = chat_http.ChatHttp(entry.provider.base_url, self._key)
 
     async def events(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request, self.entry)
         fold = OpenAIFold(max_tokens=params.get("max_completion_tokens"))
+        if self._direct is not None:
+            async for out in self._direct_events(self._direct, params, fold):
+                yield out
+            return
         client = await self.client()
         sdk = await load(self.sdk_module)  # loaded by now: this only looks it up
         chat = sdk.types.chat
         # Not ``client.chat.completions.create(**params)``: it runs the parameters through the SDK's
         # TypedDict transform, 7 ms a call for ten exchanges with tools and growing with the
         # conversation, to turn Python values into JSON; these are JSON already.
+        mark("provider: request")
         stream = await client.post(
             "/chat/completions",
             body=params,
@@ -89,21 +103,47 @@ class OpenAIProvider(SdkProvider):
             if is_json(content_type):
                 # llama.cpp's server and LiteLLM proxies may answer a streaming request with the whole
                 # chat.completion; the SDK would read it as an SSE stream of zero events.
-                body = await stream.response.aread()
-                whole = whole_reply(self.name, body, self._key, kind="a chat completion", content="choices")
-                for out in fold.feed(completion_chunk(whole)):
+                for out in self._whole(fold, await stream.response.aread()):
                     yield out
             else:
                 async for chunk in stream:
                     for out in fold.feed(chunk):
                         yield out
+        for out in self._end(fold, content_type):
+            yield out
+
+    async def _direct_events(
+        self, http: chat_http.ChatHttp, params: dict[str, Any], fold: OpenAIFold
+    ) -> AsyncIterator[ProviderEvent]:
+        """The same request and the same reading as the SDK path above, without the SDK."""
+        mark("provider: request")
+        response = await http.post("/chat/completions", params)
+        try:
+            content_type = response.headers.get("content-type", "")
+            if is_json(content_type):
+                for out in self._whole(fold, await response.aread()):
+                    yield out
+            else:
+                async for data in sse.events(response):
+                    for out in fold.feed(attrs(data)):
+                        yield out
+        finally:
+            http.release(response)
+        for out in self._end(fold, content_type):
+            yield out
+
+    def _whole(self, fold: OpenAIFold, body: bytes) -> list[ProviderEvent]:
+        whole = whole_reply(self.name, body, self._key, kind="a chat completion", content="choices")
+        return fold.feed(completion_chunk(whole))
+
+    def _end(self, fold: OpenAIFold, content_type: str) -> list[ProviderEvent]:
+        """The events that close a reply, or the error an empty one is."""
         if fold.empty and fold.finish_reason == "length":
             raise cut_before_anything(self.name, self.entry.id, fold.max_tokens)
         if fold.empty:  # a server's (or a proxy's) failure, not an answer
             what = _nothing(fold, content_type or "no content-type", whole=is_json(content_type))
             raise empty_reply(self.name, what)
-        for out in fold.finish():
-            yield out
+        return fold.finish()
 
 
 def _nothing(fold: OpenAIFold, content_type: str, *, whole: bool) -> str:

@@ -3,17 +3,25 @@
 ``anthropic`` and ``openai`` take 0.3 to 3 s to import. Nothing imports them at start-up: a provider
 loads its SDK on a worker thread the first time it streams, and a runtime asks for its configured
 provider's SDK in the background right after ``sync`` (:func:`preload`), so the first prompt a person
-types rarely waits for it and ``hello``/``sync`` never do.
+types rarely waits for it and ``hello``/``sync`` never do. An ``openai`` server on a plain-http base
+URL needs none (``chat_http``): :func:`sdk_for` says which SDK a model's calls go through.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import threading
 from types import ModuleType
+from typing import TYPE_CHECKING
 
+from shard.agent.providers import chat_http
 from shard.agent.providers.backends import prepare_sdk_import
+
+if TYPE_CHECKING:
+    from shard.agent.catalog import ModelEntry
+    from shard.agent.config import ProviderConfig
 
 _lock = threading.Lock()
 _loaded: dict[str, ModuleType] = {}
@@ -51,9 +59,23 @@ async def load(name: str) -> ModuleType:
             _pending.pop(key, None)
 
 
-def preload(kind: str) -> asyncio.Future[ModuleType] | None:
-    """Start importing the SDK for a provider ``kind`` in the background; None for kinds with none."""
-    name = SDK_MODULES.get(kind)
+def sdk_for(entry: ModelEntry) -> str | None:
+    """The SDK module calls to ``entry`` go through (:func:`sdk_for_provider`)."""
+    return sdk_for_provider(entry.provider)
+
+
+def sdk_for_provider(provider: ProviderConfig) -> str | None:
+    """The SDK module calls to ``provider`` go through: None for a kind without one, and for an
+    ``openai`` server on a plain-http base URL, which ``chat_http`` speaks to itself."""
+    if provider.kind == "openai" and chat_http.goes_direct(provider.base_url, os.environ):
+        return None
+    return SDK_MODULES.get(provider.kind)
+
+
+def preload(entry: ModelEntry) -> asyncio.Future[ModuleType] | None:
+    """Start importing the SDK calls to ``entry`` go through in the background; None when they
+    need none."""
+    name = sdk_for(entry)
     if name is None or name in _loaded:
         return None
     future = asyncio.ensure_future(load(name))
