@@ -1,5 +1,5 @@
-"""The SDK's WebSocket: its RFC 6455 frames checked against the daemon's own server codec, pings
-answered on a live daemon, tickets and refusals."""
+"""The SDK's WebSocket: pings answered on a live daemon, a server that breaks RFC 6455 refused with
+its close code, tickets and refusals (the frames themselves: tests/protocol/test_wsframe_client.py)."""
 
 from __future__ import annotations
 
@@ -9,46 +9,46 @@ from pathlib import Path
 import orjson
 import pytest
 
-from shard.client import AuthError, ShardClient, WebSession, wsframes
+from shard.client import AuthError, ShardClient, WebSession
 from shard.client.websocket import WebSocketTransport
-from shard.daemon import wsframes as server
+from shard.daemon.websocket import accept_key
+from shard.protocol.wsframe import Close, Opcode, ServerCodec, encode_frame
 from shard.testing.home import text_step
 from shard.testing.web import enrollment_code
 
 
-def test_client_frames_are_masked_and_read_by_the_server_codec():
-    """Every client frame is masked; the server codec reads text, pong and close back intact,
-    whatever the payload size (7-bit, 16-bit and 64-bit lengths).
+async def test_a_server_that_masks_its_frames_is_closed_with_1002():
+    """A server frame that is masked breaks RFC 6455 §5.1: the transport fails the connection with
+    a 1002 close frame saying why, and reads no message after it; the frames before it were read.
 
-    Covers: R2.2.1, R2.2.4
+    Covers: R2.2.1
     """
-    reader = server.FrameReader()
-    big = b'{"type":"prompt","message":"' + b"x" * 70_000 + b'"}'
-    events = reader.feed(wsframes.text(b'{"type":"agent.list"}') + wsframes.text(big) + wsframes.pong(b"p1"))
-    assert events == [server.Text(b'{"type":"agent.list"}'), server.Text(big), server.Pong(b"p1")]
-    assert reader.feed(wsframes.close(1000))[0] == server.Close(1000, "")
-    assert wsframes.text(b"a")[1] & 0x80  # the mask bit
+    got: asyncio.Queue[bytes] = asyncio.Queue()
 
+    async def bad_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        key = head.split(b"Sec-WebSocket-Key: ")[1].split(b"\r\n")[0]
+        writer.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + f"Sec-WebSocket-Accept: {accept_key(key)}\r\n\r\n".encode()
+        )
+        masked = encode_frame(Opcode.TEXT, b'{"type":"masked"}', mask=b"\x01\x02\x03\x04")
+        writer.write(ServerCodec().text(b'{"type":"first"}') + masked)
+        got.put_nowait(await reader.read(1 << 16))
+        writer.close()
 
-def test_server_frames_are_read_fragmented_or_whole():
-    """Server text frames (one, or fragmented with a ping in between) come out as whole
-    messages; a ping is reported to be answered; binary frames are dropped.
-
-    Covers: R2.2.1, R2.2.2
-    """
-    frames = wsframes.ClientFrames()
-    data = (
-        server.encode_frame(server.Opcode.TEXT, b'{"a":', fin=False)
-        + server.ping_frame(b"hb")
-        + server.encode_frame(server.Opcode.CONTINUATION, b"1}")
-        + server.encode_frame(server.Opcode.BINARY, b"\x00")
-        + server.text_frame(b"{}")
-    )
-    out = []
-    for i in range(len(data)):  # byte by byte: no frame boundary is assumed
-        out += frames.feed(data[i : i + 1])
-    assert out == [wsframes.Ping(b"hb"), wsframes.Text(b'{"a":1}'), wsframes.Text(b"{}")]
-    assert frames.binary_dropped == 1
+    listener = await asyncio.start_server(bad_server, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    async with listener:
+        transport = await WebSocketTransport.open("127.0.0.1", port, ticket="t")
+        assert await transport.recv() == b'{"type":"first"}'
+        assert await transport.recv() is None
+        reader = ServerCodec()
+        (goodbye,) = reader.feed(await asyncio.wait_for(got.get(), 10))
+        assert isinstance(goodbye, Close)
+        assert goodbye.code == 1002
+        assert "masked" in goodbye.reason
+        await transport.close()
 
 
 async def test_pings_are_answered_and_the_connection_stays(daemon_factory):

@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from shard.agent.catalog import BASE_CAPABILITIES, REASONING_CAPABILITIES
 from shard.protocol.codec import parse_event
 from shard.protocol.events import Hello, Sync
 from shard.testing import text_step
-
-BASE_CAPS = [
-    "streaming-deltas",
-    "mode-catalog",
-    "mode-switch",
-    "model-catalog",
-    "model-switch",
-    "message-queue",
-    "ui:select",
-    "ui:confirm",
-    "ui:input",
-    "ui:editor",
-    "ui:notify",
-]
 
 
 async def test_hello_comes_first_without_any_client_message(start):
@@ -52,7 +39,7 @@ async def test_hello_shape_and_version(start):
     assert (major, minor, patch) == ("0", "1", "0")
     assert isinstance(hello["server_version"], str)
     assert hello["server_version"]
-    assert hello["capabilities"] == BASE_CAPS
+    assert hello["capabilities"] == list(BASE_CAPABILITIES)
     assert "agent_id" not in hello
 
 
@@ -92,7 +79,7 @@ async def test_reasoning_capabilities_only_for_models_with_levels(start, home, p
     await agent.kill()
     agent2 = await start(None, "--model", "test/thinker")
     hello2, sync2 = await agent2.handshake()
-    assert hello2["capabilities"] == [*BASE_CAPS, "reasoning-catalog", "reasoning-switch"]
+    assert hello2["capabilities"] == [*BASE_CAPABILITIES, *REASONING_CAPABILITIES]
     assert sync2["capabilities"] == hello2["capabilities"]
 
 

@@ -21,6 +21,7 @@ from shard.protocol.commands import (
 from shard.protocol.errors import ErrorCode, FrameError
 from shard.protocol.events import EVENTS
 from shard.protocol.framing import LineBuffer, Oversized
+from shard.protocol.headless import HEADLESS_POLICIES
 
 # One minimal valid example per command. A new command type must get an entry here
 # (test_every_command_has_a_minimal_example) so the generic checks below cover it.
@@ -630,7 +631,7 @@ def test_unreadable_line_error_response_has_no_id():
 # --- orchestrator enums -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy", ["deny", "allow_if_rule_matches", "queue"])
+@pytest.mark.parametrize("policy", HEADLESS_POLICIES)
 def test_agent_create_headless_policies(policy):
     """Covers: R10.1.5"""
     obj = {"type": "agent.create", "id": "c", "cwd": "/w", "headless_policy": policy}

@@ -27,8 +27,17 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from shard.acp import mapping
 from shard.acp.backends import Opened
+from shard.acp.mapping import (
+    answer_for,
+    call_start,
+    diff_content,
+    permission_options,
+    permission_text,
+    replay_updates,
+    result_update,
+    tool_kind,
+)
 from shard.acp.stops import Seen, TurnWatch
 from shard.client import Agent, EventStream, ShardClientError
 from shard.protocol.content import Image, ToolCallBlock
@@ -72,7 +81,7 @@ class AcpSession:
         """session/load: the conversation so far, as updates (before the response, as ACP says)."""
         sync = self.agent.last_sync
         for message in sync.live_window.messages if sync is not None else []:
-            for update in mapping.replay_updates(message, self.cwd):
+            for update in replay_updates(message, self.cwd):
                 if getattr(update, "session_update", None) == "tool_call":
                     self._started.add(update.tool_call_id)
                 await self._send(update)
@@ -142,7 +151,7 @@ class AcpSession:
             await self._running(event)
         elif isinstance(event, ToolResult):
             self._unrun.pop(event.tool_call_id, None)
-            await self._send(mapping.result_update(event, self.cwd))
+            await self._send(result_update(event, self.cwd))
         elif isinstance(event, PermissionRequest):
             self._asks[event.request_id] = asyncio.create_task(self._ask(event))
         elif isinstance(event, PermissionResolved):
@@ -164,19 +173,19 @@ class AcpSession:
         elif event.kind == "tool_call" and event.tool_call_id and event.name:
             self._started.add(event.tool_call_id)
             call = ToolCallBlock(id=event.tool_call_id, name=event.name, args={})
-            await self._send(mapping.call_start(call, self.cwd, "pending"))
+            await self._send(call_start(call, self.cwd, "pending"))
 
     async def _complete(self, event: MessageComplete) -> None:
         message = event.message
         if message.role == "user":  # another client's prompt (the editor's own is not echoed)
-            for update in mapping.replay_updates(message, self.cwd):
+            for update in replay_updates(message, self.cwd):
                 await self._send(update)
             return
         for block in message.content:
             if not isinstance(block, ToolCallBlock):
                 continue
             self._unrun[block.id] = block
-            start = mapping.call_start(block, self.cwd, "pending")
+            start = call_start(block, self.cwd, "pending")
             if block.id in self._started:  # announced by its first delta: now with its arguments
                 update = helpers.update_tool_call(
                     block.id,
@@ -193,11 +202,11 @@ class AcpSession:
     async def _running(self, event: ToolCall) -> None:
         content: list[Any] = []
         if isinstance(event.render, DiffRender):  # a write's or an edit's change, before it runs
-            content.append(mapping.diff_content(event.render, self.cwd))
+            content.append(diff_content(event.render, self.cwd))
         update = helpers.update_tool_call(
             event.tool_call_id,
             status="in_progress",
-            kind=mapping.tool_kind(event.name, event.read_only),
+            kind=tool_kind(event.name, event.read_only),
             content=content or None,
         )
         await self._send(update)
@@ -218,21 +227,21 @@ class AcpSession:
         if call is None:  # nothing announced matches: show what is asked as a call of its own
             args = request.input if isinstance(request.input, dict) else {}
             block = ToolCallBlock(id=call_id, name=request.tool_name, args=args)
-            await self._send(mapping.call_start(block, self.cwd, "pending"))
+            await self._send(call_start(block, self.cwd, "pending"))
         update = ToolCallUpdate(
             tool_call_id=call_id,
             title=request.prompt,
             status="pending",
-            content=[helpers.tool_content(helpers.text_block(mapping.permission_text(request)))],
+            content=[helpers.tool_content(helpers.text_block(permission_text(request)))],
         )
         try:
             response = await self._client.request_permission(
-                session_id=self.id, tool_call=update, options=mapping.permission_options(request)
+                session_id=self.id, tool_call=update, options=permission_options(request)
             )
             outcome = response.outcome
             if outcome.outcome != "selected":  # the editor cancelled (its prompt was cancelled)
                 return
-            answer = mapping.answer_for(request, outcome.option_id)
+            answer = answer_for(request, outcome.option_id)
             if answer is None:
                 log.warning("the editor picked %r, which was not offered", outcome.option_id)
                 return

@@ -3,8 +3,9 @@
 The daemon starts each runtime with ``--agent-id`` and ``SHARD_DAEMON_SOCKET`` (its unix socket). The
 subagent tools send ``subagent.*`` commands there for this agent as ``parent_agent_id``. Each command
 gets its own connection: the daemon greets it with ``hello``, the command goes out as one JSONL line,
-and lines are read until the response with the command's id (``subagent_run_changed`` events the
-daemon also sends to a parent's job connections are passed over). The connection closes when the call
+and lines are read until the protocol's :class:`~shard.protocol.correlator.Correlator` has its
+response (``subagent_run_changed`` events the daemon also sends to a parent's job connections are
+passed over). Plain dicts, no SDK: a runtime does not pay for its imports. The connection closes when the call
 returns or is cancelled — an aborted ``subagent.wait`` thereby cancels the daemon's waiter (R10.3.29).
 """
 
@@ -21,10 +22,10 @@ from typing import Any
 import orjson
 
 from shard.protocol.commands import SubagentCommand
+from shard.protocol.correlator import Correlator, Refused
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 SOCKET_VARIABLE = "SHARD_DAEMON_SOCKET"
-_ID = "tool-1"
 
 
 class LinkError(Exception):
@@ -51,7 +52,8 @@ class DaemonLink:
 
     async def call(self, command: SubagentCommand) -> dict[str, Any]:
         """Send ``command`` for this agent; its response ``data`` (``{}`` when it has none)."""
-        message = {**command.to_wire(), "parent_agent_id": self.agent_id, "id": _ID}
+        calls = Correlator(prefix="tool-")
+        message, answer = calls.request({**command.to_wire(), "parent_agent_id": self.agent_id})
         try:
             reader, writer = await asyncio.open_unix_connection(self.socket, limit=DEFAULT_MAX_LINE_BYTES)
         except OSError as exc:
@@ -64,10 +66,12 @@ class DaemonLink:
                 raise LinkError("PROTOCOL_ERROR", f"the daemon opened with {hello.get('type')!r}, not hello")
             writer.write(orjson.dumps(message) + b"\n")
             await writer.drain()
-            while True:
-                line = await _read(reader)
-                if line.get("type") == "response" and line.get("id") == _ID:
-                    return _data(line)
+            while not answer.done():
+                calls.feed(await _read(reader))
+            return answer.result()
+        except Refused as refused:
+            said = " ".join(refused.message.split()) or "the daemon refused the command"
+            raise LinkError(refused.code, said) from None
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
             raise LinkError("INTERNAL_ERROR", f"the daemon connection failed ({exc})") from None
         finally:
@@ -87,13 +91,3 @@ async def _read(reader: asyncio.StreamReader) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise LinkError("PROTOCOL_ERROR", "the daemon sent a line that is not a JSON object")
     return value
-
-
-def _data(response: dict[str, Any]) -> dict[str, Any]:
-    if response.get("success") is True:
-        data = response.get("data")
-        return data if isinstance(data, dict) else {}
-    error = response.get("error") if isinstance(response.get("error"), dict) else {}
-    code = str(error.get("code") or "INTERNAL_ERROR")
-    message = " ".join(str(error.get("message") or "the daemon refused the command").split())
-    raise LinkError(code, message)

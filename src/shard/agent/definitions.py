@@ -30,11 +30,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from shard.protocol.headless import HEADLESS_POLICIES
+
 MAX_PROMPT_BYTES = 32 * 1024  # a definition's body, and the daemon's --system-prompt-file
 _MAX_FILE_BYTES = MAX_PROMPT_BYTES + 16 * 1024  # room for the front matter
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _KEYS = ("description", "model", "mode", "tools", "headless_policy", "names")
-HEADLESS_POLICIES = ("deny", "allow_if_rule_matches", "queue")
 
 
 @dataclass(frozen=True, slots=True)

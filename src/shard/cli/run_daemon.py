@@ -26,6 +26,7 @@ import orjson
 
 from shard._version import PROTOCOL_VERSION
 from shard.cli.run_output import JsonPrinter, Printer, TextPrinter, err, watch_stdout
+from shard.protocol.correlator import Correlator, Refused
 
 EXIT_FAILED, EXIT_USAGE, EXIT_SESSION, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 3, 130, 141
 _DAEMON_ONLY = ("agent_id", "runtime_epoch", "client_id")  # what the daemon adds (client_id: its hello)
@@ -51,11 +52,14 @@ def goes_direct(args: argparse.Namespace) -> bool:
 
 
 class _Link:
-    """The daemon connection: JSONL both ways."""
+    """The daemon connection: JSONL both ways, plain dicts (no SDK: this one-shot does not pay for
+    pydantic). A command sent with :meth:`call` is answered through the protocol's correlator; the
+    run's prompt and abort go out with ids of their own and are answered among the events."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        self.calls = Correlator()
 
     def send(self, message: dict[str, Any]) -> None:
         self.writer.write(orjson.dumps(message) + b"\n")
@@ -63,14 +67,26 @@ class _Link:
     async def next(self) -> dict[str, Any]:
         line = await self.reader.readline()
         if not line:
+            self.calls.close(EOFError("the daemon closed the connection"))
             raise EOFError
         message = orjson.loads(line)
         return message if isinstance(message, dict) else {}
 
-    async def reply(self, request_id: str) -> dict[str, Any]:
-        while (message := await self.next()).get("type") != "response" or message.get("id") != request_id:
-            pass
-        return message
+    async def call(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Send ``command``; its response's data (:class:`Refused` for a refusal). What the daemon
+        sends meanwhile is passed over."""
+        message, answer = self.calls.request(command)
+        self.send(message)
+        while not answer.done():
+            self.calls.feed(await self.next())
+        return answer.result()
+
+    async def data(self, command: dict[str, Any]) -> dict[str, Any]:
+        """The response's data; ``{}`` when the daemon refused."""
+        try:
+            return await self.call(command)
+        except Refused:
+            return {}
 
 
 async def run_via_daemon(args: argparse.Namespace, path: Path, cwd: str) -> int | None:
@@ -130,9 +146,8 @@ async def _run(link: _Link, args: argparse.Namespace, cwd: str) -> int | None:
 
 async def _held(link: _Link, session_id: str) -> str | None:
     """The daemon's agent that holds ``session_id`` (a run on it drives it and leaves it), or None."""
-    link.send({"type": "agent.list", "id": "list"})
-    listed = await link.reply("list")
-    for info in (listed.get("data") or {}).get("agents", []):
+    listed = await link.data({"type": "agent.list"})
+    for info in listed.get("agents", []):
         if info.get("session_id") == session_id:
             return str(info["agent_id"])
     return None
@@ -165,9 +180,8 @@ async def _differing(link: _Link, config: Any) -> list[str]:
 
     question = nonce()
     variables = sealed(question, gather(os.environ, key_variables(config)))
-    link.send({"type": "daemon.compare_env", "id": "env", "nonce": question, "variables": variables})
-    answer = await link.reply("env")
-    differ = (answer.get("data") or {}).get("differ") if answer.get("success") else None
+    answer = await link.data({"type": "daemon.compare_env", "nonce": question, "variables": variables})
+    differ = answer.get("differ")
     return [str(name) for name in differ] if isinstance(differ, list) else ["(a daemon that cannot compare)"]
 
 
@@ -176,7 +190,6 @@ async def _agent(link: _Link, args: argparse.Namespace, cwd: str) -> tuple[str |
     status a direct run would give it."""
     create: dict[str, Any] = {
         "type": "agent.create",
-        "id": "create",
         "cwd": cwd,
         "name": "shard run",
         "subagents": False,  # a direct run has no subagent tools: the same agent either way
@@ -192,24 +205,23 @@ async def _agent(link: _Link, args: argparse.Namespace, cwd: str) -> tuple[str |
     ):
         if value is not None:
             create[field] = value
-    link.send(create)
-    created = await link.reply("create")
-    if not created.get("success"):
-        error = created.get("error") or {}
-        kept = (error.get("data") or {}).get("agent_id")
+    try:
+        created = await link.call(create)
+    except Refused as refused:
+        kept = refused.data.get("agent_id")
         if kept is not None:  # its runtime failed to start; the daemon kept it for a retry: not ours
             await _remove(link, str(kept))
-        return None, False, _refused(error)
-    return str(created["data"]["agent_id"]), True, 0
+        return None, False, _refused(refused)
+    return str(created["agent_id"]), True, 0
 
 
-def _refused(error: dict[str, Any]) -> int:
+def _refused(refused: Refused) -> int:
     """A refusal said as a direct run says it (the runtime's own line, without the daemon's
     preamble), with its exit status: 2 for what the command line or config got wrong, else 3."""
-    message = str(error.get("message", "the daemon refused the run"))
+    message = refused.message or "the daemon refused the run"
     message = message.removeprefix("the runtime did not become ready: ").removeprefix("shard: ")
     err(f"shard: {message}")
-    return EXIT_USAGE if error.get("code") in ("INVALID_REQUEST", "RUNTIME_START_FAILED") else EXIT_SESSION
+    return EXIT_USAGE if refused.code in ("INVALID_REQUEST", "RUNTIME_START_FAILED") else EXIT_SESSION
 
 
 async def _one_turn(link: _Link, args: argparse.Namespace, agent_id: str, hello: dict[str, Any]) -> int:
@@ -223,16 +235,15 @@ async def _one_turn(link: _Link, args: argparse.Namespace, agent_id: str, hello:
             link.send({"type": "abort", "id": "abort", "agent_id": agent_id})
 
     printer: Printer = (JsonPrinter if args.json else TextPrinter)(lambda: stop(EXIT_PIPE))
-    link.send({"type": "agent.attach", "id": "attach", "agent_id": agent_id, "role": "observer"})
-    attached = await link.reply("attach")
-    if not attached.get("success"):
-        return _refused(attached.get("error") or {})
+    try:
+        attached = await link.call({"type": "agent.attach", "agent_id": agent_id, "role": "observer"})
+    except Refused as refused:
+        return _refused(refused)
     sync = await _next_of(link, agent_id, "sync")
-    info = (attached.get("data") or {}).get("info") or {}
+    info = attached.get("info") or {}
     model, window = info.get("model"), None
     if not args.json:  # the model in use and its context window (learnt first): the agent knows them
-        link.send({"type": "list_models", "id": "models", "agent_id": agent_id})
-        active = ((await link.reply("models")).get("data") or {}).get("active") or {}
+        active = (await link.data({"type": "list_models", "agent_id": agent_id})).get("active") or {}
         model = active.get("id", model)
         if active.get("context_window"):
             from shard.protocol.figures import window_said
@@ -304,9 +315,8 @@ async def _remove(link: _Link, agent_id: str) -> None:
     """Stop the run's agent, then forget it (the second terminate of a stopped agent removes it
     from the registry; its session stays)."""
     with contextlib.suppress(EOFError, OSError):
-        for attempt in ("stop", "forget"):  # each answered once it is done, unless deferred
-            link.send({"type": "agent.terminate", "id": attempt, "agent_id": agent_id})
-            if ((await link.reply(attempt)).get("data") or {}).get("deferred"):
+        for _step in ("stop", "forget"):  # each answered once it is done, unless deferred
+            if (await link.data({"type": "agent.terminate", "agent_id": agent_id})).get("deferred"):
                 await _stopped(link, agent_id)  # still busy: it stops once idle
 
 

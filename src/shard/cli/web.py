@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from shard.agent.config import shard_home
+from shard.protocol.correlator import Correlator, Refused
 
 _TIMEOUT = 10.0
 
@@ -51,28 +52,29 @@ def main_web(args: argparse.Namespace) -> int:
 def request(home: Path, command: dict[str, Any]) -> dict[str, Any]:
     """Send one ``web.*`` command to the daemon serving ``home``; its response's data."""
     path = home / "daemon.sock"
-    command = {**command, "id": "web-cli"}
+    calls = Correlator(prefix="web-")
+    message, answer = calls.request(command)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(_TIMEOUT)
             sock.connect(str(path))
             reader = sock.makefile("rb")
             reader.readline()  # the daemon's hello
-            sock.sendall(orjson.dumps(command) + b"\n")
-            while line := reader.readline():
-                message = orjson.loads(line)
-                if message.get("type") == "response" and message.get("id") == "web-cli":
-                    break
-            else:
-                raise _Failed("the daemon closed the connection without answering")
+            sock.sendall(orjson.dumps(message) + b"\n")
+            while not answer.done():
+                line = reader.readline()
+                if not line:
+                    raise _Failed("the daemon closed the connection without answering")
+                incoming = orjson.loads(line)
+                if isinstance(incoming, dict):
+                    calls.feed(incoming)
+        return answer.result()
     except (FileNotFoundError, ConnectionRefusedError):
         raise _Failed(f"no daemon is running for {home} (start one with: shard daemon)") from None
     except (OSError, orjson.JSONDecodeError) as exc:
         raise _Failed(f"cannot talk to the daemon at {path}: {exc}") from None
-    if not message.get("success"):
-        raise _Failed(str((message.get("error") or {}).get("message", "the daemon refused")))
-    data = message.get("data")
-    return data if isinstance(data, dict) else {}
+    except Refused as refused:
+        raise _Failed(refused.message or "the daemon refused") from None
 
 
 def _print_sessions(rows: list[dict[str, Any]]) -> None:

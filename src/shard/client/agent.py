@@ -3,7 +3,8 @@ its per-agent commands (PROTOCOL §9).
 
 An :class:`Agent` is made by :meth:`ShardClient.attach` / :meth:`ShardClient.create_agent` (daemon
 path, commands carry ``agent_id``) or by :func:`shard.client.connect_stdio` (direct path, no
-``agent_id``). It folds every event it receives into ``status``, ``mode``, ``capabilities``,
+``agent_id``). It folds every event it receives (the fold is :class:`.agent_state.AgentState`, which
+the terminal client's view extends too) into ``status``, ``mode``, ``model``, ``capabilities``,
 ``runtime_epoch``, ``pending`` (open permission/UI requests), ``queue`` (the messages waiting to
 be delivered) and ``transcript``, then hands it to every open stream. A queued message handed back
 (an abort, a failed turn, a runtime gone) arrives as a ``QueueChanged`` whose ``returned`` lists it.
@@ -15,9 +16,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from shard.client.agent_state import AgentState
 from shard.client.errors import CapabilityMissing, RequestTimeout, StaleRuntime
 from shard.client.streams import EventStream, broadcast, end_all
-from shard.client.transcript import Transcript
 from shard.client.turns import TurnResult, prompt_and_wait
 from shard.protocol.agents import AgentStatus
 from shard.protocol.commands import (
@@ -35,20 +36,9 @@ from shard.protocol.commands import (
     Unqueue,
 )
 from shard.protocol.content import Image
-from shard.protocol.events import (
-    AgentEvent,
-    ModeChanged,
-    ModelChanged,
-    PermissionRequest,
-    PermissionResolved,
-    Response,
-    Status,
-    Sync,
-    UiRequest,
-    UiResolved,
-)
+from shard.protocol.events import AgentEvent, PermissionRequest, Response, Sync
 from shard.protocol.permissions import Decision
-from shard.protocol.queue import QueueChanged, QueuedMessage
+from shard.protocol.queue import QueuedMessage
 from shard.protocol.results import (
     ListModelsResult,
     ListModesResult,
@@ -78,22 +68,12 @@ def prompt_command(
     return Prompt(**fields)
 
 
-class Agent:
+class Agent(AgentState):
     def __init__(self, request: Request, agent_id: str | None, *, role: str | None = None) -> None:
+        super().__init__(agent_id)
         self._request = request
-        self.agent_id = agent_id
         self.role = role
         self.owned = False  # created by this client: terminated when it closes (R3.7)
-        self.status: AgentStatus | None = None
-        # what the agent says it waits for while it holds ("retrying in 2.5 s: connection refused
-        # (attempt 2 of 5)"); None when its status says nothing more
-        self.status_detail: str | None = None
-        self.mode: str | None = None
-        self.capabilities: frozenset[str] | None = None
-        self.runtime_epoch: int | None = None
-        self.pending: dict[str, PermissionRequest | UiRequest] = {}
-        self.queue: list[QueuedMessage] = []  # waiting to be delivered, in delivery order
-        self.transcript = Transcript()
         self.last_sync: Sync | None = None
         self._streams: list[EventStream[AgentEvent]] = []
         self._primary = EventStream[AgentEvent](self._streams)
@@ -106,37 +86,15 @@ class Agent:
     # --- what arrives -------------------------------------------------------------------------
 
     def _receive(self, event: AgentEvent) -> None:
-        if isinstance(event, Sync):
-            self._apply_sync(event)
-        elif isinstance(event, Status):
-            self.status = event.status
-            self.status_detail = event.detail
-        elif isinstance(event, ModeChanged):
-            self.mode = event.mode
-        elif isinstance(event, ModelChanged) and event.capabilities is not None:
-            self.capabilities = frozenset(event.capabilities)  # absent: unchanged (R10.2.4)
-        elif isinstance(event, PermissionRequest | UiRequest):
-            self.pending[event.request_id] = event
-        elif isinstance(event, PermissionResolved | UiResolved):
-            self.pending.pop(event.request_id, None)
-        elif isinstance(event, QueueChanged):
-            self.queue = list(event.queue)  # the whole queue: nothing to merge, nothing to miss
-        self.transcript.apply(event)
+        self.apply(event)
         broadcast(self._streams, event)
 
-    def _apply_sync(self, sync: Sync) -> None:
+    def apply_sync(self, sync: Sync) -> None:
         epoch = sync.runtime_epoch
         superseded = self.runtime_epoch is not None and epoch is not None and epoch != self.runtime_epoch
         if superseded and self._on_stale is not None:  # answers still due: from the superseded process
             self._on_stale(StaleRuntime(f"agent {self.agent_id}: runtime epoch {epoch} took over"))
-        self.runtime_epoch = epoch
-        self.status = sync.status
-        self.status_detail = sync.status_detail
-        self.mode = sync.mode
-        # no capabilities: no controls, never inferred from the protocol version (R9.1.10)
-        self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
-        self.pending = {r.request_id: r for r in sync.pending_requests}
-        self.queue = list(sync.queue or [])
+        super().apply_sync(sync)
         self.last_sync = sync
         self._synced.set()
 
@@ -154,10 +112,7 @@ class Agent:
         """Another stream, starting with the next event. ``close()`` it when done."""
         return EventStream[AgentEvent](self._streams)
 
-    # --- capability gating (R9.1.10, R7.10) ---------------------------------------------------
-
-    def supports(self, capability: str) -> bool:
-        return self.capabilities is not None and capability in self.capabilities
+    # --- capability gating (R9.1.10, R7.10; ``supports`` is the fold's) ----------------------
 
     def require(self, capability: str) -> None:
         if not self.supports(capability):

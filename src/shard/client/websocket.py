@@ -1,7 +1,7 @@
 """The WebSocket transport (PROTOCOL §2.2, §4.1): an HTTP/1.1 upgrade over asyncio streams that
 offers ``shard.v1`` and ``ticket.<ticket>`` in ``Sec-WebSocket-Protocol``, then one JSON message per
 text frame. Every server ping is answered with a pong (R2.2.4). No third-party WebSocket library:
-the frames are :mod:`shard.client.wsframes`, a few dozen lines of RFC 6455."""
+the frames are the client side of :mod:`shard.protocol.wsframe`, the codec the daemon serves with."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import hashlib
 import os
 from collections.abc import Callable
 
-from shard.client import wsframes
 from shard.client.errors import AuthError, ConnectError
 from shard.client.transports import NotSent, Transport
+from shard.protocol.wsframe import NORMAL, Binary, ClientCodec, Close, Ping, Text, Violation
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _HANDSHAKE_TIMEOUT = 10.0
@@ -25,7 +25,8 @@ class WebSocketTransport(Transport):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
-        self.frames = wsframes.ClientFrames()
+        self.frames = ClientCodec()
+        self.binary_dropped = 0  # binary messages are unused (R2.2.2): counted and dropped
         self.pings_answered = 0
         self.on_ping: Callable[[int], None] | None = None  # told the count after each pong sent
         self._ready: list[bytes] = []
@@ -85,16 +86,20 @@ class WebSocketTransport(Transport):
                 self._gone = True
                 return None
             for event in self.frames.feed(chunk):
-                if isinstance(event, wsframes.Text):
+                if isinstance(event, Text):
                     self._ready.append(event.data)
-                elif isinstance(event, wsframes.Ping):
-                    await self._write(wsframes.pong(event.payload))
+                elif isinstance(event, Ping):
+                    await self._write(self.frames.pong(event.payload))
                     self.pings_answered += 1
                     if self.on_ping is not None:
                         self.on_ping(self.pings_answered)
-                else:  # the server closes: echo the close (§5.5.1), then the connection is over
+                elif isinstance(event, Binary):
+                    self.binary_dropped += 1
+                elif isinstance(event, Close | Violation):
+                    # the server closes: echo its code (§5.5.1); it broke the protocol: say how
+                    # (§7.1.7); either way the connection is over
                     with contextlib.suppress(ConnectionError):
-                        await self._write(wsframes.close(event.code or 1000))
+                        await self._write(self.frames.close(event.code or NORMAL, _reason(event)))
                     self._gone = True
                     self.writer.close()
                     break
@@ -107,11 +112,11 @@ class WebSocketTransport(Transport):
         await self.writer.drain()
 
     async def send(self, data: bytes) -> None:
-        await self._write(wsframes.text(data))
+        await self._write(self.frames.text(data))
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
-            await self._write(wsframes.close(1000))
+            await self._write(self.frames.close(NORMAL))
         self.writer.close()
         with contextlib.suppress(Exception):
             await self.writer.wait_closed()
@@ -120,3 +125,7 @@ class WebSocketTransport(Transport):
         transport = self.writer.transport
         if isinstance(transport, asyncio.WriteTransport):
             transport.abort()
+
+
+def _reason(event: Close | Violation) -> str:
+    return event.reason if isinstance(event, Violation) else ""

@@ -9,7 +9,7 @@ ticket offered in ``Sec-WebSocket-Protocol`` (``auth.WebAuth.redeem``: 401 for m
 mismatched or replayed). A malformed request never burns a ticket; a well-formed one consumes it
 whatever follows. The socket is tied to its browser session, so revoking the session closes it.
 
-:class:`WsConnection` pumps the client's bytes through ``wsframes.FrameReader`` into the daemon:
+:class:`WsConnection` pumps the client's bytes through ``shard.protocol.wsframe.ServerCodec`` into the daemon:
 text messages (and over-cap ones, as the same ``Oversized`` record the unix socket gives) are
 handled one at a time, in order, like the unix socket's lines; binary messages are refused with
 INVALID_REQUEST; a protocol violation closes with its code (1002, 1007). The server pings every
@@ -31,30 +31,26 @@ from shard.daemon.http import HttpError, Request, response
 from shard.daemon.web.auth import SUBPROTOCOL, WebAuth
 from shard.daemon.web.browsers import browser_name
 from shard.daemon.web.gate import Refusal, check_origin
-from shard.daemon.wsframes import (
-    Binary,
-    Close,
-    Event,
-    FrameReader,
-    Ping,
-    Pong,
-    Text,
-    Violation,
-    close_frame,
-    ping_frame,
-    pong_frame,
-    text_frame,
-)
 from shard.protocol.codec import error_response
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES, Oversized
+from shard.protocol.wsframe import (
+    GOING_AWAY,
+    NORMAL,
+    Binary,
+    Close,
+    Event,
+    Ping,
+    Pong,
+    ServerCodec,
+    Text,
+    Violation,
+)
 
 PING_INTERVAL = 30.0
 CLOSE_TIMEOUT = 5.0  # how long a closing connection waits for the client's side of the goodbye
 _READ = 256 * 1024
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-_GOING_AWAY = 1001
-_NORMAL = 1000
 
 
 def accept_key(key: bytes) -> str:
@@ -128,11 +124,13 @@ class WsEndpoint:
         key = check_upgrade(request)
         grant, offered = self.auth.redeem(request, origin)
         writer.write(accepted(key, SUBPROTOCOL if offered else None))
-        conn = WsConnection(writer, cap=self.cap, ping_interval=self.ping_interval)
+        conn = WsConnection(
+            writer, cap=self.cap, ping_interval=self.ping_interval, max_message=self.max_message
+        )
         conn.label = browser_name(grant.label)
         self.auth.opened(grant, conn)
         try:
-            await conn.serve(self.daemon, reader, rest, self.max_message)
+            await conn.serve(self.daemon, reader, rest)
         finally:
             self.auth.closed(grant, conn)
 
@@ -144,15 +142,21 @@ class WsConnection(Connection):
     transport = "websocket"
 
     def __init__(
-        self, writer: asyncio.StreamWriter, *, cap: int = DEFAULT_OUTBOUND_CAP, ping_interval: float
+        self,
+        writer: asyncio.StreamWriter,
+        *,
+        cap: int = DEFAULT_OUTBOUND_CAP,
+        ping_interval: float,
+        max_message: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         super().__init__(cap)
+        self._codec = ServerCodec(max_message)
         self._transport = writer.transport
         self._ping_interval = ping_interval
         self._timer: asyncio.TimerHandle | None = None
         self._awaiting_pong = False
         self._busy = False  # a message is being handled, so nothing is being read
-        self._close_code = _GOING_AWAY
+        self._close_code = GOING_AWAY
         self._abort = False  # the client is presumed dead: no goodbye
         self._peer_gone = False  # the client closed its side without a close frame
         self._eof_sent = False
@@ -160,7 +164,7 @@ class WsConnection(Connection):
     # --- Connection ---------------------------------------------------------------------------------
 
     def _frame(self, data: bytes) -> bytes:
-        return text_frame(data)
+        return self._codec.text(data)
 
     def _write(self, data: bytes) -> None:
         if not self._eof_sent and not self._transport.is_closing():
@@ -177,7 +181,7 @@ class WsConnection(Connection):
         if self._peer_gone:
             self._transport.close()
             return
-        self._write(close_frame(self._close_code, reason))
+        self._write(self._codec.close(self._close_code, reason))
         if not self._transport.can_write_eof():
             return
         try:
@@ -188,17 +192,14 @@ class WsConnection(Connection):
 
     # --- the session --------------------------------------------------------------------------------
 
-    async def serve(
-        self, daemon: Daemon, reader: asyncio.StreamReader, data: bytes, max_message: int
-    ) -> None:
+    async def serve(self, daemon: Daemon, reader: asyncio.StreamReader, data: bytes) -> None:
         """Read frames until either side closes; ``data``: bytes that came with the request head."""
-        frames = FrameReader(max_message)
         daemon.connected(self)
         if self._ping_interval > 0:
             self._arm(self._ping_interval, self._ping)
         try:
             while not self.closed:
-                for event in frames.feed(data):
+                for event in self._codec.feed(data):
                     await self._on(daemon, event)
                     if self.closed:
                         break
@@ -226,11 +227,11 @@ class WsConnection(Connection):
             error = ShardError(ErrorCode.INVALID_REQUEST, "binary frames are not used: send text frames")
             self.send(error_response(error).to_json())
         elif isinstance(event, Ping):
-            self._write(pong_frame(event.payload))
+            self._write(self._codec.pong(event.payload))
         elif isinstance(event, Pong):
             self._pong()
         elif isinstance(event, Close):
-            self._close_code = _NORMAL if event.code is None else event.code  # echoed (§5.5.1)
+            self._close_code = NORMAL if event.code is None else event.code  # echoed (§5.5.1)
             self.close("")
         elif isinstance(event, Violation):
             self._close_code = event.code
@@ -263,7 +264,7 @@ class WsConnection(Connection):
         if self.closed:
             return
         self._awaiting_pong = True
-        self._write(ping_frame())
+        self._write(self._codec.ping())
         self._arm(self._ping_interval / 2, self._pong_overdue)
 
     def _pong_overdue(self) -> None:

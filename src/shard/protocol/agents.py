@@ -19,8 +19,6 @@ AGENT_STATUSES: tuple[AgentStatus, ...] = (
 # DESIGN §6 pins the RuntimeState the protocol leaves open.
 RuntimeState = Literal["starting", "running", "stopping", "stopped", "failed"]
 
-HeadlessPolicy = Literal["deny", "allow_if_rule_matches", "queue"]
-
 # Where a model's context window came from: config.toml, Shard's built-in catalog, the server that
 # serves the model, or Shard's conservative default (Shard, additive).
 WindowSource = Literal["config", "builtin", "server", "default"]

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from shard.protocol.agents import HeadlessPolicy
 from shard.protocol.base import WireModel
 from shard.protocol.bounds import AgentName, Choice, ClientName, DirectoryPath, ToolList
 from shard.protocol.command_base import CommandBase as CommandBase
@@ -56,6 +55,7 @@ from shard.protocol.daemon_commands import (
 from shard.protocol.daemon_commands import (
     WorkspaceStatus as WorkspaceStatus,
 )
+from shard.protocol.headless import HeadlessPolicy
 from shard.protocol.jobs import LaunchPolicy
 from shard.protocol.permissions import Decision
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from shard.client.agent_state import PendingRequest
 from shard.client.answers import resolution_text
 from shard.protocol.events import AgentEvent, PermissionRequest, PermissionResolved, UiRequest, UiResolved
 from shard.tui.roster import Roster
 from shard.tui.view import ME, Resolution, nobody_here
-
-PendingRequest = PermissionRequest | UiRequest
 
 
 @dataclass

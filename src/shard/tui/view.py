@@ -3,8 +3,10 @@
 ``AgentView.apply(event)`` is the only way state changes; the widgets read the result. It imports
 no Textual and no asyncio, so tests drive it with plain event objects. What it keeps, and why:
 
-* the conversation is the SDK's :class:`~shard.client.Transcript` (``sync`` is authoritative: a
-  re-attach folds the new ``sync`` and the events after it, each exactly once, PROTOCOL §6.4);
+* status, mode, model, capabilities, pending requests, the queue and the conversation are the SDK's
+  own fold, :class:`~shard.client.agent_state.AgentState`, which this view extends (``sync`` is
+  authoritative: a re-attach folds the new ``sync`` and the events after it, each exactly once,
+  PROTOCOL §6.4);
 * tool cards are keyed by ``tool_call_id``: the live ``tool_call`` / ``tool_result`` /
   ``permission_resolved`` events fill them, and a ``sync``'s window fills them the same (its blocks
   carry the RenderDescriptors, exit codes, durations and permission answers the events did), so a
@@ -27,10 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shard.client.agent_state import AgentState
 from shard.client.answers import resolution_text
-from shard.client.transcript import Transcript, stop_note
+from shard.client.transcript import stop_note
 from shard.protocol import words
-from shard.protocol.agents import AgentStatus, ModelDescriptor
 from shard.protocol.content import (
     ErrorContent,
     Message,
@@ -44,18 +46,12 @@ from shard.protocol.content import (
 from shard.protocol.events import (
     AgentEvent,
     ErrorEvent,
-    ModeChanged,
-    ModelChanged,
     PermissionRequest,
     PermissionResolved,
-    ReasoningLevelChanged,
-    Status,
     Sync,
     ToolCall,
     ToolResult,
-    UiRequest,
     UiResolved,
-    UsageEvent,
 )
 from shard.protocol.figures import tokens_in, window_said
 from shard.protocol.live_window import TurnSummary
@@ -65,7 +61,6 @@ from shard.protocol.render import RenderDescriptor
 from shard.protocol.words import tokens
 
 Kind = Literal["user", "assistant", "thinking", "tool", "notice", "error"]
-PendingRequest = PermissionRequest | UiRequest
 Token = tuple[int, int | None]  # (connection generation, runtime_epoch) a request was sent under
 Resolution = PermissionResolved | UiResolved
 Answer = Resolution | ResolvedPermission  # a resolution event, or the answer a synced call keeps
@@ -111,23 +106,12 @@ class Entry:
 
 
 @dataclass
-class AgentView:
+class AgentView(AgentState):
     agent_id: str
-    status: AgentStatus | None = None
-    status_detail: str | None = None  # what it waits for ("retrying in 2.5 s: …"), while that holds
-    mode: str | None = None
-    model: str | None = None
-    window: str | None = None  # the model's context window and where it came from
-    reasoning: str | None = None
-    capabilities: frozenset[str] | None = None
-    runtime_epoch: int | None = None
-    transcript: Transcript = field(default_factory=Transcript)
     cards: dict[str, ToolCard] = field(default_factory=dict)
-    pending: dict[str, PendingRequest] = field(default_factory=dict)
     resolved: dict[str, str] = field(default_factory=dict)  # request_id -> who answered, in words
     # whether this terminal answered (the app passes ShardClient.answered_here): "… by this terminal"
     mine: Callable[[Answer], bool] = field(default=nobody_here, repr=False, compare=False)
-    queue: list[QueuedMessage] = field(default_factory=list)  # waiting to be delivered, in order
     returned: list[tuple[QueuedMessage, str]] = field(default_factory=list)  # handed back, and why
     # errors, each after the message that was last when it came (None: at the end)
     notices: list[tuple[str | None, Entry]] = field(default_factory=list)
@@ -136,22 +120,9 @@ class AgentView:
     # --- the fold ---------------------------------------------------------------------------------
 
     def apply(self, event: AgentEvent) -> None:
-        if isinstance(event, Sync):
-            self._apply_sync(event)
-        elif isinstance(event, Status):
-            self.status = event.status
-            self.status_detail = event.detail
-        elif isinstance(event, ModeChanged):
-            self.mode = event.mode
-        elif isinstance(event, ModelChanged):
-            self.model, self.window = event.active.id, _window(event.active)
-            if event.capabilities is not None:  # absent: unchanged (R10.2.4)
-                self.capabilities = frozenset(event.capabilities)
-        elif isinstance(event, ReasoningLevelChanged):
-            self.reasoning = event.active
-        elif isinstance(event, PermissionRequest | UiRequest):
-            self.pending[event.request_id] = event
-        elif isinstance(event, PermissionResolved | UiResolved):
+        """The SDK's fold, and what only the terminal shows: cards, who answered, notices, what
+        was handed back."""
+        if isinstance(event, PermissionResolved | UiResolved):
             self._resolve(event)
         elif isinstance(event, ToolCall):
             card = self._card(event.tool_call_id, event.name, event.args)
@@ -162,11 +133,8 @@ class AgentView:
         elif isinstance(event, ErrorEvent):
             self._notice(Entry(f"error:{len(self.notices)}", "error", f"{event.code}: {event.message}"))
         elif isinstance(event, QueueChanged):
-            self.queue = list(event.queue)
             self.returned.extend((item, event.reason) for item in event.returned or [])
-        elif isinstance(event, UsageEvent) and event.context_window:
-            self.window = window_said(event.context_window, event.context_window_source)
-        self.transcript.apply(event)
+        super().apply(event)
         if isinstance(event, PermissionResolved) and event.tool_call_id is not None:
             self._answered(event.tool_call_id)
 
@@ -174,17 +142,9 @@ class AgentView:
         last = self.transcript.messages[-1].id if self.transcript.messages else None
         self.notices.append((last, entry))
 
-    def _apply_sync(self, sync: Sync) -> None:
+    def apply_sync(self, sync: Sync) -> None:
+        super().apply_sync(sync)
         self.syncs += 1
-        self.status = sync.status
-        self.status_detail = sync.status_detail
-        self.mode = sync.mode
-        self.runtime_epoch = sync.runtime_epoch
-        self.capabilities = frozenset(sync.capabilities) if sync.capabilities is not None else None
-        if sync.model is not None:
-            self.model, self.window = sync.model.id, _window(sync.model) or self.window
-        self.pending = {r.request_id: r for r in sync.pending_requests}
-        self.queue = list(sync.queue or [])
         for message in sync.live_window.messages:  # what this client did not see live: from the window
             for block in message.content:
                 if isinstance(block, ToolCallBlock):
@@ -240,7 +200,7 @@ class AgentView:
         """Who answered, in words: on the tool call's card when the request was about one (as after
         a re-attach), else as a notice after the conversation's last message ("ask: Dismissed by
         Chrome on Linux")."""
-        request = self.pending.pop(event.request_id, None)
+        request = self.pending.get(event.request_id)  # the fold drops it next
         if request is None:
             return
         text = resolution_text(event, request, mine=self.mine(event), me=ME)
@@ -251,6 +211,13 @@ class AgentView:
         self._notice(Entry(f"resolved:{event.request_id}", "notice", f"{what}: {text}"))
 
     # --- what is shown --------------------------------------------------------------------------------
+
+    @property
+    def window(self) -> str | None:
+        """The model's context window and where it came from, in words."""
+        if not self.context_window:
+            return None
+        return window_said(self.context_window, self.context_window_source)
 
     @property
     def busy(self) -> bool:
@@ -328,9 +295,6 @@ class AgentView:
 
     # --- controls (capability gating, stale answers) ------------------------------------------------
 
-    def supports(self, capability: str) -> bool:
-        return self.capabilities is not None and capability in self.capabilities
-
     def pickers(self) -> dict[str, bool]:
         """Which pickers exist: a catalog to choose from and the switch to apply it (R9.1.10)."""
         return {
@@ -360,12 +324,6 @@ def window(entries: list[Entry], limit: int) -> list[Entry]:
 def _usage(turn: TurnSummary) -> Entry:
     text = f"turn done · {tokens(tokens_in(turn.usage))} in / {tokens(turn.usage.output)} out tokens"
     return Entry(f"usage:{turn.turn_id}", "notice", text)
-
-
-def _window(model: ModelDescriptor) -> str | None:
-    if not model.context_window:
-        return None
-    return window_said(model.context_window, model.context_window_source)
 
 
 def _content_text(content: ToolResultContent) -> str:

@@ -22,6 +22,7 @@ from shard.protocol.events import (
     UiRequest,
     UiResolved,
 )
+from shard.protocol.headless import HEADLESS_POLICIES
 from shard.protocol.permissions import PermissionChoice
 from shard.testing import FakeClock
 
@@ -509,7 +510,7 @@ async def test_queue_takes_an_answer_from_a_responder_that_arrives(kind: str) ->
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("policy", ["deny", "allow_if_rule_matches", "queue"])
+@pytest.mark.parametrize("policy", HEADLESS_POLICIES)
 async def test_a_responder_that_may_come_back_is_waited_for_until_the_timeout(kind: str, policy: str) -> None:
     """Covers: R6.4.23, R6.4.24, R8.13. Asked with a responder there who then drops (a daemon client
     that may reconnect): the request stays open whatever the policy, until the headless timeout;

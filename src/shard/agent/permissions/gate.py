@@ -47,7 +47,6 @@ from shard.protocol.ids import new_id
 from shard.protocol.permissions import PermissionChoice, PermissionDetail
 
 ALLOW, ALWAYS, ALWAYS_LIKE, DENY = "allow", "always", "always-like", "deny"
-HEADLESS_POLICIES = ("deny", "allow_if_rule_matches", "queue")
 
 
 @dataclass(frozen=True, slots=True)

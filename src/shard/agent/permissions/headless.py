@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class HeadlessPolicy:
-    name: str = "deny"  # deny | allow_if_rule_matches | queue (--headless-policy)
+    name: str = "deny"  # one of shard.protocol.headless.HEADLESS_POLICIES (--headless-policy)
     timeout: float = 300.0  # seconds: [permissions] headless_timeout
 
     @property

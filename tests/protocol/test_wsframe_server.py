@@ -1,4 +1,4 @@
-"""The sans-I/O WebSocket codec (``shard.daemon.wsframes``, RFC 6455 server role), without sockets:
+"""The sans-I/O WebSocket codec's server side (``shard.protocol.wsframe.ServerCodec``), without sockets:
 masking, each rule a client can break and the close code it earns, fragmentation, the input cap
 applied to whole messages while they stream in, and the three length encodings."""
 
@@ -12,24 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shard.daemon.wsframes import (
-    Binary,
-    Close,
-    FrameReader,
-    Opcode,
-    Ping,
-    Pong,
-    Text,
-    Violation,
-    close_frame,
-    encode_frame,
-    ping_frame,
-    pong_frame,
-    text_frame,
-)
 from shard.protocol.codec import parse_command
 from shard.protocol.errors import ErrorCode, FrameError
 from shard.protocol.framing import Oversized
+from shard.protocol.wsframe import (
+    Binary,
+    Close,
+    Opcode,
+    Ping,
+    Pong,
+    ServerCodec,
+    Text,
+    Violation,
+    encode_frame,
+)
 
 MASK = b"\x37\xfa\x21\x3d"
 
@@ -39,7 +35,7 @@ def client(opcode: int, payload: bytes, *, fin: bool = True, mask: bytes | None 
     return encode_frame(opcode, payload, fin=fin, mask=mask)
 
 
-def feed_bytewise(reader: FrameReader, data: bytes) -> list:
+def feed_bytewise(reader: ServerCodec, data: bytes) -> list:
     events = []
     for i in range(len(data)):
         events += reader.feed(data[i : i + 1])
@@ -48,10 +44,10 @@ def feed_bytewise(reader: FrameReader, data: bytes) -> list:
 
 def violation(data: bytes, max_message: int = 1 << 20) -> Violation:
     """The single event a stream that breaks a rule yields; byte by byte gives the same."""
-    whole = FrameReader(max_message).feed(data)
+    whole = ServerCodec(max_message).feed(data)
     assert len(whole) == 1, whole
     assert isinstance(whole[0], Violation), whole
-    assert feed_bytewise(FrameReader(max_message), data) == whole
+    assert feed_bytewise(ServerCodec(max_message), data) == whole
     return whole[0]
 
 
@@ -64,14 +60,14 @@ def test_a_masked_text_frame_is_one_text_message():
     frame = client(Opcode.TEXT, payload)
     assert frame[1] & 0x80, "the mask bit is set"
     assert payload not in frame, "the payload travels masked"
-    assert FrameReader().feed(frame) == [Text(payload)]
-    assert feed_bytewise(FrameReader(), frame) == [Text(payload)]
+    assert ServerCodec().feed(frame) == [Text(payload)]
+    assert feed_bytewise(ServerCodec(), frame) == [Text(payload)]
 
 
 def test_an_unmasked_client_frame_is_a_1002_violation_and_ends_the_stream():
     """RFC 6455 §5.1: a server must fail the connection on an unmasked client frame, with 1002.
     The reader then ignores whatever follows, even valid frames."""
-    reader = FrameReader()
+    reader = ServerCodec()
     events = reader.feed(client(Opcode.TEXT, b'{"type":"agent.list"}', mask=None))
     assert [type(e) for e in events] == [Violation]
     assert events[0].code == 1002
@@ -103,7 +99,7 @@ def test_an_unknown_opcode_is_1002(opcode):
 
 def test_a_control_frame_over_125_bytes_is_1002():
     """Control payloads are at most 125 bytes (§5.5); 125 itself is fine."""
-    assert FrameReader().feed(client(Opcode.PING, b"p" * 125)) == [Ping(b"p" * 125)]
+    assert ServerCodec().feed(client(Opcode.PING, b"p" * 125)) == [Ping(b"p" * 125)]
     for opcode in (Opcode.PING, Opcode.PONG, Opcode.CLOSE):
         assert violation(client(opcode, b"\x03\xe8" + b"p" * 124)).code == 1002
 
@@ -116,7 +112,7 @@ def test_a_fragmented_control_frame_is_1002():
 def test_a_continuation_without_a_started_message_is_1002():
     assert violation(client(Opcode.CONTINUATION, b"x")).code == 1002
     done = client(Opcode.TEXT, b"{}")  # a complete message leaves nothing to continue
-    reader = FrameReader()
+    reader = ServerCodec()
     assert reader.feed(done) == [Text(b"{}")]
     assert [e.code for e in reader.feed(client(Opcode.CONTINUATION, b"x"))] == [1002]
 
@@ -156,8 +152,8 @@ def test_utf8_split_across_fragments_is_fine():
     text = '{"type":"agent.list","id":"é🚀漢"}'.encode()
     cut = text.index("🚀".encode()) + 2  # inside the 4-byte emoji
     stream = client(Opcode.TEXT, text[:cut], fin=False) + client(Opcode.CONTINUATION, text[cut:])
-    assert FrameReader().feed(stream) == [Text(text)]
-    assert feed_bytewise(FrameReader(), stream) == [Text(text)]
+    assert ServerCodec().feed(stream) == [Text(text)]
+    assert feed_bytewise(ServerCodec(), stream) == [Text(text)]
 
 
 # --- close frames ---------------------------------------------------------------------------------
@@ -173,7 +169,7 @@ def test_close_frames_that_follow_the_rules():
         (struct.pack("!H", 3000), Close(3000, "")),
         (struct.pack("!H", 4999), Close(4999, "")),
     ]:
-        reader = FrameReader()
+        reader = ServerCodec()
         assert reader.feed(client(Opcode.CLOSE, payload) + client(Opcode.TEXT, b"{}")) == [expected]
         assert reader.done
 
@@ -206,8 +202,8 @@ def test_a_fragmented_message_with_pings_between_its_fragments():
         + client(Opcode.CONTINUATION, parts[2])
     )
     expected = [Ping(b"one"), Pong(b"two"), Text(b"".join(parts))]
-    assert FrameReader().feed(stream) == expected
-    assert feed_bytewise(FrameReader(), stream) == expected
+    assert ServerCodec().feed(stream) == expected
+    assert feed_bytewise(ServerCodec(), stream) == expected
 
 
 def test_empty_frames_and_messages():
@@ -218,13 +214,13 @@ def test_empty_frames_and_messages():
         + client(Opcode.TEXT, b"")
         + client(Opcode.PING, b"")
     )
-    assert FrameReader().feed(stream) == [Text(b"{}"), Text(b""), Ping(b"")]
+    assert ServerCodec().feed(stream) == [Text(b"{}"), Text(b""), Ping(b"")]
 
 
 def test_binary_messages_are_counted_not_kept():
     """Binary frames are unused (PROTOCOL §2.2): only the size comes out, fragments summed."""
     stream = client(Opcode.BINARY, b"\x00" * 10, fin=False) + client(Opcode.CONTINUATION, b"\xff" * 5)
-    assert FrameReader().feed(stream) == [Binary(15)]
+    assert ServerCodec().feed(stream) == [Binary(15)]
 
 
 # --- the input cap --------------------------------------------------------------------------------
@@ -234,9 +230,9 @@ def test_a_message_at_the_cap_is_delivered_and_one_byte_more_is_oversized():
     cap = 1000
     at_cap = b'{"id":"' + b"a" * (cap - 9) + b'"}'
     assert len(at_cap) == cap
-    assert FrameReader(cap).feed(client(Opcode.TEXT, at_cap)) == [Text(at_cap)]
+    assert ServerCodec(cap).feed(client(Opcode.TEXT, at_cap)) == [Text(at_cap)]
     over = at_cap[:-2] + b'a"}'
-    (event,) = FrameReader(cap).feed(client(Opcode.TEXT, over))
+    (event,) = ServerCodec(cap).feed(client(Opcode.TEXT, over))
     assert event == Oversized(cap + 1, over)
 
 
@@ -252,7 +248,7 @@ def test_an_over_cap_message_in_many_small_frames_keeps_its_id_and_the_stream_go
         for i, part in enumerate(fragments)
     )
     after = b'{"type":"agent.list","id":"next"}'
-    reader = FrameReader(cap)
+    reader = ServerCodec(cap)
     events = []
     held = []
     for i in range(0, len(stream), 4096):
@@ -280,13 +276,13 @@ def test_a_frame_announcing_more_than_the_cap_is_never_buffered():
     """A frame whose 64-bit length announces a petabyte turns the message oversized at its head;
     its payload is dropped as it comes, and the connection's next message still parses once the
     announced bytes have passed (here a small announced size, to get there)."""
-    reader = FrameReader(1024)
+    reader = ServerCodec(1024)
     huge = bytes((0x81, 0x80 | 127)) + struct.pack("!Q", 1 << 50) + MASK
     assert reader.feed(huge + b'{"id":"p"' + b"\x00" * 100_000) == []
     assert reader._message is not None
     assert reader._message.data is None
     assert len(reader._message.prefix) <= 4096
-    reader = FrameReader(1024)
+    reader = ServerCodec(1024)
     payload = b'{"id":"q","type":"prompt","pad":"' + b"z" * 5000 + b'"}'
     events = reader.feed(client(Opcode.TEXT, payload) + client(Opcode.TEXT, b"{}"))
     assert events == [Oversized(len(payload), payload[:4096]), Text(b"{}")]
@@ -301,24 +297,24 @@ def test_7_16_and_64_bit_lengths(size, head):
     a client frame of each size (4 more bytes: its mask) reads back intact."""
     payload = os.urandom(size // 2).hex().encode() + (b"a" if size % 2 else b"")
     assert len(payload) == size
-    frame = text_frame(payload)
+    frame = ServerCodec().text(payload)
     assert len(frame) == head + size
     assert frame[0] == 0x81
     assert not frame[1] & 0x80, "server frames are unmasked"
     assert frame[head:] == payload
     masked = client(Opcode.TEXT, payload)
     assert len(masked) == head + 4 + size
-    assert FrameReader().feed(masked) == [Text(payload)]
+    assert ServerCodec().feed(masked) == [Text(payload)]
 
 
 def test_server_control_frames():
-    assert ping_frame(b"hb") == b"\x89\x02hb"
-    assert pong_frame(b"hb") == b"\x8a\x02hb"
-    assert close_frame(1002, "bad") == b"\x88\x05\x03\xeabad"
-    long = close_frame(1008, "é" * 200)  # cut to 125 bytes without splitting a character
+    assert ServerCodec().ping(b"hb") == b"\x89\x02hb"
+    assert ServerCodec().pong(b"hb") == b"\x8a\x02hb"
+    assert ServerCodec().close(1002, "bad") == b"\x88\x05\x03\xeabad"
+    long = ServerCodec().close(1008, "é" * 200)  # cut to 125 bytes without splitting a character
     assert len(long) == 2 + 124
     assert long[4:].decode("utf-8") == "é" * 61
-    assert FrameReader().feed(client(Opcode.CLOSE, long[2:])) == [Close(1008, "é" * 61)]
+    assert ServerCodec().feed(client(Opcode.CLOSE, long[2:])) == [Close(1008, "é" * 61)]
 
 
 # --- round trip -----------------------------------------------------------------------------------
@@ -355,7 +351,7 @@ def test_round_trip(messages, cuts, chunk, masks, pings):
                 stream += client(Opcode.PING, str(n).encode(), mask=masks[n % len(masks)])
                 expected.append(Ping(str(n).encode()))
         expected.append(Text(data))
-    reader = FrameReader()
+    reader = ServerCodec()
     events = []
     for i in range(0, len(stream), chunk):
         events += reader.feed(bytes(stream[i : i + chunk]))

@@ -1,28 +1,34 @@
-"""The server side of RFC 6455 framing, sans-I/O: bytes in, events out; frames out as bytes.
+"""RFC 6455 framing for both ends of a WebSocket (PROTOCOL §2.2), sans-I/O: bytes in, events out;
+frames out as bytes. The handshakes live with their I/O (``shard.daemon.websocket``,
+``shard.client.websocket``); this module never touches a socket.
 
-:class:`FrameReader` turns what a client sends into :data:`Event` values and enforces the rules a
-server must (§5): every client frame is masked (§5.1), no RSV bit is set (no extension is ever
-negotiated, §5.2), the opcode is known, control frames carry at most 125 bytes and are not
-fragmented (§5.5), continuation frames continue a started message and nothing else starts a new one
-mid-message (§5.4), lengths use their minimal encoding and the 64-bit one has its top bit clear
+:class:`ServerCodec` is the daemon's side: every client frame must be masked (§5.1) and its own
+frames go unmasked. :class:`ClientCodec` is the SDK's side: a masked server frame is refused (§5.1)
+and every frame it sends is masked with a fresh random key. Both read by the same rules (§5): no RSV
+bit is set (no extension is ever negotiated, §5.2), the opcode is known, control frames carry at most
+125 bytes and are not fragmented (§5.5), continuation frames continue a started message and nothing
+else starts a new one mid-message (§5.4) while control frames may come between its fragments,
+lengths use their minimal 7-, 16- or 64-bit encoding and the 64-bit one has its top bit clear
 (§5.2), text is UTF-8 (§8.1), and a close frame's payload holds no single byte, a sendable status
 code and a UTF-8 reason (§5.5.1, §7.4). A broken rule is a :class:`Violation` naming the close code
-to fail the connection with (1002, or 1007 for bad UTF-8); after it, or after a :class:`Close`,
-the reader takes no more input.
+to fail the connection with (1002, 1007 for bad UTF-8, 1009 for a message over the cap on the client
+side); after it, or after a :class:`Close`, the codec takes no more input.
 
-The input cap of DESIGN §6 applies to a whole message, not a frame: a text message whose size
-passes it is dropped while it streams in, its first 4 KB kept so the answer can carry its ``id`` and
-``type``, and it comes out as the same :class:`~shard.protocol.framing.Oversized` record the JSONL
-framer gives for an over-cap line. Binary messages are unused (PROTOCOL §2.2): their payload is never
-kept, only counted. No message is ever held beyond the cap, whatever the frame lengths announce.
-
-Server frames are unmasked (§5.1); :func:`encode_frame` takes a mask only so tests can play a client.
+The cap (``max_message``) applies to a whole message, not a frame, and no message is ever held
+beyond it whatever the frame lengths announce. What becomes of an over-cap text message is the
+side's choice: the daemon answers it and keeps the connection (DESIGN §6), so :class:`ServerCodec`
+drops it as it streams in, keeps its first 4 KB, and gives the same
+:class:`~shard.protocol.framing.Oversized` record the JSONL framer gives for an over-cap line; a
+client has nobody to answer, so :class:`ClientCodec` fails the connection with 1009. Binary messages
+are unused (PROTOCOL §2.2): their payload is never kept, only counted.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -31,8 +37,11 @@ from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES, Oversized
 PREFIX_KEEP = 4096  # what an over-cap message keeps, as the JSONL framer does
 MAX_CONTROL_PAYLOAD = 125
 
+NORMAL = 1000
+GOING_AWAY = 1001
 PROTOCOL_ERROR = 1002
 INVALID_DATA = 1007
+MESSAGE_TOO_BIG = 1009
 
 _LEN16 = struct.Struct("!H")
 _LEN64 = struct.Struct("!Q")
@@ -80,7 +89,7 @@ class Pong:
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """The client's close frame; ``code`` is None when it carried no status (1005, §7.1.5)."""
+    """The peer's close frame; ``code`` is None when it carried no status (1005, §7.1.5)."""
 
     code: int | None
     reason: str
@@ -88,7 +97,7 @@ class Close:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """The client broke the protocol: fail the connection with close ``code`` (§7.1.7)."""
+    """The peer broke the protocol: fail the connection with close ``code`` (§7.1.7)."""
 
     code: int
     reason: str
@@ -105,23 +114,49 @@ def valid_close_code(code: int) -> bool:
     )
 
 
-def _unmask(data: bytes | memoryview, mask: bytes, offset: int) -> bytes:
-    """XOR ``data`` with the 4-byte ``mask`` starting ``offset`` bytes into the frame's payload.
+def _unmask(data: bytes | memoryview, mask: bytes | None, offset: int) -> bytes:
+    """XOR ``data`` with the 4-byte ``mask`` starting ``offset`` bytes into the frame's payload
+    (masking and unmasking are the same XOR; no mask: the bytes as they are).
 
     One big-int XOR runs in C: about as fast as a dedicated extension for the sizes seen here."""
     size = len(data)
     if not size:
         return b""
+    if mask is None:
+        return bytes(data)
     shift = offset % 4
     key = (mask[shift:] + mask[:shift]) * (size // 4 + 1)
     value = int.from_bytes(data, "big") ^ int.from_bytes(key[:size], "big")
     return value.to_bytes(size, "big")
 
 
+def encode_frame(opcode: int, payload: bytes, *, fin: bool = True, mask: bytes | None = None) -> bytes:
+    """One frame: a 2-14 byte head and the payload, masked with the 4-byte ``mask`` if given (a
+    client's frame) and unmasked otherwise (a server's)."""
+    b0 = (0x80 if fin else 0) | opcode
+    size = len(payload)
+    mask_bit = 0x80 if mask is not None else 0
+    if size < 126:
+        head = bytes((b0, mask_bit | size))
+    elif size < 65536:
+        head = _HEAD16.pack(b0, mask_bit | 126, size)
+    else:
+        head = _HEAD64.pack(b0, mask_bit | 127, size)
+    if mask is None:
+        return head + payload
+    return head + mask + _unmask(payload, mask, 0)
+
+
+def close_payload(code: int, reason: str = "") -> bytes:
+    """A close frame's payload; the reason is cut to fit 125 bytes without splitting a character."""
+    raw = reason.encode("utf-8")[: MAX_CONTROL_PAYLOAD - 2].decode("utf-8", errors="ignore")
+    return _CODE.pack(code) + raw.encode("utf-8")
+
+
 class _Frame:
     __slots__ = ("fin", "mask", "offset", "opcode", "remaining")
 
-    def __init__(self, fin: bool, opcode: int, mask: bytes, length: int) -> None:
+    def __init__(self, fin: bool, opcode: int, mask: bytes | None, length: int) -> None:
         self.fin = fin
         self.opcode = opcode
         self.mask = mask
@@ -142,8 +177,11 @@ class _Message:
         self.utf8 = codecs.getincrementaldecoder("utf-8")() if opcode == Opcode.TEXT else None
 
 
-class FrameReader:
-    """Feed the client's bytes in, take events out (RFC 6455, server role)."""
+class _Codec:
+    """What both sides share: the reader, and frames out through :meth:`_frame`."""
+
+    peer_masks: bool  # whether every frame the peer sends must be masked (else: must not be)
+    keep_oversized: bool  # an over-cap text message is an Oversized record (else a 1009 Violation)
 
     def __init__(self, max_message: int = DEFAULT_MAX_LINE_BYTES) -> None:
         if max_message < 1:
@@ -154,6 +192,26 @@ class FrameReader:
         self._frame: _Frame | None = None
         self._control = bytearray()
         self._message: _Message | None = None
+
+    # --- frames out -----------------------------------------------------------------------------------
+
+    def _frame_out(self, opcode: int, payload: bytes) -> bytes:
+        raise NotImplementedError
+
+    def text(self, data: bytes) -> bytes:
+        """One complete text message, ``data`` already UTF-8."""
+        return self._frame_out(Opcode.TEXT, data)
+
+    def ping(self, payload: bytes = b"") -> bytes:
+        return self._frame_out(Opcode.PING, payload[:MAX_CONTROL_PAYLOAD])
+
+    def pong(self, payload: bytes) -> bytes:
+        return self._frame_out(Opcode.PONG, payload[:MAX_CONTROL_PAYLOAD])
+
+    def close(self, code: int = NORMAL, reason: str = "") -> bytes:
+        return self._frame_out(Opcode.CLOSE, close_payload(code, reason))
+
+    # --- frames in ------------------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Event]:
         """Add ``data``; return every event it completed, in order."""
@@ -176,8 +234,6 @@ class FrameReader:
             self._frame = None
             self._end_frame(frame, out)
         return out
-
-    # --- frame head ---------------------------------------------------------------------------------
 
     def _read_head(self, view: memoryview, out: list[Event]) -> memoryview:
         head = self._head
@@ -211,8 +267,10 @@ class FrameReader:
             return "a reserved bit is set and no extension was negotiated"
         if opcode not in _KNOWN:
             return f"unknown opcode {opcode:#x}"
-        if not b1 & 0x80:
+        if self.peer_masks and not b1 & 0x80:
             return "client frames must be masked (RFC 6455 section 5.1)"
+        if not self.peer_masks and b1 & 0x80:
+            return "server frames must not be masked (RFC 6455 section 5.1)"
         if opcode >= Opcode.CLOSE:
             if not fin:
                 return "a control frame must not be fragmented"
@@ -240,16 +298,17 @@ class FrameReader:
         else:
             length = code
         opcode = b0 & 0x0F
-        frame = _Frame(bool(b0 & 0x80), opcode, bytes(head[-4:]), length)
+        mask = bytes(head[-4:]) if head[1] & 0x80 else None
+        frame = _Frame(bool(b0 & 0x80), opcode, mask, length)
         self._head.clear()
         if opcode in _DATA:
             self._message = _Message(opcode)
         if self._message is not None and opcode < Opcode.CLOSE:
             self._grow(self._message, length)
+            if self._message.prefix is not None and not self.keep_oversized:
+                return self._fail(out, MESSAGE_TOO_BIG, f"a message over {self.max_message} bytes")
         self._frame = frame
         return None
-
-    # --- payload ------------------------------------------------------------------------------------
 
     def _grow(self, message: _Message, length: int) -> None:
         """Count a data frame into its message; the message turns oversized as soon as the frame
@@ -335,39 +394,33 @@ class FrameReader:
         self._message = None
 
 
-# --- server frames --------------------------------------------------------------------------------
+class ServerCodec(_Codec):
+    """The daemon's end: client frames must be masked; its own go unmasked; an over-cap text
+    message comes out as an :class:`Oversized` record, to be answered (DESIGN §6)."""
+
+    peer_masks = True
+    keep_oversized = True
+
+    def _frame_out(self, opcode: int, payload: bytes) -> bytes:
+        return encode_frame(opcode, payload)
 
 
-def encode_frame(opcode: int, payload: bytes, *, fin: bool = True, mask: bytes | None = None) -> bytes:
-    """One frame: a 2-14 byte head and the payload (unmasked unless ``mask``: clients only)."""
-    b0 = (0x80 if fin else 0) | opcode
-    size = len(payload)
-    mask_bit = 0x80 if mask is not None else 0
-    if size < 126:
-        head = bytes((b0, mask_bit | size))
-    elif size < 65536:
-        head = _HEAD16.pack(b0, mask_bit | 126, size)
-    else:
-        head = _HEAD64.pack(b0, mask_bit | 127, size)
-    if mask is None:
-        return head + payload
-    return head + mask + _unmask(payload, mask, 0)
+class ClientCodec(_Codec):
+    """A client's end: server frames must not be masked; its own are masked, each with a fresh
+    key from ``new_mask`` (random unless a test pins it); an over-cap message fails with 1009."""
+
+    peer_masks = False
+    keep_oversized = False
+
+    def __init__(
+        self, max_message: int = DEFAULT_MAX_LINE_BYTES, *, new_mask: Callable[[], bytes] | None = None
+    ) -> None:
+        super().__init__(max_message)
+        self._new_mask = new_mask or _random_mask
+
+    def _frame_out(self, opcode: int, payload: bytes) -> bytes:
+        return encode_frame(opcode, payload, mask=self._new_mask())
 
 
-def text_frame(data: bytes) -> bytes:
-    """One complete text message, ``data`` already UTF-8."""
-    return encode_frame(Opcode.TEXT, data)
-
-
-def ping_frame(payload: bytes = b"") -> bytes:
-    return encode_frame(Opcode.PING, payload[:MAX_CONTROL_PAYLOAD])
-
-
-def pong_frame(payload: bytes) -> bytes:
-    return encode_frame(Opcode.PONG, payload[:MAX_CONTROL_PAYLOAD])
-
-
-def close_frame(code: int, reason: str = "") -> bytes:
-    """A close frame; the reason is cut to fit 125 bytes without splitting a character."""
-    raw = reason.encode("utf-8")[: MAX_CONTROL_PAYLOAD - 2].decode("utf-8", errors="ignore")
-    return encode_frame(Opcode.CLOSE, _CODE.pack(code) + raw.encode("utf-8"))
+def _random_mask() -> bytes:
+    return os.urandom(4)
