@@ -14,6 +14,7 @@ from shard._version import __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.web.tickets import TICKET_TTL
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
+from shard.protocol.headless import HEADLESS_POLICIES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,7 +38,7 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tools", help="comma-separated allow-list of the tools to offer (default: all)")
     p.add_argument(
         "--headless-policy",
-        choices=("deny", "allow_if_rule_matches", "queue"),
+        choices=HEADLESS_POLICIES,
         default="deny",
         help="how permission asks are answered when no client can answer (default: deny)",
     )
