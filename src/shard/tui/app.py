@@ -94,6 +94,7 @@ class ShardApp(Lifecycle):
         self.cwd = cwd or str(Path.cwd())
         self.poll = poll
         self.roster = Roster({})
+        self._keys: tuple[bool | None, ...] = ()  # what check_action said at the last footer redraw
         self.asks = Asks(mine=client.answered_here)  # background children's requests (delegated stream)
         self.views: dict[str, AgentView] = {}
         self.selected: str | None = None
@@ -230,7 +231,7 @@ class ShardApp(Lifecycle):
         self.query_one(QueueLine).show(view)
         if (handed_back := take_back_returned(view, self.query_one("#prompt", Input))) is not None:
             self.notify(handed_back, severity="warning")
-        self.refresh_bindings()
+        self._keys_changed()
         self._show_requests(view)
         self.updated.set()
 
@@ -374,6 +375,14 @@ class ShardApp(Lifecycle):
             self._show_requests(self.view)
 
     # --- pickers (capability-gated, R9.1.10; stale answers discarded, R9.1.17) ------------------------
+
+    def _keys_changed(self) -> None:
+        """Redraw the footer only when a key came or went: its redraw restyles every key, and an
+        event can come every few milliseconds (a streamed tool call: hundreds for one write)."""
+        keys = tuple(self.check_action(b.action, ()) for b in self.BINDINGS if isinstance(b, Binding))
+        if keys != self._keys:
+            self._keys = keys
+            self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which keys exist now (False: not in the footer, and the key does nothing)."""

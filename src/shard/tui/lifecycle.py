@@ -48,6 +48,9 @@ class Lifecycle(App[None]):
     def _refresh(self, view: AgentView) -> None:
         raise NotImplementedError
 
+    def _keys_changed(self) -> None:
+        raise NotImplementedError
+
     async def select(self, agent_id: str) -> None:
         raise NotImplementedError
 
@@ -92,7 +95,7 @@ class Lifecycle(App[None]):
         self.selected = None
         self.query_one(Conversation).clear()
         self.query_one("#status", Static).update(Text("no agent selected"))
-        self.refresh_bindings()
+        self._keys_changed()
 
     # --- the open agent's keys ----------------------------------------------------------------------
 
