@@ -40,6 +40,7 @@ from shard.daemon.effects import (
     StartTimer,
     Stopped,
     StopRuntime,
+    TimerKey,
     ToRuntime,
 )
 from shard.daemon.jobs.settings import JobSettings
@@ -95,7 +96,7 @@ class Daemon:
         self._clients: dict[Connection, Client] = {}
         self._conns: dict[Client, Connection] = {}
         self._procs: dict[Generation, RuntimeProcess] = {}
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._resumes: dict[Client, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         self.pool = WarmPool(
@@ -221,11 +222,11 @@ class Daemon:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _fire(self, key: str) -> None:
+    def _fire(self, key: TimerKey) -> None:
         self._timers.pop(key, None)
         self._perform(self.broker.timer(key))
 
-    def _cancel_timer(self, key: str) -> None:
+    def _cancel_timer(self, key: TimerKey) -> None:
         handle = self._timers.pop(key, None)
         if handle is not None:
             handle.cancel()
