@@ -82,13 +82,16 @@ def remove(desk: OrchestratorDesk, client: Client, command: cmd.AgentRemove) -> 
         b.send(client, wire.reply(command, AgentRemoveResult(removed=removed)))
         b.resume(client)
 
+    def stopped() -> None:
+        b.step(client, command, finish)
+
     client.waiting = True
     for slot in doomed:
-        _stop(b, slot, lambda: b.step(client, command, finish))
-    b.step(client, command, finish)
+        _stop(b, slot, stopped)
+    stopped()
 
 
-def _stop(b: OrchestratorDesk, slot: AgentSlot, then: Callable[[], object]) -> None:
+def _stop(b: OrchestratorDesk, slot: AgentSlot, then: Callable[[], None]) -> None:
     """Bring ``slot`` to no process and no start; ``then`` once it has none (not called when it has
     none already)."""
     if slot.gen is None and slot.start_pending:  # queued, not spawned: nothing to wait for
