@@ -38,7 +38,8 @@ from shard.agent.tools.environment import tool_environment
 from shard.agent.tools.recall import RecallTool
 from shard.agent.tools.registry import build_tools, subagent_tools_for
 from shard.agent.transcript import Transcript
-from shard.agent.turn import Failed, Fatal, TurnContext, UserInput, drive
+from shard.agent.turn import Failed, Fatal, UserInput, drive
+from shard.agent.turn_context import TurnContext
 from shard.protocol import commands as cmd
 from shard.protocol.agents import ModeDescriptor
 from shard.protocol.base import WireModel
