@@ -111,7 +111,7 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
             try:  # the default tier: as the agent goes idle
                 await auto_compact(ctx, back_to=None)
             except asyncio.CancelledError:
-                _uncancel()
+                uncancel()
                 outcomes.append(Aborted())
                 break
         follow_up = ctx.queue.take_follow_up()
@@ -119,8 +119,9 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
     return outcomes
 
 
-def _uncancel() -> None:
-    """The cancellation was handled (abort winds the work down): the task goes on to finish."""
+def uncancel() -> None:
+    """The cancellation was handled (abort winds the work down): the task goes on to finish. The
+    runtime's manual compaction uses it too."""
     current = asyncio.current_task()
     if current is not None:
         current.uncancel()
@@ -172,7 +173,7 @@ class _Turn:
         except _CallFailed:
             return Failed()
         except asyncio.CancelledError:
-            _uncancel()
+            uncancel()
             return Aborted()
         except ShardError as exc:  # the session could not be written
             return Fatal(exc)

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Coroutine, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from shard import _secrets
 from shard._home import private_dirs, write_private
@@ -207,6 +207,10 @@ class Daemon:
             with contextlib.suppress(sqlite3.Error):
                 self.registry.close()
             self.stopped.set()
+        elif isinstance(effect, Send | Broadcast | ToRuntime | Resume):
+            raise AssertionError(f"{type(effect).__name__} is performed on the hot path")
+        else:
+            assert_never(effect)
 
     async def _offload(self, effect: Offload) -> None:
         try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, assert_never
 
 import orjson
 
@@ -365,6 +365,8 @@ class BrokerHarness:
             self.stopped = True
             for memory in self.clients:
                 self.perform(self.broker.disconnect(memory.client))
+        else:
+            assert_never(effect)
 
     def _deliver(self, client: Client, data: bytes) -> None:
         if not client.closed:
