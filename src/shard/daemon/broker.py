@@ -8,9 +8,9 @@ them with sockets, processes and timers, ``shard.testing.broker`` in memory.
   (NOT_ATTACHED), naming an agent that exists (NOT_FOUND). It goes to the runtime under a daemon id
   (client ids may collide) with ``agent_id`` stripped; the response comes back to the sender alone,
   with its own id restored.
-* **Fan-out.** Every event a runtime writes is tagged with its ``agent_id`` once — a byte splice, no
-  decoding for ``message_delta`` — and the same bytes go to every attachment; internal subscribers
-  (the activity overview) receive the agent's events without being attachments.
+* **Fan-out** (``output.py``). Every event a runtime writes is tagged with its ``agent_id`` once — a
+  byte splice, no decoding for ``message_delta`` — and the same bytes go to every attachment;
+  internal subscribers (the activity overview) receive the agent's events without being attachments.
 * **Attach** (§6.4): the runtime is started (coalesced), asked for a ``runtime.sync`` snapshot, and
   the connection is promoted in the runtime's own output order: the attach response, then ``sync``,
   then every later event exactly once. Open requests are re-shown to an interactive attacher.

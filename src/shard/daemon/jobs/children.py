@@ -2,7 +2,7 @@
 
 A task's ``name`` selects an agent definition when one of that name exists (the project's
 ``.shard/agents/<name>.md``, else ``$SHARD_HOME/agents/<name>.md``; read by ``shard.agent.definitions``
-and handed to the daemon as a :class:`ChildSpec` through the Manifests port). Otherwise the child is
+and handed to the daemon as a :class:`ChildSpec` through the ``JobStore`` port). Otherwise the child is
 general-purpose: the parent's configuration, the name its alias.
 
 What a child gets, first match wins: the launch's own ``model`` / ``mode``, then the definition's,

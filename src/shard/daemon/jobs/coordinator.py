@@ -1,5 +1,5 @@
 """The job coordinator (PROTOCOL §10.3, §12.5), sans-I/O: it answers ``subagent.*`` commands and
-drives runs through the broker, adding effects to the broker's outbox like the orchestrator does.
+drives runs through its desk (``shard.daemon.desk``), a department like the orchestrator.
 
 * **Who is the parent.** ``parent_agent_id`` (payload, R5.2.5) names the owning durable parent; it
   must be an agent of the registry (NOT_FOUND). The daemon has one trust level (§4.3), so any daemon

@@ -1,5 +1,6 @@
 """The ``workspace.*`` commands (PROTOCOL §10.1a, §10.2), sans-I/O: decisions here, git in a worker
-thread (``effects.Offload`` → ``git.py``), records through the Manifests port.
+thread (``effects.Offload`` → ``git.py``), records through the ``WorkspaceStore`` port, agents
+through the desk.
 
 * **Create** finds the repository of ``cwd``, adds a worktree on a new branch under the daemon's
   ``worktrees/`` folder, then commits the workspace and a fresh agent (daemon-made agent and session
