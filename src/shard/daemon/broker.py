@@ -56,7 +56,7 @@ from shard.daemon.jobs.coordinator import Coordinator
 from shard.daemon.jobs.store import JobStore
 from shard.daemon.lifecycle import Responders, Role
 from shard.daemon.orchestrator import AGENT_COMMANDS, Orchestrator
-from shard.daemon.output import RuntimeOutput
+from shard.daemon.output import TEXT, THINKING, RuntimeOutput
 from shard.daemon.record import AgentRecord
 from shard.daemon.slot import UNANSWERED, AgentSlot, Forwarded, Started
 from shard.daemon.supervisor import Supervisor
@@ -394,7 +394,13 @@ class Broker:
     def runtime_line(self, gen: Generation, line: bytes) -> list[Effect]:
         """One line the runtime wrote (without its LF)."""
         slot = self.agents.get(gen.agent_id)
-        if slot is not None and slot.gen is gen:
+        if slot is None or slot.gen is not gen:
+            return self.out.take()
+        if line.startswith(b'{"type":"message_delta"'):  # the hot path, inline: tag, fan out, summarize
+            if slot.fanout:
+                self.out.add(Send(slot.fanout, slot.tag + line[1:]))
+            self.output.notify(slot, THINKING if b'"kind":"thinking"' in line else TEXT)
+        else:
             self.output.line(slot, line)
         return self.out.take()
 

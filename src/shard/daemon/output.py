@@ -20,8 +20,8 @@ from shard.daemon.tracking import track
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import Oversized, peek_envelope
 
-_THINKING = {"type": "message_delta", "kind": "thinking"}  # what subscribers get for a delta
-_TEXT = {"type": "message_delta", "kind": "text"}
+THINKING = {"type": "message_delta", "kind": "thinking"}  # what subscribers get for a delta
+TEXT = {"type": "message_delta", "kind": "text"}
 
 
 class RuntimeOutput:
@@ -38,12 +38,8 @@ class RuntimeOutput:
         self.subscribers = subscribers
 
     def line(self, slot: AgentSlot, line: bytes) -> None:
-        """One line the runtime wrote (without its LF)."""
-        if line.startswith(b'{"type":"message_delta"'):  # the hot path: tag, fan out, summarize
-            if slot.fanout:
-                self.out.add(Send(slot.fanout, slot.tag + line[1:]))
-            self._notify(slot, _THINKING if b'"kind":"thinking"' in line else _TEXT)
-            return
+        """One line the runtime wrote (without its LF) that is not a ``message_delta``: the broker
+        fans deltas out itself, the hot path."""
         if line.startswith(b"{"):
             try:
                 event = orjson.loads(line)
@@ -99,7 +95,7 @@ class RuntimeOutput:
         if slot.fanout:
             self.out.add(Send(slot.fanout, tagged))
         track(slot, event, self.out, self.supervisor)
-        self._notify(slot, event)
+        self.notify(slot, event)
 
     def _on_response(self, slot: AgentSlot, response: dict[str, Any]) -> None:
         fwd = slot.forwarded.pop(response.get("id", ""), None)
@@ -115,7 +111,7 @@ class RuntimeOutput:
             self._send(fwd.client, orjson.dumps({"agent_id": slot.agent_id, **response}))
         self.supervisor.settle(slot)
 
-    def _notify(self, slot: AgentSlot, event: dict[str, Any]) -> None:
+    def notify(self, slot: AgentSlot, event: dict[str, Any]) -> None:
         for subscriber in (*self.subscribers, *slot.subscribers):
             for effect in subscriber.event(slot.agent_id, slot.status, event):
                 self.out.add(effect)
