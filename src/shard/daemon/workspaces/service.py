@@ -288,12 +288,7 @@ class Workspaces(Department):
     def _refuse(self, ws: Workspace, kind: str, reason: str, **extra: Any) -> None:
         """CONFLICT with typed data; told to everyone as ``workspace_conflict`` (the reason is the
         daemon's own words: no path, no git output)."""
-        ws.conflict = {"kind": kind, "reason": reason, "at": self.desk.now()}
-        try:
-            self.store.save_workspace(ws)
-        except ShardError as exc:
-            self.desk.emit(Log(f"shard daemon: workspace {ws.workspace_id}: {exc.message}"))
-        self.desk.broadcast(WorkspaceConflict(workspace=detail(self._view(ws)), reason=reason).to_json())
+        self._conflict(ws, kind, reason)
         raise ShardError(
             ErrorCode.CONFLICT,
             f"workspace {ws.workspace_id} was not retired: {reason}",
@@ -311,6 +306,10 @@ class Workspaces(Department):
     def _told(self, ws: Workspace, kind: str, reason: str) -> None:
         if ws.conflict is not None and ws.conflict.get("kind") == kind:
             return  # said once, not at every look
+        self._conflict(ws, kind, reason)
+
+    def _conflict(self, ws: Workspace, kind: str, reason: str) -> None:
+        """Recorded on the workspace (a failed write is said, not raised) and told to everyone."""
         ws.conflict = {"kind": kind, "reason": reason, "at": self.desk.now()}
         try:
             self.store.save_workspace(ws)
