@@ -1,13 +1,12 @@
 """The layers of DESIGN §3: imports point down only, and L0 never imports asyncio; and the shape
-of src/ within the layers: no import cycles beyond the runtime and its turn loop, no module so long
-it cannot be read in one sitting."""
+of src/ within the layers: no import cycles, counting every import a reader sees, and no module so
+long it cannot be read in one sitting."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "shard"
@@ -17,12 +16,11 @@ ALLOWED: dict[str, set[str]] = {
     "protocol": set(),
     "agent": {"protocol"},
     "daemon": {"protocol"},
-    "web": {"protocol"},
     "client": {"protocol"},
     "testing": {"protocol", "agent", "daemon"},
     "acp": {"protocol", "client"},
     "tui": {"protocol", "client"},
-    "cli": {"protocol", "agent", "daemon", "web", "client", "acp", "tui"},
+    "cli": {"protocol", "agent", "daemon", "client", "acp", "tui"},
 }
 L0_THIRD_PARTY = {"pydantic", "pydantic_core", "orjson"}
 
@@ -117,14 +115,12 @@ def test_the_daemon_runs_without_aiohttp():
 
 # --- import cycles ---------------------------------------------------------------------------------
 #
-# The module graph of src/shard: an edge for every import of a shard module that can run — at module
-# level or inside a function (a deferred import hides a cycle from the interpreter, not from the
-# reader: the two modules still need each other) — but not one under ``if TYPE_CHECKING:``, which
-# never runs. ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to
-# ``pkg``; that importing ``pkg.mod`` also runs ``pkg/__init__.py`` is not counted, or every package
-# that re-exports its modules would be a cycle with them.
-
-ALLOWED_CYCLES = [{"shard.agent.runtime", "shard.agent.turn"}]  # the runtime drives turns; turns may name it
+# The module graph of src/shard: an edge for every import of a shard module a reader sees — at module
+# level, inside a function (a deferred import hides a cycle from the interpreter, not from the
+# reader: the two modules still need each other) and under ``if TYPE_CHECKING:`` (a type-only import
+# is a dependency too: the module cannot be understood, or type-checked, without the other). ``from
+# pkg import name`` is an edge to ``pkg`` — its ``__init__`` runs and is read — and to ``pkg.name``
+# when that is a module; ``import pkg.mod`` is an edge to ``pkg.mod`` alone.
 
 
 def _module_name(path: Path) -> str:
@@ -132,28 +128,11 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _runnable_imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _is_type_checking(child.test):
-            for other in child.orelse:
-                yield from _runnable_imports(ast.Module(body=[other], type_ignores=[]))
-            continue
-        if isinstance(child, ast.Import | ast.ImportFrom):
-            yield child
-        yield from _runnable_imports(child)
-
-
 def _imported_modules(source: str, module: str, is_package: bool, known: set[str]) -> set[str]:
     """The shard modules ``module`` imports (``known``: every module there is)."""
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in _runnable_imports(ast.parse(source)):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 name = alias.name
@@ -161,10 +140,13 @@ def _imported_modules(source: str, module: str, is_package: bool, known: set[str
                     name = name.rpartition(".")[0]
                 found.add(name)
             continue
+        if not isinstance(node, ast.ImportFrom):
+            continue
         base = node.module or ""
         if node.level:
             up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
             base = ".".join([*up, *([node.module] if node.module else [])])
+        found.add(base)
         for alias in node.names:
             found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
     return {name for name in found if name in known and name != module}
@@ -173,10 +155,11 @@ def _imported_modules(source: str, module: str, is_package: bool, known: set[str
 def _import_graph() -> dict[str, set[str]]:
     paths = {_module_name(p): p for p in SRC.rglob("*.py")}
     known = set(paths)
-    return {
+    graph = {
         name: _imported_modules(path.read_text(), name, path.name == "__init__.py", known)
         for name, path in paths.items()
     }
+    return graph
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
@@ -221,9 +204,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-def test_the_cycle_finder_counts_runnable_imports_only():
-    """The finder itself: imports inside functions and relative ones count, TYPE_CHECKING ones do
-    not, and a cycle through three modules is one component."""
+def test_the_cycle_finder_counts_every_import_a_reader_sees():
+    """The finder itself: imports inside functions, under TYPE_CHECKING and relative ones count;
+    ``from pkg import mod`` is an edge to the package's ``__init__`` too; a cycle through three
+    modules is one component."""
     known = {"shard.a", "shard.b", "shard.c", "shard.d", "shard.pkg", "shard.pkg.mod"}
     source = (
         "from typing import TYPE_CHECKING\n"
@@ -232,16 +216,27 @@ def test_the_cycle_finder_counts_runnable_imports_only():
         "if TYPE_CHECKING:\n    from shard import d\n"
         "def later():\n    import shard.c\n"
     )
-    assert _imported_modules(source, "shard.a", False, known) == {"shard.b", "shard.pkg.mod", "shard.c"}
+    found = _imported_modules(source, "shard.a", False, known)
+    assert found == {"shard.b", "shard.pkg", "shard.pkg.mod", "shard.c", "shard.d"}
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
     assert _cycles(graph) == [{"a", "b", "c"}]
 
 
-def test_no_import_cycles_but_the_runtime_and_its_turn_loop():
-    """Modules that import each other cannot be read, tested or changed one at a time. The one
-    cycle allowed is the natural pair: the runtime drives turns."""
-    unexpected = [sorted(c) for c in _cycles(_import_graph()) if c not in ALLOWED_CYCLES]
-    assert unexpected == []
+def test_a_module_importing_its_own_package_init_is_a_cycle():
+    """``from shard.pkg import mod`` inside ``shard.pkg.other`` runs ``shard/pkg/__init__.py``; when
+    that imports ``other`` back, the two need each other."""
+    known = {"shard.pkg", "shard.pkg.mod", "shard.pkg.other"}
+    graph = {
+        "shard.pkg": _imported_modules("from shard.pkg.other import X\n", "shard.pkg", True, known),
+        "shard.pkg.other": _imported_modules("from shard.pkg import mod\n", "shard.pkg.other", False, known),
+        "shard.pkg.mod": set(),
+    }
+    assert _cycles(graph) == [{"shard.pkg", "shard.pkg.other"}]
+
+
+def test_no_import_cycles():
+    """Modules that import each other cannot be read, tested or changed one at a time."""
+    assert [sorted(c) for c in _cycles(_import_graph())] == []
 
 
 # --- module size -----------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shard.agent.status import TRANSITIONS, IllegalTransition, StatusMachine
-from shard.protocol.agents import AGENT_STATUSES, AgentStatus
+from shard.agent.status import TRANSITIONS, StatusMachine
+from shard.protocol.agents import AGENT_STATUSES, AgentStatus, IllegalTransition
 
 STATUSES = ("idle", "streaming", "waiting_for_permission", "waiting_for_ui", "compacting", "error")
 

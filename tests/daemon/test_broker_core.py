@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from shard.daemon.effects import StopRuntime
-from shard.daemon.lifecycle import IllegalTransition, RuntimeMachine
+from shard.daemon.lifecycle import RuntimeMachine
 from shard.daemon.record import AgentRecord
 from shard.daemon.supervisor import INTERRUPT_GRACE
+from shard.protocol.agents import IllegalTransition
 from shard.testing.broker import BrokerHarness, MemoryClient
 
 

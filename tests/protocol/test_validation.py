@@ -657,3 +657,12 @@ def test_agent_attach_rejects_other_roles(role):
     """Covers: R10.1.19"""
     err = reject({"type": "agent.attach", "id": "c", "agent_id": "agent-1", "role": role})
     assert "'role'" in err.message
+
+
+def test_the_strictness_order_ranks_every_headless_policy_once():
+    """A child's headless policy is chosen by this order (``daemon/jobs/children.py``): a policy it
+    left out would let a child loosen its parent's."""
+    from shard.protocol.headless import BY_STRICTNESS
+
+    assert sorted(BY_STRICTNESS) == sorted(HEADLESS_POLICIES)
+    assert BY_STRICTNESS[0] == "deny"

@@ -36,7 +36,7 @@ from shard.protocol.figures import WINDOW_SOURCES
 from shard.protocol.results import CompactNoop, CompactResult
 
 if TYPE_CHECKING:
-    from shard.agent.turn import TurnContext
+    from shard.agent.turn_context import TurnContext
 
 ANTHROPIC_DEFAULT_REPLY = 16_384  # providers/anthropic.py DEFAULT_MAX_TOKENS: the Messages API needs one
 

@@ -38,7 +38,8 @@ from shard.agent.tools.environment import tool_environment
 from shard.agent.tools.recall import RecallTool
 from shard.agent.tools.registry import build_tools, subagent_tools_for
 from shard.agent.transcript import Transcript
-from shard.agent.turn import Failed, Fatal, TurnContext, UserInput, drive
+from shard.agent.turn import Failed, Fatal, UserInput, drive, uncancel
+from shard.agent.turn_context import TurnContext
 from shard.protocol import commands as cmd
 from shard.protocol.agents import ModeDescriptor
 from shard.protocol.base import WireModel
@@ -436,9 +437,7 @@ class Runtime:
             except ShardError as exc:
                 self.emit(error_response(exc, id=command.id, command=command.type))
             except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None:
-                    current.uncancel()
+                uncancel()
                 aborted()
 
         self._start("compaction", compaction, on_unstarted=aborted)

@@ -7,7 +7,7 @@ restore leaves it. An illegal transition is a bug and raises.
 
 from __future__ import annotations
 
-from shard.protocol.agents import AgentStatus
+from shard.protocol.agents import AgentStatus, IllegalTransition
 
 TRANSITIONS: dict[AgentStatus, frozenset[AgentStatus]] = {
     "idle": frozenset({"streaming", "compacting", "error"}),
@@ -17,10 +17,6 @@ TRANSITIONS: dict[AgentStatus, frozenset[AgentStatus]] = {
     "compacting": frozenset({"idle", "streaming", "error"}),
     "error": frozenset(),
 }
-
-
-class IllegalTransition(RuntimeError):
-    pass
 
 
 class StatusMachine:

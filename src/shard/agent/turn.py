@@ -25,10 +25,8 @@ The loop gets what it uses (:class:`TurnContext`), never the runtime.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from shard.agent.assembler import MessageAssembler
@@ -41,18 +39,11 @@ from shard.agent.compaction_tiers import (
     know_the_window,
     reply_cap,
 )
-from shard.agent.config import CompactionConfig, RetryConfig
-from shard.agent.message_queue import MessageQueue
-from shard.agent.modes import ModeController
 from shard.agent.output_limit import continuations, notice
 from shard.agent.providers.base import ProviderError, ProviderRequest
 from shard.agent.providers.retry import stream_with_retries
-from shard.agent.selection import ModelSelection
-from shard.agent.sink import EventSink
-from shard.agent.steering import StrictSteers
-from shard.agent.tool_runs import UNRUN, Approve, Stopping, ToolRuns, refused
-from shard.agent.tools.base import Tool, ToolContext
-from shard.agent.transcript import Transcript
+from shard.agent.tool_runs import UNRUN, ToolRuns, refused
+from shard.agent.turn_context import TurnContext
 from shard.agent.turn_usage import TurnUsage, usage_dict, usage_event
 from shard.protocol.content import ContentBlock, Image, ImageBlock, Message, TextBlock
 from shard.protocol.errors import ErrorCode, ShardError
@@ -67,35 +58,11 @@ from shard.protocol.stops import StopReason
 
 CUT_OFF = "Not run: the model's response was cut off before it finished."
 
-Prepare = Callable[[dict[str, Tool[Any]], EventSink], Awaitable[None]]
-
 
 @dataclass(frozen=True, slots=True)
 class UserInput:
     text: str
     images: list[Image] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TurnContext:
-    """What the turn loop works with."""
-
-    transcript: Transcript
-    events: EventSink
-    models: ModelSelection  # the provider handle: take_provider at each call, the reasoning level
-    tools: dict[str, Tool[Any]]
-    approve: Approve  # the gate in front of every tool call
-    tool_context: Callable[[str], ToolContext]
-    queue: MessageQueue  # the steers and follow-ups sent while the agent works
-    strict: StrictSteers  # the daemon's runtime.steer: only ever for the turn that is running
-    cwd: Path
-    modes: ModeController
-    retry: RetryConfig
-    compaction: CompactionConfig
-    instructions: str | None = None  # appended to the system prompt (a delegated child's)
-    context: str | None = None  # the session's environment and project instructions (instructions.py)
-    prepare: Prepare | None = None  # before a turn's first model call: MCP servers add their tools
-    stopping: Stopping = field(default_factory=Stopping)  # why a cancellation came
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +111,7 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
             try:  # the default tier: as the agent goes idle
                 await auto_compact(ctx, back_to=None)
             except asyncio.CancelledError:
-                _uncancel()
+                uncancel()
                 outcomes.append(Aborted())
                 break
         follow_up = ctx.queue.take_follow_up()
@@ -152,8 +119,9 @@ async def drive(ctx: TurnContext, first: UserInput) -> list[Outcome]:
     return outcomes
 
 
-def _uncancel() -> None:
-    """The cancellation was handled (abort winds the work down): the task goes on to finish."""
+def uncancel() -> None:
+    """The cancellation was handled (abort winds the work down): the task goes on to finish. The
+    runtime's manual compaction uses it too."""
     current = asyncio.current_task()
     if current is not None:
         current.uncancel()
@@ -205,7 +173,7 @@ class _Turn:
         except _CallFailed:
             return Failed()
         except asyncio.CancelledError:
-            _uncancel()
+            uncancel()
             return Aborted()
         except ShardError as exc:  # the session could not be written
             return Fatal(exc)

@@ -8,9 +8,9 @@ them with sockets, processes and timers, ``shard.testing.broker`` in memory.
   (NOT_ATTACHED), naming an agent that exists (NOT_FOUND). It goes to the runtime under a daemon id
   (client ids may collide) with ``agent_id`` stripped; the response comes back to the sender alone,
   with its own id restored.
-* **Fan-out.** Every event a runtime writes is tagged with its ``agent_id`` once — a byte splice, no
-  decoding for ``message_delta`` — and the same bytes go to every attachment; internal subscribers
-  (the activity overview) receive the agent's events without being attachments.
+* **Fan-out** (``output.py``). Every event a runtime writes is tagged with its ``agent_id`` once — a
+  byte splice, no decoding for ``message_delta`` — and the same bytes go to every attachment;
+  internal subscribers (the activity overview) receive the agent's events without being attachments.
 * **Attach** (§6.4): the runtime is started (coalesced), asked for a ``runtime.sync`` snapshot, and
   the connection is promoted in the runtime's own output order: the attach response, then ``sync``,
   then every later event exactly once. Open requests are re-shown to an interactive attacher.
@@ -18,48 +18,62 @@ them with sockets, processes and timers, ``shard.testing.broker`` in memory.
   dropped; observers cannot answer. A child with no interactive client of its own has its requests
   shown to its nearest interactive ancestor's clients. Whether anyone can answer is told to the
   runtime (``runtime.responders``), whose headless policy then decides.
-* Supervision: ``supervisor.py``; ``agent.*``: ``orchestrator.py``; ``subagent.*``: ``jobs/``.
+* **Departments** (``agent.*``: ``orchestrator.py``; ``subagent.*``: ``jobs/``; ``workspace.*``:
+  ``workspaces/``) are given the broker as their :class:`~shard.daemon.desk.Desk` only, and told
+  what happens through one :class:`~shard.daemon.desk.Department` loop. Supervision:
+  ``supervisor.py``; the daemon's own commands: ``admin.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import count
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from shard._provider_env import Holder
 from shard.daemon import wire
+from shard.daemon.admin import DAEMON_COMMANDS, DaemonCommands
 from shard.daemon.answers import ancestors, answerers, open_request_answered
+from shard.daemon.desk import Answered, Department
 from shard.daemon.effects import (
+    AgentManifests,
     Broadcast,
     Client,
     Effect,
     Generation,
     Log,
-    Manifests,
     Outbox,
     Remember,
     Resume,
     Send,
     Subscriber,
+    TimerKey,
     ToRuntime,
 )
-from shard.daemon.lifecycle import Responders
+from shard.daemon.jobs.coordinator import Coordinator
+from shard.daemon.jobs.store import JobStore
+from shard.daemon.lifecycle import Responders, Role
+from shard.daemon.orchestrator import AGENT_COMMANDS, Orchestrator
+from shard.daemon.output import TEXT, THINKING, RuntimeOutput
 from shard.daemon.record import AgentRecord
-from shard.daemon.slot import AgentSlot, Forwarded, OpenRequest
+from shard.daemon.slot import UNANSWERED, AgentSlot, Forwarded, Started
 from shard.daemon.supervisor import Supervisor
-from shard.daemon.tracking import track
+from shard.daemon.workspaces.service import Workspaces
+from shard.daemon.workspaces.store import WorkspaceStore
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AGENT_STATUSES
 from shard.protocol.codec import parse_command
 from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
-from shard.protocol.framing import Oversized, peek_envelope
+from shard.protocol.framing import Oversized
 
 _NEVER_WAKE = ("list_modes", "list_reasoning_levels")
-_THINKING = {"type": "message_delta", "kind": "thinking"}  # what subscribers get for a delta
-_TEXT = {"type": "message_delta", "kind": "text"}
+Handler = Callable[[Client, Any], None]
+
+
+class Manifests(AgentManifests, JobStore, WorkspaceStore, Protocol):
+    """The whole durable half; each department is given its own part."""
 
 
 class Broker:
@@ -87,21 +101,28 @@ class Broker:
             self.agents, self.out, clock=clock, idle_timeout=idle_timeout, max_runtimes=max_runtimes
         )
         self._ids = count(1)
-        # deferred: orchestrator.py imports this module's names for its annotations
-        from shard.daemon.orchestrator import Orchestrator
-
-        self.orchestrator = Orchestrator(self)
-        from shard.daemon.jobs.coordinator import Coordinator
-
-        self.coordinator = Coordinator(self)  # reconciles the jobs a previous daemon left
+        self.output = RuntimeOutput(self.agents, self.out, self.supervisor, self.subscribers)
+        self.coordinator = Coordinator(self, manifests)  # reconciles the jobs a previous daemon left
         self.subscribers.append(self.coordinator)
-        from shard.daemon.workspaces.service import Workspaces
-
-        self.workspaces = Workspaces(self)
+        self.workspaces = Workspaces(self, manifests)
+        self.orchestrator = Orchestrator(self, self.coordinator)
+        self.departments: tuple[Department, ...] = (self.orchestrator, self.coordinator, self.workspaces)
+        self.admin = DaemonCommands(
+            self.send, lambda force: self.supervisor.shutdown(force=force), lambda: self.provider_env
+        )
+        # by command family, the first that matches: per-agent, agent.*, subagent.*, workspace.*, daemon
+        self.routes: tuple[tuple[type | tuple[type, ...], Handler], ...] = (
+            (cmd.AgentCommand, self._per_agent),
+            (AGENT_COMMANDS, self.orchestrator.handle),
+            (cmd.SubagentCommand, self.coordinator.handle),
+            (cmd.WorkspaceCommand, self.workspaces.handle),
+            (DAEMON_COMMANDS, self.admin.handle),
+        )
 
     def startup(self) -> list[Effect]:
         """The shell serves now: the work a previous daemon left (its unreported completions)."""
-        self.coordinator.startup()
+        for department in self.departments:
+            department.startup()
         return self.out.take()
 
     # --- clients --------------------------------------------------------------------------------
@@ -117,7 +138,8 @@ class Broker:
         if not client.closed:
             client.closed = True
             self.clients.discard(client)
-            self.coordinator.disconnected(client)
+            for department in self.departments:
+                department.disconnected(client)
             for agent_id in list(client.attached):
                 self.detach(client, agent_id)
         return self.out.take()
@@ -134,10 +156,11 @@ class Broker:
         return self.out.take()
 
     def _dispatch_command(self, client: Client, command: cmd.CommandBase) -> None:
-        if isinstance(command, cmd.AgentCommand):
-            self._per_agent(client, command)
-        else:
-            self.orchestrator.handle(client, command)
+        for family, handle in self.routes:
+            if isinstance(command, family):
+                handle(client, command)
+                return
+        raise ShardError(ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet")
 
     def step(self, client: Client, command: cmd.CommandBase, work: Callable[[], None]) -> bool:
         """Run part of ``command``'s handling; a failure answers the command (False) and the client
@@ -168,11 +191,60 @@ class Broker:
     def broadcast(self, data: bytes) -> None:
         self.out.add(Broadcast(data))
 
+    def emit(self, effect: Effect) -> None:
+        self.out.add(effect)
+
+    # --- the desk's agents (desk.py) ------------------------------------------------------------
+
     def slot(self, agent_id: str) -> AgentSlot:
         slot = self.agents.get(agent_id)
         if slot is None:
             raise ShardError(ErrorCode.NOT_FOUND, f"no agent {shown(agent_id)}")
         return slot
+
+    def admit(self, record: AgentRecord, *, adoption_overrides: bool = False) -> AgentSlot:
+        slot = AgentSlot(record, adoption_overrides=adoption_overrides)
+        self.agents[record.agent_id] = slot
+        self.broadcast(wire.spawned(slot))
+        return slot
+
+    def forget(self, slot: AgentSlot) -> None:
+        self.manifests.remove(slot.agent_id)  # first: if the disk refuses, nothing has changed
+        self.supervisor.cancel_reap(slot)
+        for client in list(slot.attachments):
+            slot.detach(client)
+        del self.agents[slot.agent_id]
+        slot.runtime.move("stopped")
+        self.broadcast(wire.status_changed(slot, "forgotten"))  # what older clients know
+        self.broadcast(wire.removed(slot))
+
+    def removing(self, agent_ids: Sequence[str]) -> None:
+        for department in self.departments:
+            department.removing(agent_ids)
+
+    def now(self) -> float:
+        return self.wall()
+
+    # --- the desk's runtimes: the supervisor's, as far as departments may -----------------------
+
+    def ensure_running(self, slot: AgentSlot, then: Started) -> None:
+        self.supervisor.ensure_running(slot, then)
+
+    def stop(self, slot: AgentSlot) -> Generation | None:
+        return self.supervisor.begin_stop(slot)
+
+    def kill(self, slot: AgentSlot, *, force: bool) -> Generation | None:
+        return self.supervisor.kill(slot, force=force)
+
+    def stop_now(self, slot: AgentSlot, grace: float) -> None:
+        self.supervisor.stop_now(slot, grace)
+
+    def cancel_start(self, slot: AgentSlot, error: ShardError) -> None:
+        self.supervisor.cancel_start(slot, error)
+
+    @property
+    def shutting_down(self) -> bool:
+        return self.supervisor.shutting_down
 
     # --- per-agent commands ---------------------------------------------------------------------
 
@@ -191,7 +263,7 @@ class Broker:
             raise ShardError(
                 ErrorCode.NOT_ATTACHED, f"this connection is not attached to {agent_id}; send agent.attach"
             )
-        if self.coordinator.guard(client, slot, command):
+        if any(department.guard(client, slot, command) for department in self.departments):
             return
         if command.type in _NEVER_WAKE and not slot.live:
             raise ShardError(
@@ -223,12 +295,12 @@ class Broker:
         if not self.to_runtime(slot, payload, Forwarded(client, command.id, command.type)):
             raise ShardError(ErrorCode.RUNTIME_START_FAILED, f"the runtime of {slot.agent_id} is gone; retry")
 
-    def internal(
-        self, slot: AgentSlot, payload: dict[str, Any], then: Callable[[dict[str, Any]], None] | None
-    ) -> None:
-        """A daemon-internal command (``runtime.*``); ``then`` gets its response."""
-        if not self.to_runtime(slot, payload, Forwarded(None, None, payload["type"], then)) and then:
-            then(_unanswered(payload["type"]))  # the runtime is gone: the waiter learns it now, not never
+    def ask(self, slot: AgentSlot, command: cmd.AgentCommand, then: Answered | None = None) -> None:
+        """The daemon's own command (``runtime.*``, a task, a report); ``then`` gets the answer."""
+        payload = command.to_wire()
+        payload.pop("agent_id", None)
+        if not self.to_runtime(slot, payload, Forwarded(None, None, command.type, then)) and then:
+            then(UNANSWERED)  # the runtime is gone: the waiter learns it now, not never
 
     def to_runtime(self, slot: AgentSlot, payload: dict[str, Any], fwd: Forwarded) -> bool:
         """Send a command to the live runtime under a fresh daemon id, remembering who waits for the
@@ -255,6 +327,10 @@ class Broker:
 
     # --- attachments, responders and delegation (§6.3, §6.4) ------------------------------------
 
+    def attach(self, client: Client, slot: AgentSlot, role: Role) -> None:
+        slot.attach(client, role)
+        self.responders_changed(slot)
+
     def detach(self, client: Client, agent_id: str) -> None:
         slot = self.agents.get(agent_id)
         if slot is None:
@@ -275,7 +351,7 @@ class Broker:
             told = Responders.of(bool(conns))
             if affected.responders != told:
                 affected.responders = told
-                self.internal(affected, {"type": "runtime.responders", "present": bool(conns)}, None)
+                self.ask(affected, cmd.RuntimeResponders(present=bool(conns)))
             if delegated:  # re-show open requests to the ancestor's (new) clients
                 for entry in affected.open_requests.values():
                     for c in conns:
@@ -320,44 +396,19 @@ class Broker:
         slot = self.agents.get(gen.agent_id)
         if slot is None or slot.gen is not gen:
             return self.out.take()
-        if line.startswith(b'{"type":"message_delta"'):  # the hot path: tag, fan out, summarize
+        if line.startswith(b'{"type":"message_delta"'):  # the hot path, inline: tag, fan out, summarize
             if slot.fanout:
                 self.out.add(Send(slot.fanout, slot.tag + line[1:]))
-            self._notify(slot, _THINKING if b'"kind":"thinking"' in line else _TEXT)
-            return self.out.take()
-        if line.startswith(b"{"):
-            try:
-                event = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                event = None
-            if isinstance(event, dict):
-                if event.get("type") == "response":
-                    self._on_response(slot, event)
-                else:
-                    self._on_event(slot, slot.tag + line[1:], event)
+            self.output.notify(slot, THINKING if b'"kind":"thinking"' in line else TEXT)
+        else:
+            self.output.line(slot, line)
         return self.out.take()
 
     def runtime_oversized(self, gen: Generation, record: Oversized) -> list[Effect]:
         """A runtime line over the cap is dropped; when it was a response, its waiter is told."""
         slot = self.agents.get(gen.agent_id)
-        if slot is None or slot.gen is not gen:
-            return self.out.take()
-        msg_id, msg_type = peek_envelope(record.prefix)
-        self.out.add(
-            Log(
-                f"shard daemon: the runtime of {slot.agent_id} wrote a {msg_type or 'message'} of"
-                f" {record.size} bytes, over the cap; dropped"
-            )
-        )
-        fwd = slot.forwarded.pop(msg_id, None) if msg_type == "response" and msg_id else None
-        if fwd is not None:
-            if fwd.then is not None:
-                fwd.then(_unanswered(fwd.command))
-            elif fwd.client is not None:
-                why = f"the runtime's response was {record.size} bytes, over the cap"
-                error = ShardError(ErrorCode.INTERNAL_ERROR, why)
-                self.send(fwd.client, wire.failure(error, id=fwd.original_id, command=fwd.command))
-            self.supervisor.settle(slot)
+        if slot is not None and slot.gen is gen:
+            self.output.oversized(slot, record)
         return self.out.take()
 
     def runtime_exited(self, gen: Generation, code: int | None, stderr: str) -> list[Effect]:
@@ -365,26 +416,16 @@ class Broker:
         if slot is None or slot.gen is not gen:
             return self.out.take()
         crashed = self.supervisor.exited(slot, gen)
-        for fwd in slot.forwarded.values():  # nothing more will answer these
-            if fwd.then is not None:
-                fwd.then(_unanswered(fwd.command))
-            elif fwd.client is not None:
-                error = ShardError(ErrorCode.INTERNAL_ERROR, "the agent's runtime exited before answering")
-                self.send(fwd.client, wire.failure(error, id=fwd.original_id, command=fwd.command))
-        slot.forwarded.clear()
-        for rid, entry in slot.open_requests.items():
-            closing = wire.closed_by_exit(slot, rid, entry.event.get("type"))
-            self.out.add(Send(tuple({*slot.attachments, *entry.delegated_to}), closing))
-        slot.open_requests.clear()
-        if slot.queue:
-            self.out.add(Send(slot.fanout, wire.returned_on_exit(slot)))
-            slot.queue = []
+        self.output.gone(slot)
         self.supervisor.ended(slot, crashed, code, stderr)
-        self.coordinator.child_exited(slot.agent_id)
+        for department in self.departments:
+            department.child_exited(slot.agent_id)
         return self.out.take()
 
-    def timer(self, key: str) -> list[Effect]:
-        (self.coordinator if key.startswith("job-") else self.supervisor).timer(key)
+    def timer(self, key: TimerKey) -> list[Effect]:
+        self.supervisor.timer(key)
+        for department in self.departments:
+            department.timer(key)
         return self.out.take()
 
     def offloaded(self, then: Callable[[Any], None], outcome: Any) -> list[Effect]:
@@ -400,46 +441,3 @@ class Broker:
         """Ctrl-C / SIGTERM on the daemon (a second one stops at once): ``Supervisor.interrupt``."""
         self.supervisor.interrupt()
         return self.out.take()
-
-    # --- runtime output -------------------------------------------------------------------------
-
-    def _on_event(self, slot: AgentSlot, tagged: bytes, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind in ("permission_request", "ui_request") and event.get("kind") != "notify":
-            entry = OpenRequest(tagged, event)
-            slot.open_requests[str(event.get("request_id"))] = entry
-            conns, delegated = answerers(self.agents, slot)
-            if delegated:  # an ancestor's client attached here too has it from the fan-out below
-                entry.delegated_to.update(conns)
-                self.out.add(Send(tuple(c for c in conns if c not in slot.attachments), tagged))
-        elif kind in ("permission_resolved", "ui_resolved"):
-            closed = slot.open_requests.pop(str(event.get("request_id")), None)
-            if closed is not None and closed.delegated_to:
-                self.out.add(Send(tuple(closed.delegated_to - set(slot.attachments)), tagged))
-        if slot.fanout:
-            self.out.add(Send(slot.fanout, tagged))
-        track(slot, event, self.out, self.supervisor)
-        self._notify(slot, event)
-
-    def _on_response(self, slot: AgentSlot, response: dict[str, Any]) -> None:
-        fwd = slot.forwarded.pop(response.get("id", ""), None)
-        if fwd is None:
-            return
-        if fwd.then is not None:
-            fwd.then(response)
-        elif fwd.client is not None and fwd.command not in ("permission_response", "ui_response"):
-            if fwd.original_id is None:
-                response.pop("id", None)
-            else:
-                response["id"] = fwd.original_id
-            self.send(fwd.client, orjson.dumps({"agent_id": slot.agent_id, **response}))
-        self.supervisor.settle(slot)
-
-    def _notify(self, slot: AgentSlot, event: dict[str, Any]) -> None:
-        for subscriber in (*self.subscribers, *slot.subscribers):
-            for effect in subscriber.event(slot.agent_id, slot.status, event):
-                self.out.add(effect)
-
-
-def _unanswered(command: str) -> dict[str, Any]:  # for a waiter whose runtime is gone
-    return {"type": "response", "command": command, "success": False}

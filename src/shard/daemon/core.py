@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Coroutine, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from shard import _secrets
 from shard._home import private_dirs, write_private
@@ -42,6 +42,7 @@ from shard.daemon.effects import (
     StartTimer,
     Stopped,
     StopRuntime,
+    TimerKey,
     ToRuntime,
 )
 from shard.daemon.jobs.settings import JobSettings
@@ -98,7 +99,7 @@ class Daemon:
         self._clients: dict[Connection, Client] = {}
         self._conns: dict[Client, Connection] = {}
         self._procs: dict[Generation, RuntimeProcess] = {}
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._resumes: dict[Client, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         self.pool = WarmPool(
@@ -214,6 +215,10 @@ class Daemon:
             with contextlib.suppress(sqlite3.Error):
                 self.registry.close()
             self.stopped.set()
+        elif isinstance(effect, Send | Broadcast | ToRuntime | Resume):
+            raise AssertionError(f"{type(effect).__name__} is performed on the hot path")
+        else:
+            assert_never(effect)
 
     async def _offload(self, effect: Offload) -> None:
         try:
@@ -229,11 +234,11 @@ class Daemon:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _fire(self, key: str) -> None:
+    def _fire(self, key: TimerKey) -> None:
         self._timers.pop(key, None)
         self._perform(self.broker.timer(key))
 
-    def _cancel_timer(self, key: str) -> None:
+    def _cancel_timer(self, key: TimerKey) -> None:
         handle = self._timers.pop(key, None)
         if handle is not None:
             handle.cancel()

@@ -18,9 +18,6 @@ from shard.protocol.agents import AgentStatus
 
 if TYPE_CHECKING:
     from shard.daemon.catalog import Catalog
-    from shard.daemon.jobs.children import ChildSpec
-    from shard.daemon.jobs.model import Job, Run
-    from shard.daemon.workspaces.model import Workspace
 
 
 @dataclass(eq=False, slots=True)
@@ -112,16 +109,22 @@ class KillRuntime:
 
 
 @dataclass(frozen=True, slots=True)
+class TimerKey:
+    """Names a timer. Each part of the broker keys its timers with its own subclasses, so a timer
+    comes back as the value that armed it (compared by type and fields), not a string to parse."""
+
+
+@dataclass(frozen=True, slots=True)
 class StartTimer:
     """Call ``Broker.timer(key)`` after ``delay`` seconds, replacing a timer of the same key."""
 
-    key: str
+    key: TimerKey
     delay: float
 
 
 @dataclass(frozen=True, slots=True)
 class CancelTimer:
-    key: str
+    key: TimerKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,10 +206,11 @@ class Subscriber(Protocol):
     def event(self, agent_id: str, status: AgentStatus, event: Mapping[str, Any]) -> Iterable[Effect]: ...
 
 
-class Manifests(Protocol):
-    """The durable half of agent.create and agent.terminate, answered before the broker goes on
-    (a refusal is the command's answer): the registry and the session files. ``core.py`` has the real
-    one, ``shard.testing.broker`` one in memory."""
+class AgentManifests(Protocol):
+    """The durable half of the agents, answered before the broker goes on (a refusal is the
+    command's answer): the registry's rows and the session files. ``core.py`` has the real one,
+    ``shard.testing.broker`` one in memory; jobs and workspaces have their own parts
+    (``jobs/store.py``, ``workspaces/store.py``)."""
 
     def canonical_cwd(self, cwd: str) -> str:
         """The absolute, canonical directory, or INVALID_REQUEST."""
@@ -219,28 +223,6 @@ class Manifests(Protocol):
 
     def remove(self, agent_id: str) -> None:
         """Delete the agent's row (INTERNAL_ERROR when the disk refuses)."""
-
-    def commit_job(self, job: Job, children: list[AgentRecord]) -> None:
-        """Write a new job, its runs and its children's rows in one transaction: all or nothing
-        (INTERNAL_ERROR when the disk refuses)."""
-
-    def save_runs(self, job: Job, runs: list[Run]) -> None:
-        """Update the job's row and these runs' rows (INTERNAL_ERROR when the disk refuses)."""
-
-    def load_jobs(self) -> list[Job]:
-        """Every job with its runs, as last saved."""
-
-    def add_workspace(self, ws: Workspace, record: AgentRecord) -> None:
-        """Write a new workspace and its first agent's row in one transaction."""
-
-    def save_workspace(self, ws: Workspace) -> None:
-        """Update the workspace's row (INTERNAL_ERROR when the disk refuses)."""
-
-    def load_workspaces(self) -> list[Workspace]:
-        """Every workspace, retired ones included, oldest first."""
-
-    def definition(self, cwd: str, name: str) -> ChildSpec | None:
-        """The agent definition ``name`` (case-insensitive) seen from the project at ``cwd``, if any."""
 
     def catalog(self) -> Catalog | None:
         """The models, modes and tools a new agent may name (config.toml as it is now); None: not

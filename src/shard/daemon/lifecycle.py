@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from shard.protocol.agents import AgentStatus, RuntimeState
+from shard.protocol.agents import AgentStatus, IllegalTransition, RuntimeState
 
 Role = Literal["interactive", "observer"]
 INTERACTIVE: Role = "interactive"
@@ -29,10 +29,6 @@ TRANSITIONS: dict[RuntimeState, frozenset[RuntimeState]] = {
     # restored; or forgotten by agent.terminate
     "failed": frozenset({"starting", "stopped"}),
 }
-
-
-class IllegalTransition(RuntimeError):
-    """A move the table does not allow: a bug in the daemon, never a client's doing."""
 
 
 class RuntimeMachine:

@@ -1,5 +1,6 @@
-"""The broker's durable half (``effects.Manifests``) on the real disk: ``state.db`` through the
-registry, and the session files an adoption names."""
+"""The broker's durable half (``broker.Manifests``: the agents', the jobs' and the workspaces'
+ports) on the real disk: ``state.db`` through the registry, and the session files an adoption
+names."""
 
 from __future__ import annotations
 

@@ -27,23 +27,20 @@ The decisions, case by case:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 from shard.daemon import wire
+from shard.daemon.desk import OrchestratorDesk
 from shard.daemon.effects import Client
 from shard.daemon.slot import AgentSlot
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.results import AgentRemoveResult
 
-if TYPE_CHECKING:
-    from shard.daemon.broker import Broker
-
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a runtime being removed
 
 
-def subtree(agents: dict[str, AgentSlot], root: AgentSlot) -> list[AgentSlot]:
+def subtree(agents: Mapping[str, AgentSlot], root: AgentSlot) -> list[AgentSlot]:
     """``root``'s descendants deepest first, then ``root`` (a cycle cannot make it loop)."""
     levels: list[list[AgentSlot]] = [[root]]
     seen = {root.agent_id}
@@ -57,15 +54,15 @@ def subtree(agents: dict[str, AgentSlot], root: AgentSlot) -> list[AgentSlot]:
     return [slot for level in reversed(levels) for slot in level]
 
 
-def remove(broker: Broker, client: Client, command: cmd.AgentRemove) -> None:
-    b = broker
+def remove(desk: OrchestratorDesk, client: Client, command: cmd.AgentRemove) -> None:
+    b = desk
     root = b.slot(command.agent_id)
     if root.removing:
         raise ShardError(ErrorCode.CONFLICT, f"{root.agent_id} is already being removed")
     doomed = subtree(b.agents, root)
     for slot in doomed:
         slot.removing = True
-    b.coordinator.removing([s.agent_id for s in doomed])
+    b.removing([s.agent_id for s in doomed])
 
     def done() -> bool:
         return all(s.gen is None and not s.start_pending for s in doomed)
@@ -77,7 +74,7 @@ def remove(broker: Broker, client: Client, command: cmd.AgentRemove) -> None:
         try:
             for slot in doomed:
                 if slot.agent_id in b.agents:
-                    forget(b, slot)
+                    b.forget(slot)
         except ShardError:  # the registry refused: what is left is an agent again, not a ghost
             for slot in doomed:
                 slot.removing = False
@@ -85,18 +82,20 @@ def remove(broker: Broker, client: Client, command: cmd.AgentRemove) -> None:
         b.send(client, wire.reply(command, AgentRemoveResult(removed=removed)))
         b.resume(client)
 
+    def stopped() -> None:
+        b.step(client, command, finish)
+
     client.waiting = True
     for slot in doomed:
-        _stop(b, slot, lambda: b.step(client, command, finish))
-    b.step(client, command, finish)
+        _stop(b, slot, stopped)
+    stopped()
 
 
-def _stop(b: Broker, slot: AgentSlot, then: Callable[[], object]) -> None:
+def _stop(b: OrchestratorDesk, slot: AgentSlot, then: Callable[[], None]) -> None:
     """Bring ``slot`` to no process and no start; ``then`` once it has none (not called when it has
     none already)."""
-    sup = b.supervisor
     if slot.gen is None and slot.start_pending:  # queued, not spawned: nothing to wait for
-        sup.cancel_start(slot, ShardError(ErrorCode.CONFLICT, f"{slot.agent_id} was removed"))
+        b.cancel_start(slot, ShardError(ErrorCode.CONFLICT, f"{slot.agent_id} was removed"))
         return
     if slot.gen is None:
         return
@@ -111,18 +110,4 @@ def _stop(b: Broker, slot: AgentSlot, then: Callable[[], object]) -> None:
         slot.ready_waiters.append(ready)
         return
     slot.exit_waiters.append(then)
-    sup.stop_now(slot, GRACE)
-
-
-def forget(b: Broker, slot: AgentSlot) -> None:
-    """Take an agent with nothing running out of the registry; its session file stays. Told to
-    everyone as ``agent_removed`` and, for older clients, ``agent_status_changed`` with ``detail:
-    "forgotten"``."""
-    b.manifests.remove(slot.agent_id)  # first: if the disk refuses, nothing has changed
-    b.supervisor.cancel_reap(slot)
-    for client in list(slot.attachments):
-        slot.detach(client)
-    del b.agents[slot.agent_id]
-    slot.runtime.move("stopped")
-    b.broadcast(wire.status_changed(slot, "forgotten"))
-    b.broadcast(wire.removed(slot))
+    b.stop_now(slot, GRACE)

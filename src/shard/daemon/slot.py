@@ -30,6 +30,28 @@ class OpenRequest:
     delegated_to: set[Client] = field(default_factory=set)  # ancestors' clients shown it
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A runtime's response to a command the daemon sent on its own (``Desk.ask``). ``success`` is
+    False also when no runtime was there to answer, or it exited or wrote too much first."""
+
+    success: bool
+    data: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, response: dict[str, Any]) -> Answer:
+        data, error = response.get("data"), response.get("error")
+        return cls(
+            bool(response.get("success")),
+            data if isinstance(data, dict) else {},
+            error if isinstance(error, dict) else None,
+        )
+
+
+UNANSWERED = Answer(False)  # for a waiter whose runtime is gone
+
+
 @dataclass(slots=True)
 class Forwarded:
     """A command sent to the runtime under a daemon id, waiting for its response."""
@@ -37,7 +59,7 @@ class Forwarded:
     client: Client | None  # None: the daemon's own, or an answer (its client was answered at once)
     original_id: str | None
     command: str
-    then: Callable[[dict[str, Any]], None] | None = None  # the daemon's own: who takes the response
+    then: Callable[[Answer], None] | None = None  # the daemon's own: who takes the answer
 
 
 @dataclass(slots=True)

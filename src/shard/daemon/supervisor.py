@@ -19,6 +19,7 @@ is reaped or makes room, and what each start, exit and timer changes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from shard.daemon import wire
 from shard.daemon.effects import (
@@ -32,15 +33,34 @@ from shard.daemon.effects import (
     StartTimer,
     Stopped,
     StopRuntime,
+    TimerKey,
 )
 from shard.daemon.limits import Occupant, admit
 from shard.daemon.slot import AgentSlot, Started
 from shard.protocol.agents import RuntimeState
 from shard.protocol.errors import ErrorCode, ShardError
 
-_REAP = "reap:"
-_KILL = "kill:"
-_GRACE = "shutdown-grace"
+
+@dataclass(frozen=True, slots=True)
+class Reap(TimerKey):
+    """The agent's idle clock: its runtime stops when it runs out."""
+
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class KillLate(TimerKey):
+    """A runtime told to stop now is killed if it is still there."""
+
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Grace(TimerKey):
+    """An interrupted daemon kills the runtimes still there."""
+
+
+_GRACE = Grace()
 INTERRUPT_GRACE = 1.5  # seconds a runtime told to stop now has to exit before it is killed
 
 # what a runtime is doing, as the shutdown line says it
@@ -173,7 +193,7 @@ class Supervisor:
         """SIGTERM the runtime now (its turn is aborted and saved), SIGKILL after ``grace`` seconds
         if it is still there."""
         if self.kill(slot, force=False) is not None:
-            self.out.add(StartTimer(_KILL + slot.agent_id, grace))
+            self.out.add(StartTimer(KillLate(slot.agent_id), grace))
 
     def cancel_start(self, slot: AgentSlot, error: ShardError) -> None:
         """Drop a start admitted but not spawned yet; its waiters get ``error``."""
@@ -226,29 +246,28 @@ class Supervisor:
         if slot.live and not slot.busy:
             slot.idle_since = self.clock()
             slot.reap_armed = True
-            self.out.add(StartTimer(_REAP + slot.agent_id, self.idle_timeout))
+            self.out.add(StartTimer(Reap(slot.agent_id), self.idle_timeout))
 
     def cancel_reap(self, slot: AgentSlot) -> None:
         if slot.reap_armed:
             slot.reap_armed = False
-            self.out.add(CancelTimer(_REAP + slot.agent_id))
+            self.out.add(CancelTimer(Reap(slot.agent_id)))
 
-    def timer(self, key: str) -> None:
-        if key.startswith(_KILL):  # a stop_now past its grace
-            late = self.agents.get(key.removeprefix(_KILL))
+    def timer(self, key: TimerKey) -> None:
+        if isinstance(key, KillLate):  # a stop_now past its grace
+            late = self.agents.get(key.agent_id)
             if late is not None and late.gen is not None:
                 self.kill(late, force=True)
-            return
-        if key == _GRACE:
+        elif isinstance(key, Grace):
             left = self._exiting()
             self._kill_all(left, f"{_runtimes(len(left))} did not stop within {INTERRUPT_GRACE:g} s")
-            return
-        slot = self.agents.get(key.removeprefix(_REAP)) if key.startswith(_REAP) else None
-        if slot is None or not slot.reap_armed:
-            return  # cancelled meanwhile
-        slot.reap_armed = False
-        if slot.live and not slot.busy:
-            self.begin_stop(slot)
+        elif isinstance(key, Reap):
+            slot = self.agents.get(key.agent_id)
+            if slot is None or not slot.reap_armed:
+                return  # cancelled meanwhile
+            slot.reap_armed = False
+            if slot.live and not slot.busy:
+                self.begin_stop(slot)
 
     # --- shutdown -------------------------------------------------------------------------------
 

@@ -19,6 +19,12 @@ AGENT_STATUSES: tuple[AgentStatus, ...] = (
 # DESIGN §6 pins the RuntimeState the protocol leaves open.
 RuntimeState = Literal["starting", "running", "stopping", "stopped", "failed"]
 
+
+class IllegalTransition(RuntimeError):
+    """A move a state table does not allow (an agent's status in the runtime, a runtime's state in
+    the daemon): a bug in whoever moved it, never a peer's doing."""
+
+
 # Where a model's context window came from: config.toml, Shard's built-in catalog, the server that
 # serves the model, or Shard's conservative default (Shard, additive).
 WindowSource = Literal["config", "builtin", "server", "default"]

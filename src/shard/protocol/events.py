@@ -193,15 +193,10 @@ class TurnEnd(AgentEvent):
     usage: Usage | None = None
 
 
-class UsageEvent(AgentEvent):
+class UsageEvent(Usage, AgentEvent):  # Usage first: its fields come after type and agent_id
+    """One provider call's :class:`Usage` as an event."""
+
     type: Literal["usage"] = "usage"
-    input: int
-    output: int
-    cache_read: int | None = None
-    cache_write: int | None = None
-    cost: int | float | None = None
-    context_tokens: int | None = None
-    model: str | None = None
     # additive: the window ``context_tokens`` is measured against, and where it came from
     context_window: int | None = None
     context_window_source: WindowSource | None = None

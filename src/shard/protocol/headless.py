@@ -8,3 +8,5 @@ from typing import Literal, get_args
 
 HeadlessPolicy = Literal["deny", "allow_if_rule_matches", "queue"]
 HEADLESS_POLICIES: tuple[HeadlessPolicy, ...] = get_args(HeadlessPolicy)
+# Strictest first: a child's policy is never looser than its parent's (``daemon/jobs/children.py``).
+BY_STRICTNESS: tuple[HeadlessPolicy, ...] = ("deny", "queue", "allow_if_rule_matches")

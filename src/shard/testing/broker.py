@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, assert_never
 
 import orjson
 
@@ -43,6 +43,7 @@ from shard.daemon.effects import (
     Stopped,
     StopRuntime,
     Subscriber,
+    TimerKey,
     ToRuntime,
 )
 from shard.daemon.record import AgentRecord
@@ -251,7 +252,7 @@ class BrokerHarness:
         self.auto_exit = auto_exit  # a runtime whose stdin closed or that was signalled exits at once
         self.clients: list[MemoryClient] = []
         self.runtimes: list[FakeRuntime] = []  # every generation spawned, in order
-        self.timers: dict[str, float] = {}  # key -> deadline on ``clock``
+        self.timers: dict[TimerKey, float] = {}  # key -> deadline on ``clock``
         self.stops: list[Generation] = []
         self.kills: list[tuple[Generation, bool]] = []
         self.signals: list[StopRuntime | KillRuntime] = []  # every stop and kill, in order
@@ -278,7 +279,10 @@ class BrokerHarness:
         """Move the clock; every timer due meanwhile fires, in order."""
         target = self.clock.now + seconds
         while True:
-            due = sorted((deadline, key) for key, deadline in self.timers.items() if deadline <= target)
+            due = sorted(  # by deadline, then in the order they were armed
+                ((deadline, key) for key, deadline in self.timers.items() if deadline <= target),
+                key=lambda pair: pair[0],
+            )
             if not due:
                 break
             deadline, key = due[0]
@@ -361,6 +365,8 @@ class BrokerHarness:
             self.stopped = True
             for memory in self.clients:
                 self.perform(self.broker.disconnect(memory.client))
+        else:
+            assert_never(effect)
 
     def _deliver(self, client: Client, data: bytes) -> None:
         if not client.closed:

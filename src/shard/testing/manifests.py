@@ -1,5 +1,6 @@
-"""The registry and the session files in memory: the broker's ``Manifests`` port
-(``shard.daemon.effects``) for :class:`shard.testing.broker.BrokerHarness`."""
+"""The registry and the session files in memory: the broker's ``Manifests`` ports
+(``shard.daemon.broker``: the agents', the jobs' and the workspaces') for
+:class:`shard.testing.broker.BrokerHarness`."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 from shard.agent.permissions.board import InvalidAnswer, PermissionAnswer, RequestBoard, Responders
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.sink import EventSink
-from shard.agent.status import IllegalTransition
+from shard.protocol.agents import IllegalTransition
 from shard.protocol.commands import PermissionResponse, UiResponse
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.events import (

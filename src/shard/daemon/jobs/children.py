@@ -2,7 +2,7 @@
 
 A task's ``name`` selects an agent definition when one of that name exists (the project's
 ``.shard/agents/<name>.md``, else ``$SHARD_HOME/agents/<name>.md``; read by ``shard.agent.definitions``
-and handed to the daemon as a :class:`ChildSpec` through the Manifests port). Otherwise the child is
+and handed to the daemon as a :class:`ChildSpec` through the ``JobStore`` port). Otherwise the child is
 general-purpose: the parent's configuration, the name its alias.
 
 What a child gets, first match wins: the launch's own ``model`` / ``mode``, then the definition's,
@@ -22,10 +22,10 @@ from shard.daemon.catalog import Catalog, selection
 from shard.daemon.jobs import handles
 from shard.daemon.record import AgentRecord
 from shard.protocol.errors import ShardError
+from shard.protocol.headless import BY_STRICTNESS
 from shard.protocol.ids import new_id
 
 # strictest first: deny never runs an ask; queue waits for a person; allow_if_rule_matches runs grants
-_HEADLESS = ("deny", "queue", "allow_if_rule_matches")
 # strictest first: plan runs read-only tools only; build (a runtime's default) runs any tool the gate allows
 _MODES = ("plan", "build")
 DEFAULT_MODE = "build"
@@ -121,9 +121,9 @@ def _tools(parent: list[str] | None, wanted: tuple[str, ...] | None) -> list[str
 
 
 def _stricter(parent: str, wanted: str | None) -> str:
-    if wanted not in _HEADLESS or parent not in _HEADLESS:
+    if wanted not in BY_STRICTNESS or parent not in BY_STRICTNESS:
         return parent
-    return min(parent, wanted, key=_HEADLESS.index)
+    return min(parent, wanted, key=BY_STRICTNESS.index)
 
 
 def stricter_mode(parent: str | None, wanted: str | None) -> str | None:

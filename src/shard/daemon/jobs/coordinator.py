@@ -1,5 +1,5 @@
 """The job coordinator (PROTOCOL §10.3, §12.5), sans-I/O: it answers ``subagent.*`` commands and
-drives runs through the broker, adding effects to the broker's outbox like the orchestrator does.
+drives runs through its desk (``shard.daemon.desk``), a department like the orchestrator.
 
 * **Who is the parent.** ``parent_agent_id`` (payload, R5.2.5) names the owning durable parent; it
   must be an agent of the registry (NOT_FOUND). The daemon has one trust level (§4.3), so any daemon
@@ -29,18 +29,21 @@ drives runs through the broker, adding effects to the broker's outbox like the o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from shard.daemon import wire
-from shard.daemon.effects import CancelTimer, Client, Effect, Log, Send, StartTimer
+from shard.daemon.desk import Department, Desk
+from shard.daemon.effects import CancelTimer, Client, Effect, Log, Send, StartTimer, TimerKey
 from shard.daemon.jobs import children, handles, requests, steering, views
-from shard.daemon.jobs.delivery import REPORT, Delivery
+from shard.daemon.jobs.delivery import Delivery
 from shard.daemon.jobs.model import Job, Run, reconcile
 from shard.daemon.jobs.settings import DEFAULT_MAX_CHILDREN, DEFAULT_POLICY, JobSettings
-from shard.daemon.jobs.waits import WAIT, Waits
+from shard.daemon.jobs.store import JobStore
+from shard.daemon.jobs.timers import Deadline, Kill, Quiet, Report, WaitEnd
+from shard.daemon.jobs.waits import Waits
 from shard.daemon.lifecycle import ACTIVE_STATUSES
-from shard.daemon.slot import AgentSlot
+from shard.daemon.slot import AgentSlot, Answer
 from shard.protocol import commands as cmd
 from shard.protocol.agents import AgentStatus
 from shard.protocol.errors import ErrorCode, ShardError
@@ -55,27 +58,24 @@ from shard.protocol.results import (
     SubagentStopResult,
 )
 
-if TYPE_CHECKING:
-    from shard.daemon.broker import Broker
-
 GRACE = 5.0  # seconds between abort, closing stdin and SIGKILL when a live run is stopped
-_DEADLINE, _QUIET, _KILL = "job-deadline:", "job-quiet:", "job-kill:"
 
 
-class Coordinator:
-    def __init__(self, broker: Broker) -> None:
-        self.b = broker
+class Coordinator(Department):
+    def __init__(self, desk: Desk, store: JobStore) -> None:
+        self.desk = desk
+        self.store = store
         self.policy = DEFAULT_POLICY
         self.run_timeout: float | None = None  # seconds a run may take; None: no deadline
         self.max_children = DEFAULT_MAX_CHILDREN  # durable children per parent
         self.jobs: dict[str, Job] = {}  # oldest first
         self.leases: dict[str, Run] = {}  # child agent_id -> its queued or live run
         self.job_conns: dict[str, set[Client]] = {}  # parent agent_id -> its job connections
-        self.waits = Waits(broker)
-        for job in sorted(broker.manifests.load_jobs(), key=lambda j: j.created_at):
+        self.waits = Waits(desk)
+        for job in sorted(store.load_jobs(), key=lambda j: j.created_at):
             self.jobs[job.job_id] = job
             self._reconcile(job)
-        self.delivery = Delivery(broker, self.jobs, self._persist)
+        self.delivery = Delivery(desk, self.jobs, self._persist)
 
     def configure(self, settings: JobSettings) -> None:
         self.policy, self.run_timeout = settings.policy, settings.run_timeout
@@ -89,7 +89,7 @@ class Coordinator:
     # --- commands -------------------------------------------------------------------------------
 
     def handle(self, client: Client, command: cmd.SubagentCommand) -> None:
-        parent = self.b.slot(command.parent_agent_id)  # NOT_FOUND: no such durable parent
+        parent = self.desk.slot(command.parent_agent_id)  # NOT_FOUND: no such durable parent
         self.job_conns.setdefault(parent.agent_id, set()).add(client)
         if isinstance(command, cmd.SubagentCreate):
             self._create(client, command, parent)
@@ -105,25 +105,25 @@ class Coordinator:
             run = steering.steerable(
                 handles.resolve(command.target, *self._scope(parent.agent_id)), self.leases
             )
-            steering.subagent_steer(self.b, client, command, run)
+            steering.subagent_steer(self.desk, client, command, run)
         else:
             raise ShardError(
                 ErrorCode.INVALID_REQUEST, f"'{command.type}' is not available in this daemon yet"
             )
 
     def _create(self, client: Client, c: cmd.SubagentCreate, parent: AgentSlot) -> None:
-        b, p = self.b, parent.record
+        b, p = self.desk, parent.record
         specs = requests.create_specs(c, p.depth, self.policy)  # everything checked, nothing done
         siblings = [s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id]
         requests.check_room(p.agent_id, len(siblings), len(specs), self.max_children)
         strategy, catalog = c.strategy or "single", b.manifests.catalog()
         launch = children.launch(c.model, c.provider, c.mode, catalog)
         taken = [a for a in siblings if a is not None]
-        now = b.wall()
+        now = b.now()
         job = Job(new_id("job"), p.agent_id, strategy, now)
         records = []
         for i, (name, task) in enumerate(specs):
-            spec = children.checked(b.manifests.definition(p.cwd, name), launch, catalog)
+            spec = children.checked(self.store.definition(p.cwd, name), launch, catalog)
             alias = children.alias_for(name, spec, taken)
             taken.append(alias)
             record = children.child_record(p, alias, spec, launch, now)
@@ -141,12 +141,10 @@ class Coordinator:
                     display_name=record.display_name,
                 )
             )
-        b.manifests.commit_job(job, records)  # first: a refusal leaves nothing behind
+        self.store.commit_job(job, records)  # first: a refusal leaves nothing behind
         self.jobs[job.job_id] = job
         for record in records:
-            slot = AgentSlot(record)
-            b.agents[record.agent_id] = slot
-            b.broadcast(wire.spawned(slot))
+            b.admit(record)
         for run in job.runs:
             self.leases[run.agent_id] = run
         runs = [
@@ -169,8 +167,8 @@ class Coordinator:
             raise ShardError(ErrorCode.CONFLICT, f"{target.agent_id} already has a queued or active run")
         requests.check_task(c.task, 0)
         alias = kids[target.agent_id]
-        record = self.b.agents[target.agent_id].record
-        job = Job(new_id("job"), parent.agent_id, "single", self.b.wall())
+        record = self.desk.agents[target.agent_id].record
+        job = Job(new_id("job"), parent.agent_id, "single", self.desk.now())
         run = Run(
             new_id("run"),
             job.job_id,
@@ -183,16 +181,16 @@ class Coordinator:
             display_name=record.display_name,
         )
         job.runs.append(run)
-        self.b.manifests.commit_job(job, [])  # first: a refusal leaves nothing behind
+        self.store.commit_job(job, [])  # first: a refusal leaves nothing behind
         self.jobs[job.job_id] = job
         self.leases[run.agent_id] = run
         result = SubagentRelaunchResult.model_validate({"job_id": job.job_id, **views.handle(run)})
-        self.b.send(client, wire.reply(c, result))
+        self.desk.send(client, wire.reply(c, result))
         self._pump(parent.agent_id)
 
     def _status(self, client: Client, c: cmd.SubagentStatus, parent: AgentSlot) -> None:
         jobs, children = self._scope(parent.agent_id)
-        self.b.send(client, wire.reply(c, views.status(parent.agent_id, jobs, children, c.targets)))
+        self.desk.send(client, wire.reply(c, views.status(parent.agent_id, jobs, children, c.targets)))
 
     def _wait(self, client: Client, c: cmd.SubagentWait, parent: AgentSlot) -> None:
         jobs, kids = self._scope(parent.agent_id)
@@ -205,7 +203,7 @@ class Coordinator:
             job: Job | None = target.job
             runs = [r for r in target.job.runs if not r.terminal]
             if target.job.stopped_at is None:
-                target.job.stopped_at = self.b.wall()
+                target.job.stopped_at = self.desk.now()
         else:
             run = target.run
             job = self.jobs[run.job_id] if run else None
@@ -215,7 +213,7 @@ class Coordinator:
             cancelled=[CancelledRun(run_id=r.run_id, agent_id=r.agent_id, state=r.state) for r in cancelled],
             **({"job_id": job.job_id} if job else {}),
         )
-        self.b.send(client, wire.reply(c, result))
+        self.desk.send(client, wire.reply(c, result))
         self._settled(job.parent_agent_id if job else parent.agent_id)
 
     # --- runs -----------------------------------------------------------------------------------
@@ -223,7 +221,7 @@ class Coordinator:
     def _pump(self, parent_id: str) -> None:
         """Start every queued run that may start: a chain's next step once the one before it has
         completed; other runs while the parent has fewer than ``maxTasks`` runs live."""
-        if self.b.supervisor.shutting_down:
+        if self.desk.shutting_down:
             return  # nothing starts while the daemon goes down; the next one settles what is left
         for job in [j for j in self.jobs.values() if j.parent_agent_id == parent_id]:
             for run in job.runs:
@@ -238,14 +236,14 @@ class Coordinator:
                     self._start(job, run)
 
     def _start(self, job: Job, run: Run) -> None:
-        slot = self.b.agents.get(run.agent_id)
+        slot = self.desk.agents.get(run.agent_id)
         if slot is None:
             self._end(job, run, "failed", "the child agent is gone")
             return
         self._transition(job, run, "starting")
         if self.run_timeout is not None:
-            run.deadline = self.b.wall() + self.run_timeout
-            self.b.out.add(StartTimer(_DEADLINE + run.run_id, self.run_timeout))
+            run.deadline = self.desk.now() + self.run_timeout
+            self.desk.emit(StartTimer(Deadline(run.run_id), self.run_timeout))
 
         def started(error: ShardError | None) -> None:
             if run.state != "starting":
@@ -253,22 +251,26 @@ class Coordinator:
             if error is not None:
                 self._end(job, run, "failed", f"the child's runtime did not start ({error.code})")
                 return
-            parent, mode = self.b.agents.get(job.parent_agent_id), slot.record.mode or children.DEFAULT_MODE
+            parent, mode = (
+                self.desk.agents.get(job.parent_agent_id),
+                slot.record.mode or children.DEFAULT_MODE,
+            )
             narrowed = children.stricter_mode(parent.record.mode if parent else None, mode)
-            if narrowed != mode:  # the parent is stricter now (a relaunch, a later chain step)
-                self.b.internal(slot, {"type": "set_mode", "mode": narrowed}, None)  # before the task
-            prompt = {"type": "prompt", "message": run.task}
-            self.b.internal(slot, prompt, lambda response: self._accepted(job, run, response))
+            if (
+                narrowed is not None and narrowed != mode
+            ):  # the parent is stricter now (a relaunch, a chain step)
+                self.desk.ask(slot, cmd.SetMode(mode=narrowed))  # before the task
+            self.desk.ask(slot, cmd.Prompt(message=run.task), lambda answer: self._accepted(job, run, answer))
 
         try:
-            self.b.supervisor.ensure_running(slot, started)
+            self.desk.ensure_running(slot, started)
         except ShardError as exc:
             self._end(job, run, "failed", f"the child's runtime could not start ({exc.code})")
 
-    def _accepted(self, job: Job, run: Run, response: Mapping[str, Any]) -> None:
+    def _accepted(self, job: Job, run: Run, answer: Answer) -> None:
         if run.state != "starting":
             return
-        if response.get("success"):
+        if answer.success:
             self._transition(job, run, "active")
         else:
             self._end(job, run, "failed", "the child's runtime did not accept the task")
@@ -294,7 +296,7 @@ class Coordinator:
             self._settled(self.jobs[run.job_id].parent_agent_id)
         return ()
 
-    def removing(self, agent_ids: list[str]) -> None:
+    def removing(self, agent_ids: Sequence[str]) -> None:
         """agent.remove: the queued or live runs of these agents are cancelled, their parents told."""
         runs = [r for a in agent_ids if (r := self.leases.get(a)) is not None]
         for run in runs:
@@ -314,7 +316,7 @@ class Coordinator:
 
     def _end(self, job: Job, run: Run, state: RunState, error: str | None = None) -> None:
         """A run reached a terminal state; a chain's remaining steps are cancelled unless it completed."""
-        if self.b.supervisor.shutting_down:
+        if self.desk.shutting_down:
             return  # its runtime is being stopped with the daemon: the next daemon marks it interrupted
         if error:
             run.error = error
@@ -341,23 +343,23 @@ class Coordinator:
 
     def _transition(self, job: Job, run: Run, state: RunState) -> None:
         """Move, persist, then tell the parent's connections (R10.3.61)."""
-        previous = run.move(state, self.b.wall())
+        previous = run.move(state, self.desk.now())
         if run.terminal:
             if self.leases.get(run.agent_id) is run:
                 del self.leases[run.agent_id]
-            self.b.out.add(CancelTimer(_DEADLINE + run.run_id))
+            self.desk.emit(CancelTimer(Deadline(run.run_id)))
         self._persist(job, [run])  # first: the event tells of a persisted transition
         conns = self._parent_conns(job.parent_agent_id)
         if conns:
-            self.b.out.add(Send(conns, views.run_changed(job, run, previous)))
+            self.desk.emit(Send(conns, views.run_changed(job, run, previous)))
         if run.terminal:
             self.delivery.ended(run)
 
     def _persist(self, job: Job, runs: list[Run]) -> None:
         try:
-            self.b.manifests.save_runs(job, runs)
+            self.store.save_runs(job, runs)
         except ShardError as exc:  # a runtime's event cannot be refused: said, and memory goes on
-            self.b.out.add(Log(f"shard daemon: job {job.job_id}: {exc.message}"))
+            self.desk.emit(Log(f"shard daemon: job {job.job_id}: {exc.message}"))
 
     def _settled(self, parent_id: str) -> None:
         """Runs ended: answer the waits now complete, and start what may start."""
@@ -367,20 +369,18 @@ class Coordinator:
     # --- stopping a live child: abort, then graceful, then kill (R10.3.58) ----------------------
 
     def _quiet(self, agent_id: str) -> None:
-        slot = self.b.agents.get(agent_id)
+        slot = self.desk.agents.get(agent_id)
         if slot is not None and slot.live:
-            self.b.internal(slot, {"type": "abort"}, None)
-            self.b.out.add(StartTimer(_QUIET + agent_id, GRACE))
+            self.desk.ask(slot, cmd.Abort())
+            self.desk.emit(StartTimer(Quiet(agent_id), GRACE))
 
-    def timer(self, key: str) -> None:
-        if key.startswith(REPORT):
-            self.delivery.timer(key.removeprefix(REPORT))
-            return
-        if key.startswith(WAIT):
+    def timer(self, key: TimerKey) -> None:
+        if isinstance(key, Report):
+            self.delivery.timer(key)
+        elif isinstance(key, WaitEnd):
             self.waits.timer(key)
-            return
-        if key.startswith(_DEADLINE):
-            run = next((r for r in self.leases.values() if r.run_id == key.removeprefix(_DEADLINE)), None)
+        elif isinstance(key, Deadline):
+            run = next((r for r in self.leases.values() if r.run_id == key.run_id), None)
             if run is not None:
                 job = self.jobs[run.job_id]
                 live = run.state in ("starting", "active")
@@ -388,15 +388,15 @@ class Coordinator:
                 if live:
                     self._quiet(run.agent_id)
                 self._settled(job.parent_agent_id)
-            return
-        slot = self.b.agents.get(key.split(":", 1)[1])
-        if slot is None or self.leases.get(slot.agent_id) is not None:
-            return  # gone, or leased again by new work
-        if key.startswith(_QUIET) and slot.live and slot.status in ACTIVE_STATUSES:
-            self.b.supervisor.begin_stop(slot)
-            self.b.out.add(StartTimer(_KILL + slot.agent_id, GRACE))
-        elif key.startswith(_KILL) and slot.gen is not None:
-            self.b.supervisor.kill(slot, force=True)
+        elif isinstance(key, Quiet | Kill):
+            slot = self.desk.agents.get(key.agent_id)
+            if slot is None or self.leases.get(slot.agent_id) is not None:
+                return  # gone, or leased again by new work
+            if isinstance(key, Quiet) and slot.live and slot.status in ACTIVE_STATUSES:
+                self.desk.stop(slot)
+                self.desk.emit(StartTimer(Kill(slot.agent_id), GRACE))
+            elif isinstance(key, Kill) and slot.gen is not None:
+                self.desk.kill(slot, force=True)
 
     # --- the lease guard (R10.3.68 to R10.3.71) ----------------------------------------------------
 
@@ -410,12 +410,12 @@ class Coordinator:
                 ErrorCode.CONFLICT, f"{slot.agent_id} is running a job's run; it takes no prompt"
             )
         if isinstance(command, cmd.Steer):
-            steering.human_steer(self.b, client, command, run)
+            steering.human_steer(self.desk, client, command, run)
             return True
         if isinstance(command, cmd.Abort):
             job = self.jobs[run.job_id]
             self._cancel(job, self._with_dependents(job, run), "aborted by a client")
-            self.b.send(client, wire.reply(command, agent_id=slot.agent_id))
+            self.desk.send(client, wire.reply(command, agent_id=slot.agent_id))
             self._settled(job.parent_agent_id)
             return True
         return False
@@ -429,7 +429,7 @@ class Coordinator:
         self.waits.disconnected(client)
 
     def _parent_conns(self, parent_id: str) -> tuple[Client, ...]:
-        parent = self.b.agents.get(parent_id)
+        parent = self.desk.agents.get(parent_id)
         attached = set(parent.attachments) if parent else set()
         return tuple(c for c in attached | self.job_conns.get(parent_id, set()) if not c.closed)
 
@@ -438,13 +438,13 @@ class Coordinator:
         jobs = [j for j in self.jobs.values() if j.parent_agent_id == parent_id]
         children = {
             s.agent_id: s.record.alias or s.agent_id
-            for s in self.b.agents.values()
+            for s in self.desk.agents.values()
             if s.record.parent_agent_id == parent_id
         }
         return jobs, children
 
     def _reconcile(self, job: Job) -> None:
         """After a daemon restart: live work was lost with the old process (R10.3.75, R10.3.76)."""
-        changed = reconcile(job, self.b.wall())
+        changed = reconcile(job, self.desk.now())
         if changed:
             self._persist(job, changed)

@@ -15,26 +15,25 @@ transition is persisted, its report goes into the owning parent's conversation.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 
+from shard.daemon.desk import Desk
 from shard.daemon.effects import Log, StartTimer
 from shard.daemon.jobs.model import Job, Run
 from shard.daemon.jobs.report import completion_report
+from shard.daemon.jobs.timers import Report
+from shard.daemon.slot import Answer
+from shard.protocol import commands as cmd
 from shard.protocol.errors import ShardError
 
-if TYPE_CHECKING:
-    from shard.daemon.broker import Broker
-
-REPORT = "job-report:"  # timer key prefix: the parent's agent_id follows
 RETRY = 5.0
 ATTEMPTS = 3
 
 
 class Delivery:
     def __init__(
-        self, broker: Broker, jobs: Mapping[str, Job], persist: Callable[[Job, list[Run]], None]
+        self, desk: Desk, jobs: Mapping[str, Job], persist: Callable[[Job, list[Run]], None]
     ) -> None:
-        self.b = broker
+        self.desk = desk
         self.jobs = jobs
         self.persist = persist
         self.pending: dict[str, list[Run]] = {}  # parent agent_id -> runs to tell, oldest first
@@ -45,7 +44,7 @@ class Delivery:
         parent_id = self.jobs[run.job_id].parent_agent_id
         waiting = self.pending.setdefault(parent_id, [])
         if not waiting:
-            self.b.out.add(StartTimer(REPORT + parent_id, 0.0))
+            self.desk.emit(StartTimer(Report(parent_id), 0.0))
         if run not in waiting:
             waiting.append(run)
 
@@ -56,32 +55,33 @@ class Delivery:
                 if run.terminal and not run.reported:
                     self.ended(run)
 
-    def timer(self, parent_id: str) -> None:
-        if self.b.supervisor.shutting_down:
+    def timer(self, key: Report) -> None:
+        parent_id = key.parent_id
+        if self.desk.shutting_down:
             return  # no parent is woken on the way down: the next daemon delivers what is unreported
         runs = [r for r in self.pending.pop(parent_id, []) if not r.reported]
         if not runs:
             return
-        parent = self.b.agents.get(parent_id)
+        parent = self.desk.agents.get(parent_id)
         if parent is None:  # the parent was forgotten: nobody is left to tell
             self._mark(runs)
             return
-        message = {"type": "prompt", "message": completion_report(runs), "streaming_behavior": "steer"}
+        message = cmd.Prompt(message=completion_report(runs), streaming_behavior="steer")
 
-        def accepted(response: Mapping[str, Any]) -> None:
-            if response.get("success"):
+        def accepted(answer: Answer) -> None:
+            if answer.success:
                 self._mark(runs)
             else:
                 self._failed(parent_id, runs, "its runtime did not accept the report")
 
         def started(error: ShardError | None) -> None:
             if error is None:
-                self.b.internal(parent, message, accepted)
+                self.desk.ask(parent, message, accepted)
             else:
                 self._failed(parent_id, runs, f"it could not be woken ({error.code})")
 
         try:
-            self.b.supervisor.ensure_running(parent, started)
+            self.desk.ensure_running(parent, started)
         except ShardError as exc:  # no room for another runtime now
             self._failed(parent_id, runs, f"it could not be woken ({exc.code})")
 
@@ -97,7 +97,7 @@ class Delivery:
             tries = self.attempts[run.run_id] = self.attempts.get(run.run_id, 0) + 1
             if tries < ATTEMPTS:
                 again.append(run)
-        self.b.out.add(Log(f"shard daemon: a completion report for {parent_id} was not delivered: {why}"))
+        self.desk.emit(Log(f"shard daemon: a completion report for {parent_id} was not delivered: {why}"))
         if again:
             self.pending.setdefault(parent_id, []).extend(again)
-            self.b.out.add(StartTimer(REPORT + parent_id, RETRY))
+            self.desk.emit(StartTimer(Report(parent_id), RETRY))

@@ -6,12 +6,25 @@ same depth and room, so no path around them)."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from shard.daemon.jobs import handles
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.jobs import LaunchPolicy
 
 MAX_TASK_BYTES = 256 * 1024
+
+
+class ChildLimits(Protocol):
+    """How deep children may go and how many one parent may have (the coordinator's, as
+    configured): ``agent.create`` of a child checks the same bounds as ``subagent.create``."""
+
+    @property
+    def policy(self) -> LaunchPolicy: ...
+
+    @property
+    def max_children(self) -> int: ...
 
 
 def create_specs(c: cmd.SubagentCreate, parent_depth: int, policy: LaunchPolicy) -> list[tuple[str, str]]:

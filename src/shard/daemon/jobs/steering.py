@@ -12,19 +12,17 @@ the parent's private words: it is never logged or echoed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from shard.daemon import wire
+from shard.daemon.desk import Desk
 from shard.daemon.effects import Client
 from shard.daemon.jobs import handles
 from shard.daemon.jobs.model import Run
+from shard.daemon.slot import Answer
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.ids import new_id
 from shard.protocol.results import SubagentSteerResult
-
-if TYPE_CHECKING:
-    from shard.daemon.broker import Broker
 
 Outcome = tuple[str, str | None]  # ("injected" | "conflict", turn_id)
 
@@ -42,45 +40,45 @@ def steerable(target: handles.Target, leases: Mapping[str, Run]) -> Run:
     return run
 
 
-def send(broker: Broker, run: Run, message: str, then: Callable[[Outcome | ShardError], None]) -> None:
+def send(desk: Desk, run: Run, message: str, then: Callable[[Outcome | ShardError], None]) -> None:
     """Hand the steer to the run's child; ``then`` gets how it ended, or the runtime's error."""
-    slot = broker.agents.get(run.agent_id)
+    slot = desk.agents.get(run.agent_id)
     if slot is None:
         then(("conflict", None))
         return
 
-    def answered(response: Mapping[str, Any]) -> None:
-        data = response.get("data") or {}
-        if response.get("success"):
+    def answered(answer: Answer) -> None:
+        data, error = answer.data, answer.error
+        if answer.success:
             injected = data.get("status") == "injected"
             then(("injected", data.get("turn_id")) if injected else ("conflict", None))
-        elif isinstance(error := response.get("error"), dict) and error.get("code") in ErrorCode.__members__:
+        elif error is not None and error.get("code") in ErrorCode.__members__:
             then(ShardError(ErrorCode(error["code"]), str(error.get("message", ""))))
         else:  # the runtime went away: its turn is over
             then(("conflict", None))
 
-    broker.internal(slot, {"type": "runtime.steer", "message": message}, answered)
+    desk.ask(slot, cmd.RuntimeSteer(message=message), answered)
 
 
-def subagent_steer(broker: Broker, client: Client, c: cmd.SubagentSteer, run: Run) -> None:
+def subagent_steer(desk: Desk, client: Client, c: cmd.SubagentSteer, run: Run) -> None:
     """Answer ``subagent.steer`` once the child's runtime has (R10.3.39)."""
     correlation_id = new_id("steer")
 
     def then(outcome: Outcome | ShardError) -> None:
         if isinstance(outcome, ShardError):
-            broker.send(client, wire.failure(outcome, id=c.id, command=c.type))
+            desk.send(client, wire.failure(outcome, id=c.id, command=c.type))
             return
         status, turn_id = outcome
         result = SubagentSteerResult.model_validate(
             {"status": status, "run_id": run.run_id, "correlation_id": correlation_id}
             | ({"turn_id": turn_id} if turn_id else {})
         )
-        broker.send(client, wire.reply(c, result))
+        desk.send(client, wire.reply(c, result))
 
-    send(broker, run, c.message, then)
+    send(desk, run, c.message, then)
 
 
-def human_steer(broker: Broker, client: Client, command: cmd.Steer, run: Run) -> None:
+def human_steer(desk: Desk, client: Client, command: cmd.Steer, run: Run) -> None:
     """A person's ``steer`` to a leased child goes the same strict way: answered with success once it
     was injected into the run's turn, CONFLICT when that turn ended first (R10.3.70)."""
     if command.images:
@@ -92,10 +90,10 @@ def human_steer(broker: Broker, client: Client, command: cmd.Steer, run: Run) ->
         if isinstance(outcome, ShardError):
             error = outcome
         elif outcome[0] == "injected":
-            broker.send(client, wire.reply(command, agent_id=run.agent_id))
+            desk.send(client, wire.reply(command, agent_id=run.agent_id))
             return
         else:
             error = ShardError(ErrorCode.CONFLICT, f"the turn of run {run.run_id} ended before the steer")
-        broker.send(client, wire.failure(error, id=command.id, command=command.type))
+        desk.send(client, wire.failure(error, id=command.id, command=command.type))
 
-    send(broker, run, command.message, then)
+    send(desk, run, command.message, then)

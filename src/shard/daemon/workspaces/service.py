@@ -1,5 +1,6 @@
 """The ``workspace.*`` commands (PROTOCOL §10.1a, §10.2), sans-I/O: decisions here, git in a worker
-thread (``effects.Offload`` → ``git.py``), records through the Manifests port.
+thread (``effects.Offload`` → ``git.py``), records through the ``WorkspaceStore`` port, agents
+through the desk.
 
 * **Create** finds the repository of ``cwd``, adds a worktree on a new branch under the daemon's
   ``worktrees/`` folder, then commits the workspace and a fresh agent (daemon-made agent and session
@@ -25,14 +26,14 @@ import os
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shard.daemon import wire
 from shard.daemon.catalog import selection
-from shard.daemon.effects import Broadcast, Client, Log, Offload
+from shard.daemon.desk import Department, Desk
+from shard.daemon.effects import Client, Log, Offload
 from shard.daemon.lifecycle import ACTIVE_STATUSES
 from shard.daemon.record import AgentRecord
-from shard.daemon.slot import AgentSlot
 from shard.daemon.workspaces import git
 from shard.daemon.workspaces.model import (
     MAX_LABEL,
@@ -48,21 +49,20 @@ from shard.daemon.workspaces.model import (
     slug,
     summary,
 )
+from shard.daemon.workspaces.store import WorkspaceStore
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.events import WorkspaceAttached, WorkspaceConflict, WorkspaceCreated, WorkspaceRetired
 from shard.protocol.ids import new_id
 from shard.protocol.results import WorkspaceDetailResult, WorkspaceListResult, WorkspaceResult
 
-if TYPE_CHECKING:
-    from shard.daemon.broker import Broker
 
-
-class Workspaces:
-    def __init__(self, broker: Broker) -> None:
-        self.b = broker
+class Workspaces(Department):
+    def __init__(self, desk: Desk, store: WorkspaceStore) -> None:
+        self.desk = desk
+        self.store = store
         self.root: Path | None = None  # where worktrees go ($SHARD_HOME/worktrees; set by the shell)
-        self.items: dict[str, Workspace] = {w.workspace_id: w for w in broker.manifests.load_workspaces()}
+        self.items: dict[str, Workspace] = {w.workspace_id: w for w in store.load_workspaces()}
         self.in_git: set[str] = set()  # workspaces with a git operation under way
 
     def handle(self, client: Client, command: cmd.WorkspaceCommand) -> None:
@@ -84,7 +84,7 @@ class Workspaces:
     def _create(self, client: Client, c: cmd.WorkspaceCreate) -> None:
         if self.root is None:
             raise ShardError(ErrorCode.INTERNAL_ERROR, "this daemon has no folder for worktrees")
-        cwd = self.b.manifests.canonical_cwd(c.cwd)
+        cwd = self.desk.manifests.canonical_cwd(c.cwd)
         model = self._model(c)  # every choice checked before anything is made
         label = _label(c.label or c.branch or c.name or "workspace")
         ws_id, root = new_id("ws"), self.root
@@ -100,7 +100,7 @@ class Workspaces:
 
         def made(result: tuple[git.Repository, str, str, str, str, str]) -> None:
             repo, path, branch, base_ref, base_sha, target = result
-            now = self.b.wall()
+            now = self.desk.now()
             ws = Workspace(
                 ws_id,
                 label,
@@ -116,9 +116,9 @@ class Workspaces:
             )
             record = self._record(ws, c, model)
             try:
-                self.b.manifests.add_workspace(ws, record)
+                self.store.add_workspace(ws, record)
             except ShardError:  # nothing recorded: the fresh, empty worktree and branch go again
-                self.b.out.add(Offload(lambda: git.retire(ws, delete_branch=True), lambda _: None))
+                self.desk.emit(Offload(lambda: git.retire(ws, delete_branch=True), lambda _: None))
                 raise
             self.items[ws.workspace_id] = ws
             self._start(client, c, ws, record, created=True)
@@ -146,7 +146,7 @@ class Workspaces:
                 self._told(ws, "unsafe", UNSAFE)
                 raise ShardError(ErrorCode.CONFLICT, UNSAFE, _data("unsafe", ws, UNSAFE))
             record = self._record(ws, c, model)
-            self.b.manifests.add(record)
+            self.desk.manifests.add(record)
             self._start(client, c, ws, record, created=False)
 
         self._offload(client, c, lambda: _observe(ws), seen, ws)
@@ -154,7 +154,7 @@ class Workspaces:
     def _model(self, c: cmd.WorkspaceCreate | cmd.WorkspaceAttach) -> str | None:
         """The agent's model as a catalog id, with its provider and mode checked against the
         configuration's catalog (INVALID_REQUEST naming the field, before anything is made)."""
-        catalog = self.b.manifests.catalog()
+        catalog = self.desk.manifests.catalog()
         if catalog is None:
             return selection(c.model, c.provider)
         return catalog.check(c.model, c.provider, c.mode, None)
@@ -167,20 +167,18 @@ class Workspaces:
             session_id=new_id("sess"),
             cwd=ws.path,
             name=c.name or c.title,
-            model=model or self.b.fallback_model,
+            model=model or self.desk.fallback_model,
             provider=c.provider,
             mode=c.mode,
             workspace_id=ws.workspace_id,
-            created_at=self.b.wall(),
+            created_at=self.desk.now(),
         )
 
     def _start(
         self, client: Client, c: cmd.WorkspaceCommand, ws: Workspace, record: AgentRecord, *, created: bool
     ) -> None:
-        b = self.b
-        slot = AgentSlot(record)
-        b.agents[record.agent_id] = slot
-        b.broadcast(wire.spawned(slot))
+        b = self.desk
+        slot = b.admit(record)
         shown_ws = detail(self._view(ws))
         if created:
             b.broadcast(WorkspaceCreated(workspace=shown_ws).to_json())
@@ -204,12 +202,12 @@ class Workspaces:
                 b.send(client, wire.failure(error, id=c.id, command=c.type))
             b.resume(client)
 
-        b.supervisor.ensure_running(slot, started)
+        b.ensure_running(slot, started)
 
     # --- list / status --------------------------------------------------------------------------
 
     def _list(self, client: Client, c: cmd.WorkspaceList) -> None:
-        cwd = self.b.manifests.canonical_cwd(c.cwd) if c.cwd is not None else None
+        cwd = self.desk.manifests.canonical_cwd(c.cwd) if c.cwd is not None else None
         chosen = [w for w in self.items.values() if c.include_retired or not w.retired]
 
         def work() -> tuple[str | None, dict[str, Observed | None]]:
@@ -277,12 +275,12 @@ class Workspaces:
             done(disposition != "keep")
 
         def done(deleted: bool) -> None:
-            now = self.b.wall()
+            now = self.desk.now()
             ws.retired_at, ws.updated_at, ws.branch_deleted = now, now, deleted
             ws.disposition, ws.conflict = disposition, None
-            self.b.manifests.save_workspace(ws)
+            self.store.save_workspace(ws)
             shown_ws = detail(self._view(ws))
-            self.b.broadcast(WorkspaceRetired(workspace=shown_ws).to_json())
+            self.desk.broadcast(WorkspaceRetired(workspace=shown_ws).to_json())
             self._answer(client, c, WorkspaceDetailResult(workspace=shown_ws))
 
         self._offload(client, c, work, checked, ws)
@@ -290,12 +288,7 @@ class Workspaces:
     def _refuse(self, ws: Workspace, kind: str, reason: str, **extra: Any) -> None:
         """CONFLICT with typed data; told to everyone as ``workspace_conflict`` (the reason is the
         daemon's own words: no path, no git output)."""
-        ws.conflict = {"kind": kind, "reason": reason, "at": self.b.wall()}
-        try:
-            self.b.manifests.save_workspace(ws)
-        except ShardError as exc:
-            self.b.out.add(Log(f"shard daemon: workspace {ws.workspace_id}: {exc.message}"))
-        self.b.broadcast(WorkspaceConflict(workspace=detail(self._view(ws)), reason=reason).to_json())
+        self._conflict(ws, kind, reason)
         raise ShardError(
             ErrorCode.CONFLICT,
             f"workspace {ws.workspace_id} was not retired: {reason}",
@@ -313,14 +306,16 @@ class Workspaces:
     def _told(self, ws: Workspace, kind: str, reason: str) -> None:
         if ws.conflict is not None and ws.conflict.get("kind") == kind:
             return  # said once, not at every look
-        ws.conflict = {"kind": kind, "reason": reason, "at": self.b.wall()}
+        self._conflict(ws, kind, reason)
+
+    def _conflict(self, ws: Workspace, kind: str, reason: str) -> None:
+        """Recorded on the workspace (a failed write is said, not raised) and told to everyone."""
+        ws.conflict = {"kind": kind, "reason": reason, "at": self.desk.now()}
         try:
-            self.b.manifests.save_workspace(ws)
+            self.store.save_workspace(ws)
         except ShardError as exc:
-            self.b.out.add(Log(f"shard daemon: workspace {ws.workspace_id}: {exc.message}"))
-        self.b.out.add(
-            Broadcast(WorkspaceConflict(workspace=detail(self._view(ws)), reason=reason).to_json())
-        )
+            self.desk.emit(Log(f"shard daemon: workspace {ws.workspace_id}: {exc.message}"))
+        self.desk.broadcast(WorkspaceConflict(workspace=detail(self._view(ws)), reason=reason).to_json())
 
     # --- helpers --------------------------------------------------------------------------------
 
@@ -350,13 +345,13 @@ class Workspaces:
                     raise ShardError(ErrorCode.INTERNAL_ERROR, f"{c.type} failed: {type(outcome).__name__}")
                 then(outcome)
 
-            self.b.step(client, c, go)
+            self.desk.step(client, c, go)
 
-        self.b.out.add(Offload(work, back))
+        self.desk.emit(Offload(work, back))
 
     def _answer(self, client: Client, c: cmd.WorkspaceCommand, result: Any) -> None:
-        self.b.send(client, wire.reply(c, result))
-        self.b.resume(client)
+        self.desk.send(client, wire.reply(c, result))
+        self.desk.resume(client)
 
     def _get(self, workspace_id: str) -> Workspace:
         ws = self.items.get(workspace_id)
@@ -375,7 +370,7 @@ class Workspaces:
             Binding(
                 s.agent_id, s.record.session_id, s.live, s.live and (s.busy or s.status in ACTIVE_STATUSES)
             )
-            for s in self.b.agents.values()
+            for s in self.desk.agents.values()
             if s.record.workspace_id == ws.workspace_id
         ]
         return View(ws, bindings, seen)
@@ -384,7 +379,7 @@ class Workspaces:
         inside = ws.path + os.sep
         return sum(
             1
-            for s in self.b.agents.values()
+            for s in self.desk.agents.values()
             if s.live
             and s.record.workspace_id != ws.workspace_id
             and (s.record.cwd + os.sep).startswith(inside)
