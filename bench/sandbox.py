@@ -1,7 +1,7 @@
 """What the bash sandbox adds per call (issue 19; target ≤ 15 ms on the 2-core machine).
 
 Runs the same short command (``true``, and ``echo hi > f`` in a project folder) through the bash
-tool's own process path, plain and inside the sandbox (``shard.agent.sandbox``), alternating, and
+tool's own process path, plain and inside the sandbox (``shard.agent.sandbox.bwrap``), alternating, and
 prints medians and the added milliseconds. Usage: ``.venv/bin/python bench/sandbox.py [--runs N]``.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from harness import save_results
-from shard.agent.sandbox import configured
+from shard.agent.sandbox.bwrap import configured
 from shard.agent.tools.base import ToolContext
 from shard.agent.tools.bash import BashParams, BashTool
 

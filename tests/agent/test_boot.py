@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from shard.agent.definitions import MAX_PROMPT_BYTES
+from shard.agent.prompting.definitions import MAX_PROMPT_BYTES
 from shard.testing import AgentProcess, recorded_requests, shard_command, text_step, write_scripted_home
 
 HEADING = "## Instructions for this agent"

@@ -45,7 +45,7 @@ async def test_idle_tier_compacts_once_above_the_threshold(start, home, project)
     (project / "big.txt").write_text(BIG)
     steps = [tool_step("read", {"path": "big.txt"}), text_step(ANSWER)]
     # 9,000 tokens: ~2,600 of system prompt and 12 tool schemas, 2,250 kept for the reply, so the
-    # idle trigger is near 5,900 (context_budget.py) and the ceiling 6,750; the read brings the
+    # idle trigger is near 5,900 (compaction/budget.py) and the ceiling 6,750; the read brings the
     # context to ~5,600 (no emergency), the answer to ~6,600
     agent = await start(steps, **_compaction_toml(window=9000))
     _, sync = await agent.handshake()

@@ -1,4 +1,4 @@
-"""Boundary: a command the model runs in the sandbox stays in it (issue 19; ``shard.agent.sandbox``).
+"""Boundary: a command the model runs in the sandbox stays in it (issue 19; ``shard.agent.sandbox.bwrap``).
 
 Every test runs the real ``shard`` (``shard run --sandbox`` or ``shard agent --stdio --sandbox``)
 with a scripted model whose bash calls try to get out: write outside the project, see or read a

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shard.agent.sandbox import configured
+from shard.agent.sandbox.bwrap import configured
 from shard.agent.tools.base import ToolContext
 from shard.agent.tools.bash import BashParams, BashTool
 

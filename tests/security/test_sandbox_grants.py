@@ -18,7 +18,7 @@ from shard.agent.permissions.gate import Allow, Ask, Standing, decide
 from shard.agent.permissions.grants import exact_rule, signature_rule
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.permissions.shell import analyze
-from shard.agent.sandbox import configured
+from shard.agent.sandbox.bwrap import configured
 from shard.agent.tools.base import ToolContext
 from shard.agent.tools.bash import BashTool
 from shard.testing import AgentProcess, text_step, tool_step, write_scripted_home

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from shard.agent.sandbox import Sandbox, configured
-from shard.agent.sandbox_places import Unconfinable
+from shard.agent.sandbox.bwrap import Sandbox, configured
+from shard.agent.sandbox.places import Unconfinable
 from shard.agent.tools.base import ToolContext, ToolFailure
 from shard.agent.tools.bash import BashParams, BashTool
 from shard.testing import AgentProcess, text_step, tool_step, write_scripted_home

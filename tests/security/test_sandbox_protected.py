@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from shard.agent.sandbox import configured
+from shard.agent.sandbox.bwrap import configured
 from shard.agent.tools.base import ToolContext
 from shard.agent.tools.bash import READ_ONLY_NOTE, BashParams, BashTool
 from shard.testing import AgentProcess, text_step, tool_step, write_scripted_home

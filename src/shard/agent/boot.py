@@ -27,12 +27,12 @@ from shard.agent.catalog import (
     descriptor,
     key_variables,
 )
-from shard.agent.config import Config, ConfigError, load_config, shard_home
-from shard.agent.definitions import MAX_PROMPT_BYTES
-from shard.agent.instructions import session_context
+from shard.agent.config.settings import Config, ConfigError, load_config, shard_home
 from shard.agent.modes import BUILTIN_MODES
+from shard.agent.prompting.definitions import MAX_PROMPT_BYTES
+from shard.agent.prompting.instructions import session_context
 from shard.agent.providers.backends import prepare_sdk_import
-from shard.agent.sandbox import for_config
+from shard.agent.sandbox.bwrap import for_config
 from shard.agent.session.store import SessionStore, find_session
 from shard.agent.session.unfinished import unfinished
 from shard.agent.session.window import WindowError, replay

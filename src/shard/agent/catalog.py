@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shard import _secrets
-from shard.agent.config import Config, ModelConfig, ProviderConfig, ReasoningLevelConfig
+from shard.agent.config.settings import Config, ModelConfig, ProviderConfig, ReasoningLevelConfig
 from shard.protocol.errors import shown
 
 # Built-in model lists follow the installed SDKs' current model names. Prices are not built in: they

@@ -14,7 +14,7 @@ person's back: it is theirs (``max_output_tokens``) or the server's.
 from __future__ import annotations
 
 from shard.agent.catalog import ModelEntry
-from shard.agent.config import RetryConfig
+from shard.agent.config.settings import RetryConfig
 
 CUT_CALL = (
     "Not run: your reply reached the output limit while the arguments of this call were being written, "

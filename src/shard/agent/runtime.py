@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent import ui
 from shard.agent.catalog import ModelCatalog, ModelEntry
-from shard.agent.compaction_tiers import manual_compact
-from shard.agent.config import Config
+from shard.agent.compaction.tiers import manual_compact
+from shard.agent.config.settings import Config
 from shard.agent.mcp.host import McpHost
 from shard.agent.message_queue import MessageQueue
 from shard.agent.modes import ModeController
 from shard.agent.permissions.board import RequestBoard, Responders
 from shard.agent.permissions.gate import Gate
 from shard.agent.permissions.headless import HeadlessPolicy
-from shard.agent.sandbox import for_config
+from shard.agent.sandbox.bwrap import for_config
 from shard.agent.selection import ModelSelection, describe_model
 from shard.agent.session.store import SessionStore
 from shard.agent.session_ops import forked, listed

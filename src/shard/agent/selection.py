@@ -18,12 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 from shard.agent.catalog import ModelCatalog, ModelEntry, capabilities_for, descriptor
-from shard.agent.config import Config
+from shard.agent.config.settings import Config
 from shard.agent.providers.base import Provider
 from shard.agent.providers.registry import build_provider
 from shard.agent.providers.sdk import preload
 from shard.agent.providers.window import ContextWindow, known, learn
-from shard.agent.sandbox import for_config
+from shard.agent.sandbox.bwrap import for_config
 from shard.protocol.agents import ModelDescriptor, ReasoningLevel
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.events import EventBase, ModelChanged, ReasoningLevelChanged

@@ -31,7 +31,7 @@ from typing import Any
 
 from shard.agent.assembler import MessageAssembler
 from shard.agent.catalog import ModelEntry
-from shard.agent.compaction_tiers import (
+from shard.agent.compaction.tiers import (
     at_ceiling,
     auto_compact,
     call_parts,

@@ -1,5 +1,5 @@
 """What the turn loop works with (:class:`TurnContext`): the loop gets these, never the runtime. Its
-own module so that the loop's helpers (``compaction_tiers.py``) can name it without importing the
+own module so that the loop's helpers (``compaction/tiers.py``) can name it without importing the
 loop that calls them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shard.agent.config import CompactionConfig, RetryConfig
+from shard.agent.config.settings import CompactionConfig, RetryConfig
 from shard.agent.message_queue import MessageQueue
 from shard.agent.modes import ModeController
 from shard.agent.selection import ModelSelection

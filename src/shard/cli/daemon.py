@@ -16,7 +16,7 @@ from shard import _secrets
 from shard._home import HomeError, prepare_home
 from shard._trace import mark
 from shard.agent.catalog import BUILTIN_KEY_VARIABLES, DEMO_MODEL, ModelCatalog, key_variables
-from shard.agent.config import Config, ConfigError, load_config, shard_home
+from shard.agent.config.settings import Config, ConfigError, load_config, shard_home
 
 if TYPE_CHECKING:
     from shard.daemon.catalog import Catalog
@@ -189,7 +189,7 @@ def _stamp(path: Path) -> object:
 def _definitions(home: Path) -> Definitions:
     """The daemon's view of agent definitions: read afresh at each launch (an edit applies to the
     next one), a broken file said once on stderr and skipped."""
-    from shard.agent.definitions import load_definitions
+    from shard.agent.prompting.definitions import load_definitions
     from shard.daemon.jobs.children import ChildSpec
 
     said: set[str] = set()

@@ -137,7 +137,7 @@ def _preload(held_keys: list[str]) -> list[Callable[[], None]]:
     kinds: dict[str, str] = {}  # provider kind -> its SDK
     with contextlib.suppress(Exception):
         from shard.agent.catalog import builtin_api_providers
-        from shard.agent.config import load_config, shard_home
+        from shard.agent.config.settings import load_config, shard_home
 
         config = load_config(shard_home(None))
         providers = [*config.providers, *builtin_api_providers(dict.fromkeys(held_keys, "held"))]

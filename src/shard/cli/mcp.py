@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shard.agent.config import ConfigError, load_config, shard_home
+from shard.agent.config.settings import ConfigError, load_config, shard_home
 from shard.agent.mcp.config import McpServerConfig
 from shard.agent.mcp.names import assign
 from shard.agent.tools.registry import builtin_tools

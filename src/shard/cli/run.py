@@ -54,7 +54,7 @@ def main_run(args: argparse.Namespace) -> int:
         if args.session is None:
             return EXIT_USAGE
     if not goes_direct(args):
-        from shard.agent.config import shard_home
+        from shard.agent.config.settings import shard_home
 
         path = daemon_socket(shard_home(args.home))
         if path is not None:
@@ -99,7 +99,7 @@ def _prompt(given: str | None) -> str | None:
 def _latest_session(args: argparse.Namespace) -> str | None:
     """``--continue``: the newest session of the working directory (None, said on stderr, when there
     is none)."""
-    from shard.agent.config import shard_home
+    from shard.agent.config.settings import shard_home
     from shard.agent.session.listing import HEAD_BYTES, sessions_in
 
     cwd = os.path.realpath(os.path.expanduser(args.cwd or os.getcwd()))

@@ -156,7 +156,7 @@ async def _held(link: _Link, session_id: str) -> str | None:
 def _config(args: argparse.Namespace) -> Any:
     """The run's config.toml, or None when it cannot be read (the run goes direct, and says there
     what is wrong)."""
-    from shard.agent.config import ConfigError, load_config, shard_home
+    from shard.agent.config.settings import ConfigError, load_config, shard_home
 
     try:
         return load_config(shard_home(args.home))

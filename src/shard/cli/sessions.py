@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shard._home import HomeError, prepare_home
-from shard.agent.config import shard_home
+from shard.agent.config.settings import shard_home
 from shard.agent.session.listing import HEAD_BYTES, all_sessions, sessions_in
 from shard.agent.session.removal import lock_for_removal
 from shard.agent.session.store import find_session, load_entries

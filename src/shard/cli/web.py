@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from shard.agent.config import shard_home
+from shard.agent.config.settings import shard_home
 from shard.protocol.correlator import Correlator, Refused
 
 _TIMEOUT = 10.0

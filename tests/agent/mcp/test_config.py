@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shard.agent.config import ConfigError, load_config
+from shard.agent.config.settings import ConfigError, load_config
 from shard.agent.mcp.config import DEFAULT_CALL_TIMEOUT, McpServerConfig
 
 

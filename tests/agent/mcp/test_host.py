@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent.mcp._servers import alive, demo, pids
-from shard.agent.config import Config
+from shard.agent.config.settings import Config
 from shard.agent.mcp.host import MAX_RESTARTS, McpHost
 from shard.agent.mcp.tool import McpArgs
 from shard.agent.sink import EventSink

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from shard.agent.catalog import ModelCatalog, ModelEntry
-from shard.agent.config import load_config
+from shard.agent.config.settings import load_config
 from shard.agent.providers.base import ProviderError, ProviderEvent, ProviderRequest, ToolCallArgs
 from shard.protocol.content import Message, TextBlock
 

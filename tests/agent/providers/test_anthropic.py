@@ -12,7 +12,7 @@ import pytest
 
 from shard.agent.assembler import MessageAssembler
 from shard.agent.catalog import ANTHROPIC_MODELS, ModelCatalog, ModelEntry
-from shard.agent.config import RetryConfig, load_config
+from shard.agent.config.settings import RetryConfig, load_config
 from shard.agent.providers.anthropic import AnthropicProvider
 from shard.agent.providers.base import (
     Stop,

@@ -118,7 +118,7 @@ async def test_a_connection_is_used_again_for_the_next_request(server: ProviderS
 _PROBE = r"""
 import asyncio, json, os, sys
 from shard.agent.catalog import ModelEntry
-from shard.agent.config import ModelConfig, ProviderConfig
+from shard.agent.config.settings import ModelConfig, ProviderConfig
 from shard.agent.providers.openai import OpenAIProvider
 from shard.protocol.content import Message, TextBlock
 from shard.agent.providers.base import ProviderRequest

@@ -20,7 +20,7 @@ from pathlib import Path
 
 os.environ["PROBE_KEY"] = "x"
 from shard.agent.catalog import ModelEntry
-from shard.agent.config import Config, ModelConfig, ProviderConfig
+from shard.agent.config.settings import Config, ModelConfig, ProviderConfig
 from shard.agent.providers.anthropic import AnthropicProvider
 from shard.agent.providers.openai import OpenAIProvider
 from shard.agent.providers.registry import build_provider

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from shard.agent.catalog import ModelCatalog
-from shard.agent.config import load_config
+from shard.agent.config.settings import load_config
 
 from ._server import ProviderServer, Stream
 

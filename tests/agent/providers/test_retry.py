@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shard.agent.config import ProviderConfig, RetryConfig
+from shard.agent.config.settings import ProviderConfig, RetryConfig
 from shard.agent.providers.base import ProviderError, ProviderEvent, ProviderRequest, Stop, TextDelta
 from shard.agent.providers.errors import translate
 from shard.agent.providers.retry import (

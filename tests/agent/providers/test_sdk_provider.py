@@ -19,7 +19,7 @@ from ._server import ProviderServer, Stream, fixture
 _CALL = r"""
 import asyncio, json, sys
 from shard.agent.catalog import ModelEntry
-from shard.agent.config import ModelConfig, ProviderConfig
+from shard.agent.config.settings import ModelConfig, ProviderConfig
 from shard.agent.providers.{module} import {cls}
 from shard.agent.providers.base import ProviderRequest
 from shard.agent.providers.sdk_provider import warm_up
@@ -81,7 +81,7 @@ _PROBE = r"""
 import asyncio, gc, json, os, ssl, sys
 os.environ["PROBE_KEY"] = "x"
 from shard.agent.catalog import ModelEntry
-from shard.agent.config import ModelConfig, ProviderConfig
+from shard.agent.config.settings import ModelConfig, ProviderConfig
 from shard.agent.providers.base import ProviderRequest
 from shard.agent.providers.openai import OpenAIProvider
 from shard.protocol.content import Message, TextBlock
@@ -146,7 +146,7 @@ _SHARED = r"""
 import asyncio, json, os, ssl, sys
 os.environ["PROBE_KEY"] = "x"
 from shard.agent.catalog import ModelEntry
-from shard.agent.config import ModelConfig, ProviderConfig
+from shard.agent.config.settings import ModelConfig, ProviderConfig
 from shard.agent.providers.anthropic import AnthropicProvider
 from shard.agent.providers.openai import OpenAIProvider
 from shard.agent.providers.sdk_provider import warm_up

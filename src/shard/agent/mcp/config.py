@@ -1,5 +1,5 @@
 """``[[mcp_servers]]`` in config.toml: parsed with the stdlib only (it runs before hello), every
-mistake one :class:`~shard.agent._config_mistakes.Mistake` naming the key.
+mistake one :class:`~shard.agent.config.mistakes.Mistake` naming the key.
 
 A server is either stdio (``command``, ``args``, ``env``, ``pass_env``) or streamable HTTP (``url``,
 ``headers_env``: header name → the environment variable its value is read from when the server
@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from shard.agent._config_mistakes import KeyPath, Mistake
+from shard.agent.config.mistakes import KeyPath, Mistake
 
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shard.agent.config import Config
+from shard.agent.config.settings import Config
 from shard.agent.mcp.config import McpServerConfig
 from shard.agent.mcp.names import SEPARATOR, assign
 from shard.agent.mcp.tool import make_tool, output

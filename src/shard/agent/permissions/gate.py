@@ -6,7 +6,7 @@
 paths do: where they lead, and what a request shows (a diff inside the working directory). Order:
 
 1. the mode's policy (``plan`` refuses a mutating tool before anything is asked); then, with the
-   sandbox in ``auto`` mode, a call the sandbox confines runs (``shard.agent.sandbox``);
+   sandbox in ``auto`` mode, a call the sandbox confines runs (``shard.agent.sandbox.bwrap``);
 2. a read-only tool whose paths all lie inside the working directory runs;
 3. what this run was given on the command line (``shard run --allow``, ``--yes-to-all``) runs;
 4. a stored grant allows the call — unless nobody could approve it and the headless policy is

@@ -76,7 +76,7 @@ class ProviderRequest:
     # How many assistant messages the session held before this call — stable across compaction,
     # which shrinks `messages`. Only the scripted provider uses it (to pick its step).
     call_index: int | None = None
-    # The reply's limit when the context budget (context_budget.py) leaves it less than the model's
+    # The reply's limit when the context budget (compaction/budget.py) leaves it less than the model's
     # own: the request asks for this instead of max_output_tokens.
     max_output_tokens: int | None = None
 

@@ -15,7 +15,7 @@ import socket
 import time
 from typing import Any
 
-from shard.agent.config import ProviderConfig
+from shard.agent.config.settings import ProviderConfig
 from shard.agent.providers.base import ProviderError
 from shard.agent.providers.overflow import is_context_overflow
 

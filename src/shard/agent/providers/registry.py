@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shard.agent.catalog import DEMO_SCRIPT, ModelEntry
-from shard.agent.config import Config
+from shard.agent.config.settings import Config
 from shard.agent.providers.base import Provider
 from shard.protocol.errors import ErrorCode, ShardError
 

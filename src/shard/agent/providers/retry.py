@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from urllib.parse import urlsplit
 
-from shard.agent.config import RetryConfig
+from shard.agent.config.settings import RetryConfig
 from shard.agent.providers.base import Provider, ProviderError, ProviderEvent, ProviderRequest
 
 LOCAL_REFUSED_ATTEMPTS = 2  # a refused connection on this machine or a private network: one retry

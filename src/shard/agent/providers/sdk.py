@@ -21,7 +21,7 @@ from shard.agent.providers.backends import prepare_sdk_import
 
 if TYPE_CHECKING:
     from shard.agent.catalog import ModelEntry
-    from shard.agent.config import ProviderConfig
+    from shard.agent.config.settings import ProviderConfig
 
 _lock = threading.Lock()
 _loaded: dict[str, ModuleType] = {}

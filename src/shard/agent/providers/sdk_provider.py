@@ -78,7 +78,7 @@ async def warm_up(provider_class: type[SdkProvider], kind: str) -> None:
     """Make one call of ``provider_class`` that fails at once (a refused loopback port, no retries):
     everything its first real call imports — the SDK's resources, its HTTP transport, our fold — is
     then loaded. The warm-runtime template runs this before it forks any runtime."""
-    from shard.agent.config import ModelConfig, ProviderConfig
+    from shard.agent.config.settings import ModelConfig, ProviderConfig
     from shard.protocol.content import Message, TextBlock
 
     entry = ModelEntry(ProviderConfig("warm", kind, base_url="http://127.0.0.1:1"), ModelConfig("m"))

@@ -18,7 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict
 
 from shard.agent.providers.base import ToolSpec
-from shard.agent.sandbox import Sandbox
+from shard.agent.sandbox.bwrap import Sandbox
 from shard.agent.tools.paths import display
 from shard.agent.tools.schema_cache import schema
 from shard.protocol.content import ErrorContent, Image, JsonContent, TextContent
@@ -55,7 +55,7 @@ class ToolContext:
     env: dict[str, str] | None = None  # environment for subprocesses (secrets removed); None: inherit
     tool_call_id: str = ""
     ui: UiAsker | None = None  # how a tool asks the user something
-    sandbox: Sandbox | None = None  # where commands run (shard.agent.sandbox); None: no sandbox
+    sandbox: Sandbox | None = None  # where commands run (shard.agent.sandbox.bwrap); None: no sandbox
     # Whether the sandbox can confine a command in ``cwd``, decided once per call (None: not yet), so
     # that the gate's decision and the run agree: a call allowed as confined never runs unconfined.
     confinable: bool | None = None

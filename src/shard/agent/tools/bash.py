@@ -25,8 +25,8 @@ from pathlib import Path
 from pydantic import Field
 
 from shard._home import open_private, private_dirs
-from shard.agent.sandbox_places import CREATED_NEVER, ROOT_PLACES, Unconfinable
-from shard.agent.sandbox_proxy import HostProxy, proxy_for
+from shard.agent.sandbox.places import CREATED_NEVER, ROOT_PLACES, Unconfinable
+from shard.agent.sandbox.proxy import HostProxy, proxy_for
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.protocol.content import TextContent
 from shard.protocol.permissions import PermissionDetail

@@ -6,7 +6,7 @@ import os
 
 from shard import _secrets
 from shard.agent.catalog import key_variables
-from shard.agent.config import Config
+from shard.agent.config.settings import Config
 
 
 def tool_environment(config: Config) -> dict[str, str]:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from shard.agent.daemon_link import DaemonLink, LinkError
-from shard.agent.definitions import Definition, load_definitions
+from shard.agent.prompting.definitions import Definition, load_definitions
 from shard.agent.providers.base import ToolSpec
 from shard.agent.tools import subagent_text as text
 from shard.agent.tools.base import P, Tool, ToolContext, ToolFailure, ToolOutput, ToolParams

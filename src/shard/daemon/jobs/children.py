@@ -1,9 +1,10 @@
 """A launched child's durable configuration (PROTOCOL §10.1 managed-child manifest, §10.3), pure.
 
 A task's ``name`` selects an agent definition when one of that name exists (the project's
-``.shard/agents/<name>.md``, else ``$SHARD_HOME/agents/<name>.md``; read by ``shard.agent.definitions``
-and handed to the daemon as a :class:`ChildSpec` through the ``JobStore`` port). Otherwise the child is
-general-purpose: the parent's configuration, the name its alias.
+``.shard/agents/<name>.md``, else ``$SHARD_HOME/agents/<name>.md``; read by
+``shard.agent.prompting.definitions`` and handed to the daemon as a :class:`ChildSpec` through the
+``JobStore`` port). Otherwise the child is general-purpose: the parent's configuration, the name its
+alias.
 
 What a child gets, first match wins: the launch's own ``model`` / ``mode``, then the definition's,
 then the parent's. Neither a definition nor the launch can widen what the parent has, only narrow

@@ -1,4 +1,4 @@
-"""The context budget (``context_budget.py``): every compaction threshold follows the model's
+"""The context budget (``compaction/budget.py``): every compaction threshold follows the model's
 window and what the system prompt and tool schemas already take (issue 27 item 1).
 
 An 8K model never compacted: ``keep_recent_tokens`` (20,000) was never bounded by the window, so the
@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from shard.agent.boot import AgentOptions, prepare
-from shard.agent.compaction import choose_cut, transcript
-from shard.agent.compaction_tiers import ANTHROPIC_DEFAULT_REPLY
-from shard.agent.config import CompactionConfig
-from shard.agent.context_budget import MIN_ROOM, fixed_tokens, plan, too_small
+from shard.agent.compaction.budget import MIN_ROOM, fixed_tokens, plan, too_small
+from shard.agent.compaction.compactor import choose_cut, transcript
+from shard.agent.compaction.tiers import ANTHROPIC_DEFAULT_REPLY
+from shard.agent.config.settings import CompactionConfig
 from shard.agent.modes import ModeController
+from shard.agent.prompting.system_prompt import system_prompt
 from shard.agent.providers.anthropic import DEFAULT_MAX_TOKENS
 from shard.agent.runtime import Runtime
-from shard.agent.system_prompt import system_prompt
 from shard.agent.tools.recall import RecallTool
 from shard.agent.tools.registry import build_tools
 from shard.agent.tools.subagents import subagent_tools

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from shard.agent.instructions import MAX_FILE_BYTES, session_context
+from shard.agent.prompting.instructions import MAX_FILE_BYTES, session_context
 from shard.testing import recorded_requests, shard_command, text_step, write_scripted_home
 
 

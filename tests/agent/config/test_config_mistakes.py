@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shard.agent.catalog import ModelCatalog
-from shard.agent.config import ConfigError, ModelConfig, SubagentConfig, load_config
+from shard.agent.config.settings import ConfigError, ModelConfig, SubagentConfig, load_config
 
 PROVIDER = '[[providers]]\nname = "local"\nkind = "openai"\n'
 

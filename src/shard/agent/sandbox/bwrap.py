@@ -22,7 +22,7 @@ container credentials, ``.netrc``, token files, shell histories, browser profile
 hidden`` — a folder becomes an empty one, a file an empty file. Which of them exist is looked at for
 each call. What decides what runs later outside (``.git``, ``.shard``, ``AGENTS.md``, shell start-up
 files, …) is read-only even inside a writable root, and cannot be created there either. Where each
-mount goes, and in which order, is :mod:`shard.agent.sandbox_places`'s. The rest of the system,
+mount goes, and in which order, is :mod:`shard.agent.sandbox.places`'s. The rest of the system,
 toolchains under the home included, stays readable, as it is to any local program.
 
 Where bubblewrap is missing or cannot run (no user namespaces), :func:`probe` says why, the runtime
@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
-from shard.agent import sandbox_places as places
+from shard.agent.sandbox import places
 
 if TYPE_CHECKING:
-    from shard.agent.config import Config, SandboxConfig
+    from shard.agent.config.settings import Config, SandboxConfig
 
 SandboxMode = Literal["off", "ask", "auto"]
 # Where keys and credentials live in a home: hidden inside the sandbox (relative to $HOME).
@@ -91,7 +91,7 @@ ESCAPES = (
     "/run/systemd/private",
     "/run/screen",
 )
-BRIDGE = Path(__file__).with_name("sandbox_bridge.py")
+BRIDGE = Path(__file__).with_name("bridge.py")
 PROXY_INSIDE = "/tmp/.shard-proxy.sock"  # on the sandbox's own /tmp
 BRIDGE_INSIDE = "/tmp/.shard-bridge.py"
 PROXY_PORT = 3128
@@ -155,7 +155,7 @@ class Sandbox:
     def call(self, argv: list[str], cwd: Path, proxy: Path | None = None) -> Iterator[list[str]]:
         """``argv`` to run inside the sandbox, with ``cwd`` (and the writable set) writable, for as
         long as the block lasts: the placeholders of places that must not be created are held on
-        the host until then (:func:`~shard.agent.sandbox_places.held`). With ``proxy`` (the
+        the host until then (:func:`~shard.agent.sandbox.places.held`). With ``proxy`` (the
         allow-list proxy's socket), the bridge to it runs first, inside. Unconfinable when ``cwd``
         lies in a hidden place or a protected folder."""
         assert self.bwrap is not None

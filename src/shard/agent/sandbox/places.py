@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 ROOT_PLACES = (
     ".git",  # the repository: config, hooks, commondir, modules, a worktree's pointer file…
     ".shard",  # the project's agent definitions and settings
-    "AGENTS.md",  # instructions (shard.agent.instructions)
+    "AGENTS.md",  # instructions (shard.agent.prompting.instructions)
     "CLAUDE.md",
     ".mcp.json",  # other agents' MCP servers
     ".gitmodules",

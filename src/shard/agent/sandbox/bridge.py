@@ -1,4 +1,4 @@
-"""Run inside the sandbox, by path, before the command: ``python sandbox_bridge.py SOCKET PORT -- ARGV``.
+"""Run inside the sandbox, by path, before the command: ``python sandbox/bridge.py SOCKET PORT -- ARGV``.
 
 It listens on ``127.0.0.1:PORT`` in the sandbox's own network namespace, then forks: the child
 passes every connection to the unix ``SOCKET`` (the runtime's allow-list proxy, bound into the
@@ -39,7 +39,7 @@ def _serve(listener: socket.socket, path: str) -> None:
 def main(argv: list[str]) -> None:
     path, port, sep, *command = argv
     if sep != "--" or not command:
-        sys.exit("usage: sandbox_bridge.py SOCKET PORT -- COMMAND…")
+        sys.exit("usage: sandbox/bridge.py SOCKET PORT -- COMMAND…")
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", int(port)))

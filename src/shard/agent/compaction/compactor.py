@@ -6,7 +6,7 @@ pipeline for every trigger.
    a tool result, so a tool call and its result are never split: the cut moves to the call (both
    kept), or past the results (both summarized) when keeping them would keep more than twice
    ``keep_recent_tokens`` or leave nothing to summarize. Nothing to summarize, or no safe boundary:
-   ``no_safe_cut``. How much is kept follows the model's window (``context_budget.py``):
+   ``no_safe_cut``. How much is kept follows the model's window (``compaction/budget.py``):
    ``[compaction] keep_recent_tokens`` (20,000) is its upper bound.
 2. **Summarize** the span before the cut with the active model and a structured prompt (goal,
    constraints, progress, decisions, files read and modified, next steps). An earlier summary at the
@@ -21,7 +21,7 @@ Token counts: what the provider last reported as context (``usage.context_tokens
 (4 characters a token) of what was added since; ``tokens_after`` is that less the estimate of what
 was summarized, plus the summary — so it counts what every request carries too (system prompt,
 tool schemas) and compares with ``tokens_before``. Triggers
-(``compaction_tiers.py``): the default tier compacts when the agent goes idle with the context at
+(``compaction/tiers.py``): the default tier compacts when the agent goes idle with the context at
 the budget's trigger; the emergency tier compacts at an iteration boundary when the next call would
 pass its ceiling; a provider "context too long" error compacts once and retries.
 ``compaction.enabled = false`` turns off only the automatic triggers.
@@ -35,7 +35,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from shard.agent.catalog import ModelEntry
-from shard.agent.context_budget import Budget
+from shard.agent.compaction.budget import Budget
 from shard.agent.providers.base import Provider, ProviderRequest, TextDelta
 from shard.agent.transcript import Transcript, estimate_tokens
 from shard.protocol.content import Message, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock

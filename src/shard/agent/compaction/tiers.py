@@ -2,7 +2,7 @@
 
 Before a turn's first call the active model's window is learnt (once per model and process,
 ``providers/window.py``). Each call then carries its parts — the system prompt and the tool schemas,
-whose size is the budget's fixed part — and its budget (``context_budget.py``) says:
+whose size is the budget's fixed part — and its budget (``compaction/budget.py``) says:
 
 - the **emergency tier**: compact first when the context has reached the ceiling (window - reply);
 - the **idle tier** (:func:`idle_due`): compact as the agent goes idle once the context reaches the
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 import orjson
 
 from shard.agent.catalog import ModelEntry
-from shard.agent.compaction import compact
-from shard.agent.context_budget import Budget, fixed_tokens, plan, too_small
+from shard.agent.compaction.budget import Budget, fixed_tokens, plan, too_small
+from shard.agent.compaction.compactor import compact
+from shard.agent.prompting.system_prompt import system_prompt
 from shard.agent.providers.base import ToolSpec
-from shard.agent.system_prompt import system_prompt
 from shard.protocol.agents import AgentStatus
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.events import ErrorEvent

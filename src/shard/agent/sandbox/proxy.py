@@ -1,7 +1,7 @@
 """The sandbox's way out to allowed hosts (``[sandbox] network = ["host", "*.example.org"]``).
 
 A sandbox with an allow-list still has no network of its own (only loopback): commands inside reach
-``127.0.0.1:3128``, where :mod:`shard.agent.sandbox_bridge` (started inside, before the command)
+``127.0.0.1:3128``, where :mod:`shard.agent.sandbox.bridge` (started inside, before the command)
 passes each connection over a unix socket bound into the sandbox to this proxy, in the runtime. The
 proxy reads the first request line — ``CONNECT host:port`` (HTTPS and any TCP) or an absolute-form
 ``GET http://host/…`` (plain HTTP) — and connects only when the host is allowed; otherwise it

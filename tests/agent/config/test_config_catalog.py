@@ -13,7 +13,7 @@ from shard.agent.catalog import (
     ModelCatalog,
     capabilities_for,
 )
-from shard.agent.config import (
+from shard.agent.config.settings import (
     Config,
     ConfigError,
     ModelConfig,

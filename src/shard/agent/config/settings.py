@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shard._home import HomeError, read_config
-from shard.agent._config_mistakes import KeyPath, Mistake
+from shard.agent.config.mistakes import KeyPath, Mistake
 from shard.agent.mcp.config import McpServerConfig, parse_servers
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
@@ -91,7 +91,7 @@ class SubagentConfig(NamedTuple):
 
 
 class SandboxConfig(NamedTuple):
-    """``[sandbox]``: how bash is confined (``shard.agent.sandbox``)."""
+    """``[sandbox]``: how bash is confined (``shard.agent.sandbox.bwrap``)."""
 
     mode: str = "off"  # off | ask | auto
     network: bool = False

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shard.agent.definitions import MAX_PROMPT_BYTES, Definition, load_definitions
+from shard.agent.prompting.definitions import MAX_PROMPT_BYTES, Definition, load_definitions
 
 
 @pytest.fixture

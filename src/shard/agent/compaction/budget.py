@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from shard.agent.config import CompactionConfig
+from shard.agent.config.settings import CompactionConfig
 
 NOMINAL_REPLY = 4_096  # the reply's share when the server chooses the output limit itself
 MIN_REPLY = 1_024
