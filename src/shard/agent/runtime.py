@@ -413,6 +413,12 @@ class Runtime:
         args = command.typed_args
         if command.op == "list":
             return listed(self.config.home, self.cwd)
+        if command.op == "activate":  # the daemon answers it; alone, a runtime has no agents to make
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST,
+                "session_op activate makes an agent of the daemon's (shard daemon); "
+                "without one, start `shard agent --session ID`",
+            )
         if self.busy:
             raise ShardError(
                 ErrorCode.CONFLICT,

@@ -4,6 +4,8 @@ its client ``waiting`` and completes from the input that ends the wait."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from shard.daemon import removal, wire
 from shard.daemon.catalog import selection
 from shard.daemon.desk import Department, OrchestratorDesk
@@ -13,6 +15,7 @@ from shard.daemon.lifecycle import INTERACTIVE, Role
 from shard.daemon.record import AgentRecord
 from shard.daemon.slot import AgentSlot, Answer
 from shard.protocol import commands as cmd
+from shard.protocol.base import WireModel
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import new_id
 from shard.protocol.results import (
@@ -20,6 +23,7 @@ from shard.protocol.results import (
     AgentCreateResult,
     AgentListResult,
     AgentTerminateResult,
+    SessionActivateResult,
 )
 
 AGENT_COMMANDS = (
@@ -98,8 +102,17 @@ class Orchestrator(Department):
 
     # --- create ---------------------------------------------------------------------------------
 
-    def _create(self, client: Client, command: cmd.AgentCreate) -> None:
+    def _create(
+        self,
+        client: Client,
+        command: cmd.AgentCreate,
+        answered: cmd.CommandBase | None = None,
+        result: Callable[[str], WireModel] = lambda agent_id: AgentCreateResult(agent_id=agent_id),
+    ) -> None:
+        """``answered``: the command the reply goes to (``command`` itself, or a ``session_op
+        activate`` that asked for this create), with ``result(agent_id)`` as its data."""
         b = self.desk
+        to = answered or command
         for name in DAEMON_SET_FIELDS:
             if getattr(command, name) is not None:
                 raise ShardError(
@@ -145,11 +158,9 @@ class Orchestrator(Department):
 
         def started(error: ShardError | None) -> None:
             if error is None:
-                b.send(client, wire.reply(command, AgentCreateResult(agent_id=record.agent_id)))
+                b.send(client, wire.reply(to, result(record.agent_id)))
             else:
-                b.send(
-                    client, wire.failure(_naming(error, record.agent_id), id=command.id, command=command.type)
-                )
+                b.send(client, wire.failure(_naming(error, record.agent_id), id=to.id, command=to.type))
             b.resume(client)
 
         client.waiting = True
@@ -158,6 +169,45 @@ class Orchestrator(Department):
         except ShardError as exc:
             client.waiting = False
             raise _naming(exc, record.agent_id) from None
+
+    # --- session_op activate ---------------------------------------------------------------------
+
+    def guard(self, client: Client, slot: AgentSlot, command: cmd.AgentCommand) -> bool:
+        if isinstance(command, cmd.SessionOp) and command.op == "activate":
+            self._activate(client, command, slot)
+            return True
+        return False
+
+    def _activate(self, client: Client, command: cmd.SessionOp, slot: AgentSlot) -> None:
+        """PROTOCOL §9.2 fork: "a session-first client refreshes session.list, selects the returned
+        session_id, then uses session.activate to adopt/start the forked session". A session of this
+        agent's folder gets an agent of its own: the one already bound to it, else a new one adopting
+        it (its recorded model and mode) with this agent's sandbox — never a wider one. The agent asked
+        is left as it is, and is not woken."""
+        args = command.typed_args
+        assert isinstance(args, cmd.SessionActivateArgs)
+        d = self.desk
+        bound = next((s for s in d.agents.values() if s.record.session_id == args.session_id), None)
+        if bound is not None and bound.record.cwd == slot.record.cwd:
+            found = SessionActivateResult(agent_id=bound.agent_id, session_id=args.session_id, created=False)
+            d.send(client, wire.reply(command, found))
+            return
+        if bound is not None:  # as agent.create's adoption says it (manifests.check_adoption)
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST, f"session {shown(args.session_id)} belongs to another directory"
+            )
+        fields = {"id": command.id, "cwd": slot.record.cwd, "session_id": args.session_id}
+        if slot.record.sandbox is not None:  # validated: the record keeps the sandbox as text
+            fields["sandbox"] = slot.record.sandbox
+        create = cmd.AgentCreate.model_validate(fields)
+        self._create(
+            client,
+            create,
+            answered=command,
+            result=lambda agent_id: SessionActivateResult(
+                agent_id=agent_id, session_id=args.session_id, created=True
+            ),
+        )
 
     # --- attach ---------------------------------------------------------------------------------
 

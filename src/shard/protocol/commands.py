@@ -133,10 +133,17 @@ class SessionListArgs(WireModel):
     pass
 
 
+class SessionActivateArgs(WireModel):
+    """Additive (Shard): PROTOCOL §9.2 fork's ``session.activate``, as a ``session_op``."""
+
+    session_id: Annotated[str, Field(min_length=1)]
+
+
 _SESSION_OP_ARGS: dict[str, type[WireModel]] = {
     "list": SessionListArgs,
     "compact": CompactArgs,
     "fork": ForkArgs,
+    "activate": SessionActivateArgs,
 }
 
 
@@ -144,7 +151,7 @@ class SessionOp(AgentCommand):
     """``session_op {op, args?}``; ``args`` is checked against the op's own shape."""
 
     type: Literal["session_op"] = "session_op"
-    op: Literal["list", "compact", "fork"]
+    op: Literal["list", "compact", "fork", "activate"]
     args: dict[str, Any] | None = None
     _typed_args: WireModel = PrivateAttr()
 
@@ -164,7 +171,8 @@ class SessionOp(AgentCommand):
 
     @property
     def typed_args(self) -> WireModel:
-        """``args`` validated as ``CompactArgs`` / ``ForkArgs`` / ``SessionListArgs``."""
+        """``args`` validated as ``CompactArgs`` / ``ForkArgs`` / ``SessionListArgs`` /
+        ``SessionActivateArgs``."""
         return self._typed_args
 
 

@@ -110,6 +110,15 @@ class SessionListResult(WireModel):
     sessions: list[SessionSummary]
 
 
+class SessionActivateResult(WireModel):
+    """Additive (Shard): the agent that talks on ``session_id`` now — one already bound to it
+    (``created`` false), or one made to adopt it."""
+
+    agent_id: str
+    session_id: str
+    created: bool
+
+
 class AgentCreateResult(WireModel):
     agent_id: str
 
@@ -252,7 +261,7 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "set_model": (SetModelResult,),
     "list_reasoning_levels": (ListReasoningLevelsResult,),
     "set_reasoning_level": (SetReasoningLevelResult,),
-    "session_op": (CompactResult, CompactNoop, ForkResult, SessionListResult),
+    "session_op": (CompactResult, CompactNoop, ForkResult, SessionListResult, SessionActivateResult),
     "agent.create": (AgentCreateResult,),
     "agent.attach": (AgentAttachResult,),
     "agent.list": (AgentListResult,),
