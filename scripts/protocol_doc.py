@@ -84,6 +84,7 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("session_op compact", [results.CompactResult, results.CompactNoop]),
     ("session_op fork", [results.ForkResult]),
     ("session_op list", [results.SessionListResult]),
+    ("session.activate", [results.SessionActivateResult]),
     ("agent.create", [results.AgentCreateResult]),
     ("agent.attach", [results.AgentAttachResult]),
     ("agent.list, agent.status", [results.AgentListResult]),

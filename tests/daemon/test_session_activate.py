@@ -1,4 +1,4 @@
-"""``session_op activate`` (PROTOCOL §9.2 fork: "a session-first client refreshes session.list,
+"""``session.activate`` (PROTOCOL §9.2 fork: "a session-first client refreshes session.list,
 selects the returned session_id, then uses session.activate to adopt/start the forked session"),
 against a real daemon: the fork, picked from a refreshed list, gets an agent of its own."""
 
@@ -21,6 +21,12 @@ async def _op(client: Any, agent_id: str, op: str, args: dict[str, Any] | None =
     return resp
 
 
+async def _activate(client: Any, agent_id: str, **fields: Any) -> dict[str, Any]:
+    message = {"type": "session.activate", "id": "activate", "agent_id": agent_id, **fields}
+    resp, _ = await client.request(message)
+    return resp
+
+
 def _sandbox_of(home: Path, agent_id: str) -> str | None:
     with sqlite3.connect(home / "state.db") as db:
         row = db.execute("SELECT sandbox FROM agents WHERE agent_id = ?", (agent_id,)).fetchone()
@@ -30,7 +36,7 @@ def _sandbox_of(home: Path, agent_id: str) -> str | None:
 
 async def test_a_fork_picked_from_a_refreshed_list_is_activated_as_an_agent(daemon_factory, project, home):
     """Fork at the first reply; the fork's session_id is in a refreshed ``session_op list``;
-    ``activate`` answers with a new agent bound to it (created), broadcast to the connection, whose
+    ``session.activate`` answers with a new agent bound to it (created), broadcast to the connection, whose
     window stops at the fork point and which answers a prompt; activating again gives the same
     agent (not created); the source agent keeps its own session and sandbox goes along.
 
@@ -53,7 +59,7 @@ async def test_a_fork_picked_from_a_refreshed_list_is_activated_as_an_agent(daem
     listed = await _op(client, source, "list")
     assert fork_session in [s["session_id"] for s in listed["data"]["sessions"]]
 
-    activated = await _op(client, source, "activate", {"session_id": fork_session})
+    activated = await _activate(client, source, session_id=fork_session)
     assert activated["success"] is True, activated
     assert activated["data"]["session_id"] == fork_session
     assert activated["data"]["created"] is True
@@ -72,7 +78,7 @@ async def test_a_fork_picked_from_a_refreshed_list_is_activated_as_an_agent(daem
     await client.idle(agent_id=forked)
     assert any(m["type"] == "message_complete" and m.get("agent_id") == forked for m in client.seen)
 
-    again = await _op(client, source, "activate", {"session_id": fork_session})
+    again = await _activate(client, source, session_id=fork_session)
     assert again["data"] == {"agent_id": forked, "session_id": fork_session, "created": False}
     agents = (await client.request({"type": "agent.list", "id": "l"}))[0]["data"]["agents"]
     assert sorted(a["agent_id"] for a in agents) == sorted([source, forked])
@@ -94,13 +100,13 @@ async def test_activate_refuses_what_it_cannot_adopt(daemon_factory, project, tm
     other = await create_agent(client, other_dir)
     other_session = (await attach(client, other))[1]["session_id"]
 
-    missing = await _op(client, source, "activate", {})
+    missing = await _activate(client, source)
     assert missing["success"] is False
     assert missing["error"]["code"] == "INVALID_REQUEST", missing["error"]
-    unknown = await _op(client, source, "activate", {"session_id": "sess-nope"})
+    unknown = await _activate(client, source, session_id="sess-nope")
     assert unknown["success"] is False
     assert unknown["error"]["code"] == "NOT_FOUND", unknown["error"]
-    foreign = await _op(client, source, "activate", {"session_id": other_session})
+    foreign = await _activate(client, source, session_id=other_session)
     assert foreign["success"] is False
     assert foreign["error"]["code"] == "INVALID_REQUEST", foreign["error"]
     agents = (await client.request({"type": "agent.list", "id": "l"}))[0]["data"]["agents"]

@@ -205,3 +205,20 @@ async def test_phase_a_sync_matches_the_runtime_sync(tmp_path: Path):
     assert phase_a == runtime_sync
     assert phase_a["live_window"]["compaction_index"] == 1
     assert phase_a["mode"] == "plan"
+
+
+async def test_a_runtime_alone_refuses_session_activate_and_serves_on(start):
+    """``session.activate`` makes an agent of the daemon's: a runtime without one answers
+    INVALID_REQUEST, naming ``shard agent --session``, and goes on answering.
+
+    Covers: R9.2.65
+    """
+    agent = await start([text_step("still here")])
+    await agent.handshake()
+    resp, _ = await agent.request({"type": "session.activate", "id": "a", "session_id": "sess-x"})
+    assert resp["success"] is False
+    assert resp["error"]["code"] == "INVALID_REQUEST"
+    assert "shard agent --session" in resp["error"]["message"]
+    listed, _ = await agent.request({"type": "session_op", "id": "l", "op": "list"})
+    assert listed["success"] is True
+    await agent.finish()

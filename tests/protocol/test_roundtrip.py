@@ -33,6 +33,7 @@ EXPECTED_PER_AGENT_COMMANDS = {
     "set_reasoning_level",
     "session_op",
     "unqueue",  # additive: the queue (protocol/queue.py)
+    "session.activate",  # named by §9.2 fork, defined additively (orchestrator.py answers it)
     # §9.5
     "permission_response",
     "ui_response",

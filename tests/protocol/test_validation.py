@@ -30,6 +30,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "steer": {"type": "steer", "message": "also"},
     "abort": {"type": "abort"},
     "unqueue": {"type": "unqueue", "queue_id": "queue-1"},
+    "session.activate": {"type": "session.activate", "session_id": "sess-1"},
     "set_mode": {"type": "set_mode", "mode": "plan"},
     "list_modes": {"type": "list_modes"},
     "list_models": {"type": "list_models"},

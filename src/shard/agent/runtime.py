@@ -240,6 +240,12 @@ class Runtime:
             source = (command.model_extra or {}).get("source")  # the daemon's name for the sender
             inp = UserInput(command.message, command.images)
             return self._accept_input(inp, behavior, source if isinstance(source, str) else None)
+        if isinstance(command, cmd.SessionActivate):  # the daemon answers it; alone, no agents to make
+            raise ShardError(
+                ErrorCode.INVALID_REQUEST,
+                "session.activate makes an agent of the daemon's (shard daemon); "
+                "without one, start `shard agent --session ID`",
+            )
         if isinstance(command, cmd.Unqueue):
             return UnqueueResult(withdrawn=self.queue.withdraw(command.queue_id))
         if isinstance(command, cmd.Abort):
@@ -413,12 +419,6 @@ class Runtime:
         args = command.typed_args
         if command.op == "list":
             return listed(self.config.home, self.cwd)
-        if command.op == "activate":  # the daemon answers it; alone, a runtime has no agents to make
-            raise ShardError(
-                ErrorCode.INVALID_REQUEST,
-                "session_op activate makes an agent of the daemon's (shard daemon); "
-                "without one, start `shard agent --session ID`",
-            )
         if self.busy:
             raise ShardError(
                 ErrorCode.CONFLICT,

@@ -109,8 +109,8 @@ class Orchestrator(Department):
         answered: cmd.CommandBase | None = None,
         result: Callable[[str], WireModel] = lambda agent_id: AgentCreateResult(agent_id=agent_id),
     ) -> None:
-        """``answered``: the command the reply goes to (``command`` itself, or a ``session_op
-        activate`` that asked for this create), with ``result(agent_id)`` as its data."""
+        """``answered``: the command the reply goes to (``command`` itself, or a ``session.activate``
+        that asked for this create), with ``result(agent_id)`` as its data."""
         b = self.desk
         to = answered or command
         for name in DAEMON_SET_FIELDS:
@@ -170,22 +170,21 @@ class Orchestrator(Department):
             client.waiting = False
             raise _naming(exc, record.agent_id) from None
 
-    # --- session_op activate ---------------------------------------------------------------------
+    # --- session.activate ---------------------------------------------------------------------------
 
     def guard(self, client: Client, slot: AgentSlot, command: cmd.AgentCommand) -> bool:
-        if isinstance(command, cmd.SessionOp) and command.op == "activate":
+        if isinstance(command, cmd.SessionActivate):
             self._activate(client, command, slot)
             return True
         return False
 
-    def _activate(self, client: Client, command: cmd.SessionOp, slot: AgentSlot) -> None:
+    def _activate(self, client: Client, command: cmd.SessionActivate, slot: AgentSlot) -> None:
         """PROTOCOL §9.2 fork: "a session-first client refreshes session.list, selects the returned
         session_id, then uses session.activate to adopt/start the forked session". A session of this
         agent's folder gets an agent of its own: the one already bound to it, else a new one adopting
         it (its recorded model and mode) with this agent's sandbox — never a wider one. The agent asked
         is left as it is, and is not woken."""
-        args = command.typed_args
-        assert isinstance(args, cmd.SessionActivateArgs)
+        args = command
         d = self.desk
         bound = next((s for s in d.agents.values() if s.record.session_id == args.session_id), None)
         if bound is not None and bound.record.cwd == slot.record.cwd:

@@ -93,6 +93,15 @@ class Unqueue(AgentCommand):
     queue_id: str
 
 
+class SessionActivate(AgentCommand):
+    """PROTOCOL §9.2 fork's ``session.activate`` (named there, defined here, additive): a session of
+    the agent's folder, picked from a refreshed ``session_op list``, gets an agent of its own. The
+    daemon answers it (``orchestrator.py``); a runtime alone refuses it."""
+
+    type: Literal["session.activate"] = "session.activate"
+    session_id: Annotated[str, Field(min_length=1)]
+
+
 class SetMode(AgentCommand):
     type: Literal["set_mode"] = "set_mode"
     mode: str
@@ -133,17 +142,10 @@ class SessionListArgs(WireModel):
     pass
 
 
-class SessionActivateArgs(WireModel):
-    """Additive (Shard): PROTOCOL §9.2 fork's ``session.activate``, as a ``session_op``."""
-
-    session_id: Annotated[str, Field(min_length=1)]
-
-
 _SESSION_OP_ARGS: dict[str, type[WireModel]] = {
     "list": SessionListArgs,
     "compact": CompactArgs,
     "fork": ForkArgs,
-    "activate": SessionActivateArgs,
 }
 
 
@@ -151,7 +153,7 @@ class SessionOp(AgentCommand):
     """``session_op {op, args?}``; ``args`` is checked against the op's own shape."""
 
     type: Literal["session_op"] = "session_op"
-    op: Literal["list", "compact", "fork", "activate"]
+    op: Literal["list", "compact", "fork"]
     args: dict[str, Any] | None = None
     _typed_args: WireModel = PrivateAttr()
 
@@ -171,8 +173,7 @@ class SessionOp(AgentCommand):
 
     @property
     def typed_args(self) -> WireModel:
-        """``args`` validated as ``CompactArgs`` / ``ForkArgs`` / ``SessionListArgs`` /
-        ``SessionActivateArgs``."""
+        """``args`` validated as ``CompactArgs`` / ``ForkArgs`` / ``SessionListArgs``."""
         return self._typed_args
 
 
@@ -343,6 +344,7 @@ PerAgentCommand = Annotated[
     | ListReasoningLevels
     | SetReasoningLevel
     | SessionOp
+    | SessionActivate
     | PermissionResponse
     | UiResponse,
     Field(discriminator="type"),
@@ -391,6 +393,7 @@ PER_AGENT_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     ListReasoningLevels,
     SetReasoningLevel,
     SessionOp,
+    SessionActivate,
     PermissionResponse,
     UiResponse,
 )
