@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-DEFAULT_TIMEOUT = 30.0
+# A safety cap, never a timing: ample for a loaded machine (./test runs four workers on two cores).
+DEFAULT_TIMEOUT = 90.0
 
 
 class MessageReader(ABC):
