@@ -255,3 +255,30 @@ async def test_warm_start_false_in_config_spawns_cold(daemon_factory, home, proj
     (pid,) = runtime_pids(home)
     assert _ppid(pid) == daemon.proc.pid
     assert templates_of(daemon) == []
+
+
+async def test_a_child_that_exits_before_its_fork_is_answered_is_still_seen_to_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runtime that exits at once (here: a bad argument) can be reported by the template while the
+    daemon is still wrapping its pipes: its exit, and its status, must not be lost (a full suite on a
+    loaded machine hung on it, an attach never answered)."""
+    from shard.daemon import warm_pool
+
+    real = warm_pool.pipe_streams
+
+    async def slow_pipe_streams(*fds: int) -> Any:
+        await asyncio.sleep(0.5)  # the exit report comes first
+        return await real(*fds)
+
+    monkeypatch.setattr(warm_pool, "pipe_streams", slow_pipe_streams)
+    template = warm_pool.Template(("test",), lambda _t: None)
+    env = {**os.environ, "SHARD_HOME": str(tmp_path / "home")}
+    await template.start(env, [])
+    try:
+        assert await template.ready(60)
+        child = await template.fork(["agent", "--stdio", "--no-such-flag"], env, None)
+        await asyncio.wait_for(child.wait(), 30)
+        assert child.returncode == 2
+    finally:
+        await template.wait_closed()

@@ -56,6 +56,9 @@ class Template:
         self._subreaper = subreaper or Subreaper()
         self._leaving: asyncio.Future[None] | None = None  # retired, exiting; its children adopted after
         self.children: dict[int, ForkedChild] = {}
+        # A child that exits at once (a runtime refusing a broken config) can be reported while its
+        # pipes are still being wrapped (``fork`` awaits): its exit waits here for it.
+        self._early_exits: dict[int, int | None] = {}
         self.proc: asyncio.subprocess.Process | subprocess.Popen[bytes] | None = None
         self._on_gone = on_gone
         self._loop = asyncio.get_running_loop()
@@ -129,6 +132,9 @@ class Template:
                 os.close(fd)
             raise TemplateGone(*exc.args) from None
         child = ForkedChild(answer["pid"], *await pipe_streams(stdin_w, stdout_r, stderr_r))
+        if child.pid in self._early_exits:
+            child.exited(self._early_exits.pop(child.pid))
+            return child
         self.children[child.pid] = child
         if not self.alive and (self._leaving is None or self._leaving.done()):
             self._let_children_go()  # the template died (or left) between its answer and here
@@ -209,6 +215,8 @@ class Template:
             child = self.children.pop(message["exit"], None)
             if child is not None:
                 child.exited(message.get("code"))
+            else:  # its fork is still being answered (``fork``)
+                self._early_exits[message["exit"]] = message.get("code")
         elif self._replies:
             self._replies.popleft().set_result(message)
 
