@@ -1,0 +1,1 @@
+import{a,b,c,d}from"./chunk-7O6BP6A4.js";export{c as answerer,d as resolutionText,a as statusWords,b as tokens};
