@@ -47,10 +47,10 @@ async function build() {
     absWorkingDir: web,
     entryPoints: {
       // the page; and the modules the browser tests exercise one by one (tests/browser/test_modules.py)
-      "js/main": "src/main.js",
+      "js/main": "src/main.ts",
       "js/connection": "src/connection.js",
       "js/controls": "src/controls.js",
-      "js/store": "src/store.js",
+      "js/store": "src/store/index.ts",
       "js/words": "src/words.js",
       "js/render/agents": "src/render/agents.js",
       "js/render/descriptors": "src/render/descriptors.js",

@@ -273,12 +273,12 @@ async def test_no_remove_button_where_the_daemon_lacks_agent_remove(context):
     hidden = await page.evaluate(
         """async () => {
         const { AgentList } = await import('/app/js/render/agents.js');
-        const { AgentState } = await import('/app/js/store.js');
+        const { newAgent } = await import('/app/js/store.js');
         const list = new AgentList(document.createElement('ul'), {});
         list.canRemove = false;
         const info = {agent_id: 'agent-old', cwd: '/p', status: 'idle', runtime_state: 'running',
                       created_at: 0};
-        list.update(new AgentState(info, () => {}), false);
+        list.update(newAgent(info), false);
         return list.rows.get('agent-old').remove.hidden;
         }"""
     )

@@ -3,6 +3,7 @@
 // preview from blob: URLs.
 import { h } from "./dom.js";
 import { QueueView } from "./queue.js";
+import { isBusy } from "./store/agent";
 
 export class Composer {
   constructor(app) {
@@ -13,7 +14,7 @@ export class Composer {
     this.queue = new QueueView(app, this);
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
-      this.submit(this.agent && this.agent.busy ? "follow_up" : null);
+      this.submit(this.agent && isBusy(this.agent) ? "follow_up" : null);
     });
     document.getElementById("steer").addEventListener("click", () => this.submit("steer"));
     document.getElementById("follow-up").addEventListener("click", () => this.submit("follow_up"));
@@ -29,7 +30,7 @@ export class Composer {
 
   update(agent) {
     this.agent = agent;
-    const busy = agent.busy;
+    const busy = isBusy(agent);
     document.getElementById("send").hidden = busy;
     document.getElementById("steer").hidden = !busy;
     document.getElementById("follow-up").hidden = !busy;

@@ -3,6 +3,7 @@
 // Cancel, Escape or closing it resolve false.
 import { h } from "./dom.js";
 
+/** @param {{ title: string, lines?: (string | null)[], action: string }} what @returns {Promise<boolean>} */
 export function confirmAction({ title, lines = [], action }) {
   return new Promise((resolve) => {
     let settled = false;

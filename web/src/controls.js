@@ -21,7 +21,7 @@ export class Controls {
   // (Re)build for an agent after its sync: fetch each advertised catalog.
   async load(agent) {
     this.agent = agent;
-    const caps = new Set(agent.capabilities);
+    const caps = new Set(agent.capabilities || []);
     const shown = [];
     const jobs = [];
     if (caps.has("mode-catalog")) {

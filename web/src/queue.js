@@ -25,7 +25,7 @@ export class QueueView {
   render(agent) {
     if (this.shown && this.shown[0] === agent && this.shown[1] === agent.queue && this.shown[2] === agent.returned) return;
     this.shown = [agent, agent.queue, agent.returned]; // both are replaced, never changed in place
-    const canWithdraw = agent.capabilities.includes("message-queue");
+    const canWithdraw = (agent.capabilities || []).includes("message-queue");
     const rows = agent.queue.map((q) =>
       h(
         "li",
@@ -59,12 +59,10 @@ export class QueueView {
   handBack(agent, items, reason) {
     const selected = this.app.selected === agent.id;
     const intoBox = selected && this.composer.isEmpty(); // checked once: all of them, or none
-    for (const item of items) {
-      if (intoBox) this.composer.restore(item);
-      else agent.returned = [...agent.returned, { ...item, reason }];
-    }
+    if (intoBox) for (const item of items) this.composer.restore(item);
+    else this.app.store.handBack(agent.id, items, reason);
     const what = items.length === 1 ? "A queued message was" : `${items.length} queued messages were`;
-    this.app.toast(`${agent.label}: ${what} not sent (${WHY[reason] || reason}); ${intoBox ? "its text is back in the message box" : "Put back offers it again"}`, "info");
+    this.app.toast(`${this.app.label(agent)}: ${what} not sent (${WHY[reason] || reason}); ${intoBox ? "its text is back in the message box" : "Put back offers it again"}`, "info");
     if (selected) this.render(agent);
   }
 
@@ -90,7 +88,7 @@ export class QueueView {
   }
 
   dismiss(agent, back) {
-    agent.returned = agent.returned.filter((b) => b !== back);
+    this.app.store.dismissReturned(agent.id, back);
     this.render(agent);
   }
 }

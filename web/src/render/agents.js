@@ -22,7 +22,7 @@ export class AgentList {
 
   // The row's focusable parts (open, watch, Terminate, Remove) are made once and kept, so an agent that
   // streams never takes the keyboard focus away from its row; only what they show is redrawn.
-  update(agent, selected) {
+  update(agent, selected, label = agent.id) {
     let row = this.rows.get(agent.id);
     if (!row) {
       row = {
@@ -41,16 +41,16 @@ export class AgentList {
     const u = agent.usage;
     const usage = u.input || u.output ? `${tokens(u.input)} in · ${tokens(u.output)} out ${formatCost(u.cost)}` : "";
     const runtime = agent.info.runtime_state || "running";
-    const asks = agent.requests.size > 0 || WAITING.has(agent.status);
+    const asks = agent.requests.size > 0 || WAITING.has(agent.info.status);
     row.li.classList.toggle("selected", selected);
-    row.li.dataset.status = agent.status;
+    row.li.dataset.status = agent.info.status;
     row.li.dataset.runtime = runtime;
     if (selected) row.open.setAttribute("aria-current", "true");
     else row.open.removeAttribute("aria-current");
     redraw(
       row.open,
-      h("span", { class: "agent-name" }, agent.label),
-      h("span", { class: `badge status-${agent.status}` }, statusWords(agent.status)),
+      h("span", { class: "agent-name" }, label),
+      h("span", { class: `badge status-${agent.info.status}` }, statusWords(agent.info.status)),
       agent.activity && agent.activity.phase !== "idle" ? h("span", { class: "activity" }, agent.activity.phase + (agent.activity.tool_name ? ` ${agent.activity.tool_name}` : "")) : null,
       runtime !== "running" ? h("span", { class: `badge runtime runtime-${runtime}` }, runtime) : null,
       asks && !selected ? h("span", { class: "badge attention" }, "needs an answer") : null,
@@ -61,10 +61,10 @@ export class AgentList {
     const idle = idleReason(runtime, "terminate");
     row.terminate.disabled = idle !== null;
     row.terminate.title = idle || "Stop its runtime now, or when its turn ends (the agent stays)";
-    row.terminate.setAttribute("aria-label", `Terminate ${agent.label}`);
+    row.terminate.setAttribute("aria-label", `Terminate ${label}`);
     row.remove.hidden = !this.canRemove;
     row.remove.title = "Remove it from the list, stopping it first if it runs (its session is kept)";
-    row.remove.setAttribute("aria-label", `Remove ${agent.label}`);
+    row.remove.setAttribute("aria-label", `Remove ${label}`);
   }
 
   remove(id) {

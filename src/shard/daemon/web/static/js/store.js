@@ -1,1 +1,1 @@
-import{a,b}from"./chunk-DSD6NX3F.js";import"./chunk-WIIGZZXF.js";import"./chunk-7O6BP6A4.js";import"./chunk-S4A6NLUC.js";import"./chunk-NJQP5WKM.js";export{b as AgentState,a as BUSY};
+import{a as e,b as t,c as o,d as r,e as n,f as s,g as d,h as a,i as m,j as p,k as f,l as g}from"./chunk-2WVTNT5K.js";export{e as BUSY,d as Store,m as agentName,f as children,g as descends,a as folderName,p as groupByFolder,n as isBusy,t as newAgent,s as shownStatus,o as tokensIn,r as windowText};

@@ -1,36 +1,56 @@
-// The web client (issue 13): wires the connection, the per-agent state and the views together.
-// One socket carries every agent; events are demuxed by agent_id. Only the selected agent is
-// attached interactively; the others this page watches are attached as observers (R4.1.2.29).
+// The web client (issue 13, issue 29): wires the connection, the store and the views together.
+// One socket carries every agent. Every message from the daemon goes to the store first (the state
+// apart from the page, store/); then the views are told. Only the selected agent is attached
+// interactively; the others this page watches are attached as observers (R4.1.2.29).
 import { confirmAction } from "./confirm.js";
 import { Connection } from "./connection.js";
 import { Controls } from "./controls.js";
 import { h } from "./dom.js";
 import { AgentList, idleReason } from "./render/agents.js";
 import { permissionDialog, uiDialog } from "./render/requests.js";
+import { Conversation } from "./render/conversation.js";
 import { resolutionText, statusWords } from "./words.js";
-import { AgentState } from "./store.js";
 import { Composer } from "./composer.js";
 import { Sessions } from "./sessions.js";
+import { Store } from "./store/store";
+import { agentName, descends } from "./store/names";
+import { isBusy, type AgentState } from "./store/agent";
+import type { AgentInfo, Event, Request } from "./store/wire";
 
-const $ = (id) => document.getElementById(id);
+const $ = (id: string) => document.getElementById(id) as HTMLElement;
 
-class App {
+/** What the page holds of an agent beside its state: its conversation's DOM and where the reader was. */
+interface View {
+  conversation: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- render/conversation.js
+  scroll: number | null; // scrollTop to return to when shown again; null: the bottom
+}
+
+type AnyEl = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- the views still in plain JS
+
+export class App {
+  store = new Store();
+  views = new Map<string, View>();
+  conn: AnyEl;
+  list: AnyEl;
+  controls: AnyEl;
+  composer: AnyEl;
+  sessions: AnyEl;
+  scrollQueued = false;
+
   constructor() {
-    this.agents = new Map();
-    this.selected = null;
-    this.myIds = new Set(remembered()); // this tab's connection ids (hello.client_id): its answers read "you"
+    for (const id of remembered()) this.store.state.myIds.add(id);
     this.conn = new Connection({
-      onOpen: (hello) => this.opened(hello),
-      onMessage: (m) => this.dispatch(m),
-      onState: (state, text) => this.connectionState(state, text),
+      onOpen: (hello: Event, generation: number) => this.opened(hello, generation),
+      onMessage: (m: Event) => this.dispatch(m),
+      onState: (state: string, text: string) => this.connectionState(state, text),
     });
     this.list = new AgentList($("agents"), {
-      onSelect: (id) => this.select(id),
-      onWatch: (id, on) => this.watch(id, on),
-      onTerminate: (id) => this.lifecycle("agent.terminate", id),
-      onRemove: (id) => this.lifecycle("agent.remove", id),
+      onSelect: (id: string) => this.select(id),
+      onWatch: (id: string, on: boolean) => this.watch(id, on),
+      onTerminate: (id: string) => this.lifecycle("agent.terminate", id),
+      onRemove: (id: string) => this.lifecycle("agent.remove", id),
     });
-    this.controls = new Controls($("controls"), this.conn, (t, k) => this.toast(t, k));
+    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k));
     this.composer = new Composer(this);
     this.sessions = new Sessions(this);
     $("create").addEventListener("submit", (e) => this.create(e));
@@ -40,15 +60,44 @@ class App {
     $("reconnect").addEventListener("click", () => this.conn.drop());
     $("skip").addEventListener("click", (e) => {
       e.preventDefault(); // to the prompt when an agent is open, else to the new-agent form
-      (this.selected ? $("prompt-text") : $("create").elements.cwd).focus();
+      (this.selected ? $("prompt-text") : ($("create") as HTMLFormElement).elements.namedItem("cwd") as HTMLElement).focus();
     });
   }
 
-  start() {
+  /** The agents this page knows (the store's), by id. */
+  get agents(): Map<string, AgentState> {
+    return this.store.state.agents;
+  }
+
+  get selected(): string | null {
+    return this.store.state.selected;
+  }
+
+  get myIds(): Set<string> {
+    return this.store.state.myIds;
+  }
+
+  label(agent: AgentState): string {
+    return agentName(agent);
+  }
+
+  view(agent: AgentState): View {
+    let view = this.views.get(agent.id);
+    if (!view) {
+      const conversation: AnyEl = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
+      conversation.mine = (answer: { source?: string }) => this.myIds.has(answer.source || "");
+      view = { conversation, scroll: null };
+      this.views.set(agent.id, view);
+    }
+    return view;
+  }
+
+  start(): void {
     this.conn.start();
   }
 
-  connectionState(state, text) {
+  connectionState(state: string, text: string): void {
+    this.store.connectionChanged(state as never, text);
     const el = $("connection");
     el.dataset.state = state;
     el.textContent = text;
@@ -57,10 +106,11 @@ class App {
   }
 
   // After every hello: the registry, then re-attach to every agent this page watched.
-  async opened(hello) {
-    if (hello && hello.client_id) remember(this.myIds.add(hello.client_id));
+  async opened(hello: Event, generation: number): Promise<void> {
+    this.store.hello(hello, generation);
+    remember(this.myIds);
     // Remove only where the daemon has agent.remove (an older one lacks it; PROTOCOL §7)
-    this.list.canRemove = Boolean(hello && (hello.capabilities || []).includes("agent-remove"));
+    this.list.canRemove = this.store.state.connection.canRemove;
     let reply;
     try {
       reply = await this.conn.request({ type: "agent.list" });
@@ -68,51 +118,43 @@ class App {
       return;
     }
     if (!reply.success) return;
-    const live = new Set();
-    for (const info of reply.data.agents) {
-      live.add(info.agent_id);
-      this.upsertInfo(info);
-    }
-    for (const [id, agent] of this.agents) {
-      if (!live.has(id)) this.forget(id);
-      else if (agent.role) this.attach(agent, agent.role);
+    const before = new Set(this.agents.keys());
+    this.store.listed(reply.data.agents as AgentInfo[]);
+    for (const id of before) if (!this.agents.has(id)) this.forgotten(id);
+    for (const agent of this.agents.values()) {
+      this.refresh(agent);
+      if (agent.role) this.attach(agent, agent.role);
     }
   }
 
-  upsertInfo(info) {
-    let agent = this.agents.get(info.agent_id);
-    if (!agent) {
-      agent = new AgentState(info, (a, id) => this.sessions.fork(a, id));
-      agent.conversation.mine = (answer) => this.myIds.has(answer.source);
-      this.agents.set(agent.id, agent);
-    } else {
-      agent.info = { ...agent.info, ...info };
-      if (info.model) agent.model = info.model;
-      if (info.mode) agent.mode = info.mode;
-    }
+  upsertInfo(info: AgentInfo): AgentState {
+    const agent = this.store.upsert(info);
     this.refresh(agent);
     return agent;
   }
 
-  forget(id) {
-    this.agents.delete(id);
+  /** The store forgot `id` (removed, or gone from agent.list): its row, view and dialogs go. */
+  forgotten(id: string): void {
+    this.views.delete(id);
     this.list.remove(id);
-    if (this.selected === id) this.show(null);
+    if (this.shown === id) this.show(null);
     else this.renderSelectedRequests(); // a removed child's requests leave its parent's panel
   }
 
-  refresh(agent) {
-    this.list.update(agent, agent.id === this.selected);
+  shown: string | null = null;
+
+  refresh(agent: AgentState): void {
+    this.list.update(agent, agent.id === this.selected, this.label(agent));
     if (agent.id === this.selected) this.renderHead(agent);
   }
 
-  async attach(agent, role) {
-    agent.role = role;
+  async attach(agent: AgentState, role: string): Promise<void> {
+    this.store.setRole(agent.id, role);
     try {
       const reply = await this.conn.request({ type: "agent.attach", agent_id: agent.id, role });
       if (!reply.success) {
-        this.toast(`attach ${agent.label}: ${reply.error.message}`, "error");
-        if (agent.role === role) agent.role = null;
+        this.toast(`attach ${this.label(agent)}: ${reply.error.message}`, "error");
+        if (agent.role === role) this.store.setRole(agent.id, null);
       }
     } catch {
       /* dropped: the next hello re-attaches */
@@ -120,8 +162,8 @@ class App {
     this.refresh(agent);
   }
 
-  async select(id) {
-    const previous = this.selected ? this.agents.get(this.selected) : null;
+  async select(id: string): Promise<void> {
+    const previous = this.selected ? this.agents.get(this.selected) : undefined;
     const agent = this.agents.get(id);
     if (!agent || previous === agent) return;
     this.show(agent);
@@ -130,11 +172,11 @@ class App {
     await this.attach(agent, "interactive");
   }
 
-  async watch(id, on) {
+  async watch(id: string, on: boolean): Promise<void> {
     const agent = this.agents.get(id);
     if (!agent || id === this.selected) return;
     if (on) return this.attach(agent, "observer");
-    agent.role = null;
+    this.store.setRole(id, null);
     this.refresh(agent);
     try {
       await this.conn.request({ type: "agent.detach", agent_id: id });
@@ -143,46 +185,48 @@ class App {
     }
   }
 
-  show(agent) {
+  show(agent: AgentState | null): void {
     // where the reader was in the conversation being left: at the bottom (null), or a scrollTop
-    const leaving = this.selected ? this.agents.get(this.selected) : null;
-    if (leaving && leaving !== agent) {
+    const leaving = this.shown ? this.views.get(this.shown) : undefined;
+    if (leaving && this.shown !== agent?.id) {
       const el = leaving.conversation.el;
       leaving.scroll = el.scrollHeight - el.scrollTop - el.clientHeight <= 80 ? null : el.scrollTop;
     }
-    this.selected = agent ? agent.id : null;
+    this.store.select(agent ? agent.id : null);
+    this.shown = agent ? agent.id : null;
     $("agent").hidden = !agent;
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
     if (!agent) return;
-    const conversation = agent.conversation.el;
+    const view = this.view(agent);
+    const conversation = view.conversation.el;
     $("conversation").replaceWith(Object.assign(conversation, { id: "conversation" }));
-    conversation.scrollTop = agent.scroll ?? conversation.scrollHeight; // a re-inserted list starts at its top
+    conversation.scrollTop = view.scroll ?? conversation.scrollHeight; // a re-inserted list starts at its top
     this.renderHead(agent);
     this.renderRequests(agent);
     this.composer.update(agent);
-    for (const other of this.agents.values()) this.list.update(other, other === agent);
-    if (agent.capabilities.length) this.controls.load(agent);
+    for (const other of this.agents.values()) this.list.update(other, other === agent, this.label(other));
+    if (agent.capabilities?.length) this.controls.load(agent);
     else $("controls").replaceChildren();
   }
 
-  renderHead(agent) {
+  renderHead(agent: AgentState): void {
     const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
-    $("agent-title").textContent = `${agent.label} — ${agent.info.cwd}${model ? ` · ${model}` : ""}`;
+    $("agent-title").textContent = `${this.label(agent)} — ${agent.info.cwd}${model ? ` · ${model}` : ""}`;
     const status = $("agent-status");
-    status.textContent = statusWords(agent.status);
-    status.className = `badge status-${agent.status}`;
+    status.textContent = statusWords(agent.info.status);
+    status.className = `badge status-${agent.info.status}`;
     const detail = $("agent-detail");
     detail.textContent = agent.statusDetail || "";
     detail.hidden = !agent.statusDetail;
     // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
-    $("compact").hidden = !agent.synced;
-    $("compact").disabled = agent.busy;
+    ($("compact") as HTMLButtonElement).hidden = !agent.synced;
+    ($("compact") as HTMLButtonElement).disabled = isBusy(agent);
     // nothing to stop without a runtime: the buttons say why instead of answering "done"
     const runtime = agent.info.runtime_state || "running";
     for (const [id, what, title] of [["terminate", "terminate", "Stop its runtime now, or when its turn ends"], ["kill", "kill", "Stop its runtime at once, a running turn with it"]]) {
       const why = idleReason(runtime, what);
-      $(id).disabled = why !== null;
+      ($(id) as HTMLButtonElement).disabled = why !== null;
       $(id).title = why || title;
     }
     this.composer.update(agent);
@@ -190,33 +234,46 @@ class App {
 
   // --- events -----------------------------------------------------------------------------------
 
-  dispatch(m) {
+  dispatch(m: Event): void {
+    const known = m.agent_id ? this.agents.get(m.agent_id) : undefined;
+    const asked = known && m.request_id ? known.requests.get(m.request_id) : undefined;
+    if (asked) this.asked.set(asked.request_id, asked); // a resolution is worded from its request
+    const wasSelected = known && known.id === this.selected;
+    const el = wasSelected ? this.view(known).conversation.el : null;
+    const atBottom = el ? el.scrollHeight - el.scrollTop - el.clientHeight <= 80 : false;
+    const agent = this.store.receive(m); // the state first; then the views
+    this.store.flush();
     switch (m.type) {
       case "agent_spawned":
-        this.upsertInfo(m.info);
-        return;
       case "agent_status_changed":
-        return this.patch(m.agent_id, (a) => (a.info.status = m.status, a.info.runtime_state = m.runtime_state));
       case "agent_activity":
-        return this.patch(m.agent_id, (a) => (a.activity = m, a.info.status = m.status));
+        if (agent) this.refresh(agent);
+        return;
       case "agent_removed":
-        return this.forget(m.agent_id);
+        return this.forgotten(m.agent_id!);
       case "agent_exited":
-        return this.patch(m.agent_id, (a) => (a.info.runtime_state = m.runtime_state, a.conversation.note(`The runtime exited: ${m.reason}`, "error")));
+        if (agent) {
+          this.view(agent).conversation.note(`The runtime exited: ${m.reason}`, "error");
+          this.refresh(agent);
+        }
+        return;
       case "mode_changed":
-        return this.patch(m.agent_id, (a) => this.controls.modeChanged(a, m));
+        if (agent) {
+          this.controls.modeChanged(agent, m);
+          this.refresh(agent);
+        }
+        return;
     }
-    const agent = m.agent_id ? this.agents.get(m.agent_id) : null;
     if (!agent) return;
-    if (agent.id === this.selected) this.followBottom(agent.conversation.el);
+    if (atBottom) this.followBottom(el);
     this.agentEvent(agent, m);
     if (m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
   }
 
   // Keep the newest content in view while the reader is at the bottom: one layout read and one
   // scroll per frame, however many deltas arrive in it.
-  followBottom(el) {
-    if (this.scrollQueued || el.scrollHeight - el.scrollTop - el.clientHeight > 80) return;
+  followBottom(el: HTMLElement): void {
+    if (this.scrollQueued) return;
     this.scrollQueued = true;
     requestAnimationFrame(() => {
       this.scrollQueued = false;
@@ -224,27 +281,17 @@ class App {
     });
   }
 
-  patch(id, change) {
-    const agent = this.agents.get(id);
-    if (!agent) return;
-    change(agent);
-    this.refresh(agent);
-  }
-
-  agentEvent(agent, m) {
-    const conv = agent.conversation;
+  // What one of the agent's own events changes on the page (the store has folded it already).
+  agentEvent(agent: AgentState, m: Event): void {
+    const conv = this.view(agent).conversation;
     const selected = agent.id === this.selected;
     switch (m.type) {
       case "sync":
-        agent.applySync(m);
+        conv.sync(m.live_window);
         if (selected) {
           this.renderRequests(agent);
           this.controls.load(agent);
         }
-        return;
-      case "status":
-        agent.info.status = m.status;
-        agent.statusDetail = m.detail || null; // a provider retry says so; the next status clears it
         return;
       case "message_delta":
         return conv.delta(m);
@@ -256,12 +303,9 @@ class App {
         return conv.toolResult(m);
       case "turn_end":
         return conv.turnEnd(m);
-      case "usage":
-        return agent.addUsage(m);
       case "compaction":
         return conv.compaction(m);
       case "queue_changed":
-        agent.applyQueue(m);
         if (m.returned?.length) this.composer.queue.handBack(agent, m.returned, m.reason);
         return;
       case "error":
@@ -279,16 +323,14 @@ class App {
       case "permission_request":
       case "ui_request":
         if (m.type === "ui_request" && m.kind === "notify") {
-          this.toast(`${agent.label}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
+          this.toast(`${this.label(agent)}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
           return;
         }
-        agent.requests.set(m.request_id, m);
         this.renderSelectedRequests();
         return;
       case "permission_resolved":
       case "ui_resolved": {
-        const req = agent.requests.get(m.request_id);
-        agent.requests.delete(m.request_id);
+        const req = this.asked.get(m.request_id);
         // a tool call's answer shows on its card (where a reload shows it too); any other as a note
         const call = m.type === "permission_resolved" && (m.tool_call_id || (req && req.tool_call_id));
         if (call) conv.answered(call, m);
@@ -299,56 +341,53 @@ class App {
     }
   }
 
-  renderSelectedRequests() {
-    const agent = this.selected ? this.agents.get(this.selected) : null;
+  /** every request this page has shown, by id: a resolution is worded from its request */
+  asked = new Map<string, Request>();
+
+  renderSelectedRequests(): void {
+    const agent = this.selected ? this.agents.get(this.selected) : undefined;
     if (agent) this.renderRequests(agent);
   }
 
   // The selected agent's open requests, and those of its descendants (a background child with no
   // client of its own asks its nearest interactive ancestor, PROTOCOL §6.3): these say who asks.
-  renderRequests(agent) {
+  renderRequests(agent: AgentState): void {
     const panel = $("requests");
-    const open = new Map();
+    const open = new Map<string, [AgentState, Request]>();
     for (const other of this.agents.values()) {
-      if (other === agent || this.descends(other, agent)) for (const req of other.requests.values()) open.set(req.request_id, [other, req]);
+      if (other === agent || descends(this.agents, other, agent.id)) for (const req of other.requests.values()) open.set(req.request_id, [other, req]);
     }
-    const shown = new Map([...panel.children].map((el) => [el.dataset.requestId, el]));
+    for (const [, req] of open.values()) this.asked.set(req.request_id, req);
+    const shown = new Map([...panel.children].map((el) => [(el as HTMLElement).dataset.requestId!, el]));
     for (const [id, el] of shown) if (!open.has(id)) el.remove();
     for (const [asker, req] of open.values()) {
       if (shown.has(req.request_id)) continue;
-      const answer = (body) => this.answer(asker, req, body, dialog);
-      const dialog = req.type === "ui_request" ? uiDialog(req, (value) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
-      if (asker !== agent) dialog.prepend(h("p", { class: "asker" }, `Asked by ${asker.label} (${asker.id})`));
+      const answer = (body: Record<string, unknown>) => this.answer(asker, req, body, dialog);
+      const dialog: HTMLElement = req.type === "ui_request" ? uiDialog(req, (value: unknown) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
+      if (asker !== agent) dialog.prepend(h("p", { class: "asker" }, `Asked by ${this.label(asker)} (${asker.id})`));
       panel.append(dialog);
-      dialog.querySelector("button, input, textarea")?.focus();
+      (dialog.querySelector("button, input, textarea") as HTMLElement | null)?.focus();
     }
   }
 
-  descends(child, ancestor) {
-    for (let seen = 0, at = child; at && seen < 16; seen++) {
-      const parent = at.info.parent_agent_id;
-      if (!parent) return false;
-      if (parent === ancestor.id) return true;
-      at = this.agents.get(parent);
-    }
-    return false;
-  }
-
-  answer(agent, req, body, dialog) {
+  answer(agent: AgentState, req: Request, body: Record<string, unknown>, dialog: HTMLElement): void {
     const type = req.type === "ui_request" ? "ui_response" : "permission_response";
     if (this.conn.send({ type, agent_id: agent.id, request_id: req.request_id, ...body })) {
       dialog.classList.add("answered");
-      for (const b of dialog.querySelectorAll("button, input, textarea")) b.disabled = true;
+      for (const b of dialog.querySelectorAll("button, input, textarea")) (b as HTMLButtonElement).disabled = true;
     }
   }
 
   // --- commands ---------------------------------------------------------------------------------
 
-  async create(event) {
+  async create(event: SubmitEvent): Promise<void> {
     event.preventDefault();
-    const form = new FormData(event.target);
-    const fields = { cwd: form.get("cwd").trim() };
-    for (const key of ["model", "mode"]) if (form.get(key).trim()) fields[key] = form.get(key).trim();
+    const form = new FormData(event.target as HTMLFormElement);
+    const fields: Record<string, string> = { cwd: String(form.get("cwd") || "").trim() };
+    for (const key of ["model", "mode"]) {
+      const value = String(form.get(key) || "").trim();
+      if (value) fields[key] = value;
+    }
     $("create-error").textContent = "";
     try {
       const reply = await this.conn.request({ type: "agent.create", ...fields });
@@ -361,24 +400,24 @@ class App {
       await this.select(id);
       $("prompt-text").focus();
     } catch (err) {
-      $("create-error").textContent = err.message;
+      $("create-error").textContent = (err as Error).message;
     }
   }
 
-  async compact() {
-    const agent = this.agents.get(this.selected);
+  async compact(): Promise<void> {
+    const agent = this.selected ? this.agents.get(this.selected) : undefined;
     if (!agent) return;
     try {
       const reply = await this.conn.request({ type: "session_op", agent_id: agent.id, op: "compact" });
       if (!reply.success) this.toast(`compact: ${reply.error.message}`, "error");
       else if (!reply.data.compacted) this.toast(`Nothing to compact (${reply.data.reason})`, "info");
-      else this.toast(`Compacted ${agent.label}: ${reply.data.tokens_before} → ${reply.data.tokens_after} tokens`, "info");
+      else this.toast(`Compacted ${this.label(agent)}: ${reply.data.tokens_before} → ${reply.data.tokens_after} tokens`, "info");
     } catch (err) {
-      this.toast(`compact: ${err.message}`, "error");
+      this.toast(`compact: ${(err as Error).message}`, "error");
     }
   }
 
-  async restart(agent) {
+  async restart(agent: AgentState): Promise<void> {
     try {
       await this.conn.request({ type: "agent.kill", agent_id: agent.id });
     } catch {
@@ -388,8 +427,8 @@ class App {
   }
 
   // Terminate, Kill and Remove, in words: Kill and Remove ask first; the toasts say what happened.
-  async lifecycle(type, id = this.selected) {
-    const agent = this.agents.get(id);
+  async lifecycle(type: keyof typeof FAILED, id: string | null = this.selected): Promise<void> {
+    const agent = id ? this.agents.get(id) : undefined;
     if (!agent) return;
     if (type === "agent.kill" && !(await this.confirmKill(agent))) return;
     if (type === "agent.remove" && !(await this.confirmRemove(agent))) return;
@@ -398,34 +437,34 @@ class App {
       if (reply.success) this.toast(doneText(type, reply.data), "info");
       else this.toast(`${FAILED[type]}: ${reply.error.message}`, "error");
     } catch (err) {
-      this.toast(`${FAILED[type]}: ${err.message}`, "error");
+      this.toast(`${FAILED[type]}: ${(err as Error).message}`, "error");
     }
   }
 
-  confirmKill(agent) {
+  confirmKill(agent: AgentState): Promise<boolean> {
     return confirmAction({
-      title: `Kill ${agent.label}?`,
+      title: `Kill ${this.label(agent)}?`,
       lines: ["Its runtime stops at once, a running turn with it.", "The agent and its session are kept; a prompt starts it again."],
       action: "Kill",
     });
   }
 
-  confirmRemove(agent) {
-    const kids = [...this.agents.values()].filter((a) => this.descends(a, agent)).length;
+  confirmRemove(agent: AgentState): Promise<boolean> {
+    const kids = [...this.agents.values()].filter((a) => descends(this.agents, a, agent.id)).length;
     const running = idleReason(agent.info.runtime_state || "running", "stop") === null;
     return confirmAction({
-      title: `Remove ${agent.label}${kids ? ` and its ${kids} subagent${kids > 1 ? "s" : ""}` : ""}?`,
+      title: `Remove ${this.label(agent)}${kids ? ` and its ${kids} subagent${kids > 1 ? "s" : ""}` : ""}?`,
       lines: [
         running ? "Its runtime is stopped first, a running turn with it." : null,
         "It leaves the agent list, for every client.",
         "Its session is kept: Sessions on an agent of the same folder opens it again.",
-      ].filter(Boolean),
+      ].filter((line): line is string => line !== null),
       action: "Remove",
     });
   }
 
-  toast(text, kind = "info") {
-    const el = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, text, h("button", { type: "button", "aria-label": "Close", onclick: () => el.remove() }, "×"));
+  toast(text: string, kind = "info"): void {
+    const el: HTMLElement = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, text, h("button", { type: "button", "aria-label": "Close", onclick: () => el.remove() }, "×"));
     $("toasts").append(el);
     setTimeout(() => el.remove(), 8000);
   }
@@ -436,7 +475,7 @@ class App {
 // later daemon never reuses one.
 const KNOWN_IDS = "shard.clientIds";
 
-function remembered() {
+function remembered(): string[] {
   try {
     const ids = JSON.parse(sessionStorage.getItem(KNOWN_IDS) || "[]");
     return Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : [];
@@ -445,7 +484,7 @@ function remembered() {
   }
 }
 
-function remember(ids) {
+function remember(ids: Set<string>): void {
   try {
     sessionStorage.setItem(KNOWN_IDS, JSON.stringify([...ids].slice(-100)));
   } catch {
@@ -455,7 +494,7 @@ function remember(ids) {
 
 const FAILED = { "agent.terminate": "Could not stop the agent", "agent.kill": "Could not kill the agent", "agent.remove": "Could not remove the agent" };
 
-function doneText(type, data = {}) {
+function doneText(type: string, data: { removed?: string[]; forgotten?: boolean; deferred?: boolean } = {}): string {
   if (type === "agent.kill") return "Agent killed";
   if (type === "agent.remove") {
     const more = (data.removed || []).length - 1;
@@ -466,5 +505,5 @@ function doneText(type, data = {}) {
 }
 
 const app = new App();
-window.shard = app; // for the console and the browser tests; holds no secret
+(window as unknown as { shard: App }).shard = app; // for the console and the browser tests; holds no secret
 app.start();
