@@ -5,7 +5,9 @@
 import { h, windowText } from "./dom.js";
 
 export class Controls {
-  constructor(el, conn, toast) {
+  /** @param {(agent: any, type: string, data: any) => void} [onCatalog] */
+  constructor(el, conn, toast, onCatalog = () => {}) {
+    this.onCatalog = onCatalog; // (agent, type, data): a catalog that passed the stale-answer guard
     this.el = el;
     this.conn = conn;
     this.toast = toast;
@@ -63,7 +65,9 @@ export class Controls {
       return;
     }
     if (generation !== this.conn.generation || epoch !== agent.epoch || this.agent !== agent) return; // stale
-    if (reply.success) apply(reply.data);
+    if (!reply.success) return;
+    apply(reply.data);
+    this.onCatalog(agent, type, reply.data);
   }
 
   async set(type, fields) {

@@ -50,7 +50,7 @@ export class App {
       onTerminate: (id: string) => this.lifecycle("agent.terminate", id),
       onRemove: (id: string) => this.lifecycle("agent.remove", id),
     });
-    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k));
+    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: AgentState, type: string, data: unknown) => this.catalogArrived(agent, type, data));
     this.composer = new Composer(this);
     this.sessions = new Sessions(this);
     $("create").addEventListener("submit", (e) => this.create(e));
@@ -58,6 +58,14 @@ export class App {
     $("kill").addEventListener("click", () => this.lifecycle("agent.kill"));
     $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
+    $("back").addEventListener("click", () => this.setView("list"));
+    $("agent-search").addEventListener("input", (e) => this.list.search((e.target as HTMLInputElement).value));
+    $("theme").addEventListener("click", () => this.setTheme(nextTheme(document.documentElement.dataset.theme)));
+    $("notify").addEventListener("click", () => this.askToNotify());
+    this.setTheme(stored(THEME) || "auto");
+    $("notify").hidden = !("Notification" in window) || Notification.permission !== "default";
+    this.fillCreateForm(storedJson(CATALOGS) || {});
+    document.addEventListener("visibilitychange", () => this.updateTitle());
     $("skip").addEventListener("click", (e) => {
       e.preventDefault(); // to the prompt when an agent is open, else to the new-agent form
       (this.selected ? $("prompt-text") : ($("create") as HTMLFormElement).elements.namedItem("cwd") as HTMLElement).focus();
@@ -125,6 +133,84 @@ export class App {
       this.refresh(agent);
       if (agent.role) this.attach(agent, agent.role);
     }
+    this.fillRecentFolders();
+    // the first hello of a reloaded page: the agent that was open opens again
+    const reopen = this.reopen;
+    this.reopen = null;
+    if (reopen && !this.selected && this.agents.has(reopen)) await this.select(reopen);
+    this.updateTitle();
+  }
+
+  /** the agent open before a reload (this tab's), to reopen after the first agent.list */
+  reopen: string | null = stored(OPEN);
+
+  // --- the page around the conversation ----------------------------------------------------------
+
+  /** On a phone the agent list and the conversation are two views (app.css); elsewhere both show. */
+  setView(view: "list" | "conversation"): void {
+    document.body.dataset.view = view;
+  }
+
+  setTheme(theme: string): void {
+    if (theme === "auto") delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+    store(THEME, theme === "auto" ? null : theme);
+    $("theme").setAttribute("aria-label", `Theme: ${theme === "auto" ? "automatic" : theme} (change)`);
+    $("theme").title = `Theme: ${theme === "auto" ? "as the system" : theme}`;
+  }
+
+  // A catalog the selected agent's pickers fetched: kept by the store (under its epoch guard) and
+  // offered by the new-agent form (every agent of one daemon has the same models and modes).
+  catalogArrived(agent: AgentState, type: string, data: unknown): void {
+    const kind = type === "list_models" ? "models" : type === "list_modes" ? "modes" : "levels";
+    this.store.catalog(this.store.asking(agent.id), kind, data as never);
+    if (kind === "levels") return;
+    const saved = { ...(storedJson(CATALOGS) || {}), [kind]: data };
+    store(CATALOGS, JSON.stringify(saved));
+    this.fillCreateForm(saved);
+  }
+
+  fillCreateForm(catalogs: { models?: { models: { id: string; label?: string }[] }; modes?: { modes: { name: string; description?: string }[] } }): void {
+    const form = $("create") as HTMLFormElement;
+    const fill = (name: string, options: [string, string, string?][]) => {
+      const select = form.elements.namedItem(name) as HTMLSelectElement;
+      const value = select.value;
+      select.replaceChildren(h("option", { value: "" }, "default"), ...options.map(([v, label, title]) => h("option", { value: v, title }, label)));
+      select.value = options.some(([v]) => v === value) ? value : "";
+    };
+    if (catalogs.models) fill("model", catalogs.models.models.map((m) => [m.id, m.id, m.label]));
+    if (catalogs.modes) fill("mode", catalogs.modes.modes.map((m) => [m.name, m.name, m.description]));
+  }
+
+  // The folders of the agents known and of those made here, newest first, as completions.
+  fillRecentFolders(): void {
+    const folders = [...new Set([...(storedJson(FOLDERS) || []), ...[...this.agents.values()].map((a) => a.info.cwd)])].slice(0, 20);
+    $("recent-folders").replaceChildren(...folders.map((f) => h("option", { value: f })));
+  }
+
+  // "(2) Shard" while agents this page is not showing wait for an answer; a notification too when
+  // the tab is hidden and the person turned them on.
+  updateTitle(): void {
+    const waiting = [...this.agents.values()].filter((a) => a.id !== this.selected && (a.requests.size > 0 || WAITING.has(a.info.status))).length;
+    document.title = waiting ? `(${waiting}) Shard` : "Shard";
+  }
+
+  notifyRequest(agent: AgentState, m: Event): void {
+    this.updateTitle();
+    if (!document.hidden && agent.id === this.selected) return;
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    const what = m.type === "permission_request" ? m.prompt || `Allow ${m.tool_name}?` : m.title || "A question";
+    const note = new Notification(`${this.label(agent)} asks`, { body: String(what).slice(0, 200), tag: m.request_id });
+    note.onclick = () => {
+      window.focus();
+      this.select(agent.id);
+      note.close();
+    };
+  }
+
+  async askToNotify(): Promise<void> {
+    const answer = await Notification.requestPermission();
+    $("notify").hidden = answer !== "default";
   }
 
   upsertInfo(info: AgentInfo): AgentState {
@@ -194,6 +280,8 @@ export class App {
     }
     this.store.select(agent ? agent.id : null);
     this.shown = agent ? agent.id : null;
+    store(OPEN, agent ? agent.id : null); // a reload reopens it
+    this.setView(agent ? "conversation" : "list");
     $("agent").hidden = !agent;
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
@@ -248,6 +336,7 @@ export class App {
       case "agent_status_changed":
       case "agent_activity":
         if (agent) this.refresh(agent);
+        if (m.type === "agent_status_changed") this.updateTitle();
         return;
       case "agent_removed":
         return this.forgotten(m.agent_id!);
@@ -327,6 +416,7 @@ export class App {
           return;
         }
         this.renderSelectedRequests();
+        this.notifyRequest(agent, m);
         return;
       case "permission_resolved":
       case "ui_resolved": {
@@ -336,6 +426,7 @@ export class App {
         if (call) conv.answered(call, m);
         else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolutionText(m, req, this.myIds.has(m.source))}`, "resolved");
         this.renderSelectedRequests();
+        this.updateTitle();
         return;
       }
     }
@@ -396,6 +487,8 @@ export class App {
         return;
       }
       const id = reply.data.agent_id;
+      store(FOLDERS, JSON.stringify([fields.cwd, ...(storedJson(FOLDERS) || []).filter((f: string) => f !== fields.cwd)].slice(0, 20)));
+      this.fillRecentFolders();
       if (!this.agents.has(id)) this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode });
       await this.select(id);
       $("prompt-text").focus();
@@ -489,6 +582,48 @@ function remember(ids: Set<string>): void {
     sessionStorage.setItem(KNOWN_IDS, JSON.stringify([...ids].slice(-100)));
   } catch {
     /* no storage (a private mode): "you" holds until the page is reloaded */
+  }
+}
+
+// What the page keeps between loads: the open agent (this tab), the theme, the catalogs last seen
+// and the folders agents were made in (this browser). Never a secret.
+const OPEN = "shard.openAgent";
+const THEME = "shard.theme";
+const CATALOGS = "shard.catalogs";
+const FOLDERS = "shard.recentFolders";
+const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
+const THEMES = ["auto", "light", "dark"];
+
+function nextTheme(current: string | undefined): string {
+  return THEMES[(THEMES.indexOf(current || "auto") + 1) % THEMES.length];
+}
+
+function storage(key: string): Storage {
+  return key === OPEN ? sessionStorage : localStorage;
+}
+
+function stored(key: string): string | null {
+  try {
+    return storage(key).getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function storedJson(key: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+  try {
+    return JSON.parse(stored(key) || "null");
+  } catch {
+    return null;
+  }
+}
+
+function store(key: string, value: string | null): void {
+  try {
+    if (value === null) storage(key).removeItem(key);
+    else storage(key).setItem(key, value);
+  } catch {
+    /* no storage (a private mode): nothing is remembered */
   }
 }
 

@@ -6,6 +6,7 @@
 // or not) or from a request this page holds.
 import { append, formatCost, h } from "../dom.js";
 import { statusWords, tokens } from "../words.js";
+import { folderName } from "../store/names";
 
 const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
 
@@ -35,9 +36,14 @@ export class AgentList {
       };
       const actions = h("span", { class: "agent-actions" }, row.terminate, row.remove);
       row.li.append(row.open, row.meta, h("label", { class: "watch" }, row.watch, " watch"), actions);
+      row.agent = agent;
       this.rows.set(agent.id, row);
-      this.el.append(row.li);
+      this.place(row);
+      // its subagents listed before it move under it
+      for (const other of this.rows.values()) if (other.agent.info.parent_agent_id === agent.id) this.place(other);
     }
+    row.agent = agent;
+    row.label = label;
     const u = agent.usage;
     const usage = u.input || u.output ? `${tokens(u.input)} in · ${tokens(u.output)} out ${formatCost(u.cost)}` : "";
     const runtime = agent.info.runtime_state || "running";
@@ -65,12 +71,53 @@ export class AgentList {
     row.remove.hidden = !this.canRemove;
     row.remove.title = "Remove it from the list, stopping it first if it runs (its session is kept)";
     row.remove.setAttribute("aria-label", `Remove ${label}`);
+    if (this.query?.length) this.filter(row);
   }
 
   remove(id) {
     const row = this.rows.get(id);
-    if (row) row.li.remove();
     this.rows.delete(id);
+    if (!row) return;
+    const group = row.li.closest(".agent-group");
+    row.li.remove();
+    if (group && !group.querySelector(".agent-row")) group.remove();
+  }
+
+  // A row goes under its parent's row (a subagent, with its run state), else into its folder's group.
+  place(row) {
+    const info = row.agent.info;
+    const parent = info.parent_agent_id && this.rows.get(info.parent_agent_id);
+    let box;
+    if (parent) {
+      box = parent.li.querySelector(":scope > .agent-children");
+      if (!box) parent.li.append((box = h("ul", { class: "agent-children", "aria-label": "Subagents" })));
+    } else {
+      let group = [...this.el.children].find((g) => g.dataset.cwd === info.cwd);
+      if (!group) {
+        group = h("li", { class: "agent-group", dataset: { cwd: info.cwd } }, h("h3", { title: info.cwd }, folderName(info.cwd), " ", h("span", { class: "folder-path" }, info.cwd)), h("ul", { "aria-label": `Agents in ${info.cwd}` }));
+        this.el.prepend(group); // the newest folder first
+      }
+      box = group.querySelector(":scope > ul");
+    }
+    if (row.li.parentNode !== box) {
+      const old = row.li.closest(".agent-group");
+      box.prepend(row.li); // the newest agent first
+      if (old && !old.querySelector(".agent-row")) old.remove();
+    }
+    this.filter(row);
+  }
+
+  // The search box: rows whose name or folder do not contain every word are hidden.
+  search(text) {
+    this.query = text.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    for (const row of this.rows.values()) this.filter(row);
+  }
+
+  filter(row) {
+    const words = this.query || [];
+    const hay = `${row.label || ""} ${row.agent.info.cwd} ${row.agent.id}`.toLowerCase();
+    row.li.classList.toggle("filtered-out", !words.every((w) => hay.includes(w)));
+    for (const group of this.el.children) group.hidden = !group.querySelector(".agent-row:not(.filtered-out)");
   }
 }
 

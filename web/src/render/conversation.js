@@ -13,7 +13,9 @@
 // block its exit code, duration and render), and window.turns each turn's usage, shown after the
 // turn's last message as turn_end showed it live.
 import { h, tokensIn } from "../dom.js";
-import { footer, renderDescriptor } from "./descriptors.js";
+import { footer, footerText, renderDescriptor } from "./descriptors.js";
+import { diffStat } from "./diff";
+import { renderMarkdown } from "./markdown";
 import { resolutionText, tokens } from "../words.js";
 
 export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
@@ -165,7 +167,17 @@ export class Conversation {
     card.querySelector(".tool-args").textContent = argsText(ev.args);
     card.classList.toggle("read-only", ev.read_only === true);
     if (card.dataset.state !== "done") card.dataset.state = "running";
-    if (ev.render) card.querySelector(".tool-render").replaceChildren(renderDescriptor(ev.render));
+    if (ev.render) this.setRender(card, ev.render);
+  }
+
+  // A call's start-time render (a diff to be applied, a command): shown in its card, open when it
+  // is a diff, so an edit is read without a click
+  setRender(card, render) {
+    card.querySelector(".tool-render").replaceChildren(renderDescriptor(render));
+    if (render.kind === "diff") {
+      card.querySelector(".tool-details").open = true;
+      card.querySelector(".tool-summary").textContent = diffStat(render.hunks || []);
+    }
   }
 
   // live: a tool_result event (its card goes at the end if its call is not shown); not live: a
@@ -173,8 +185,12 @@ export class Conversation {
   toolResult(ev, live = true) {
     const card = this.card(ev.tool_call_id, "");
     if (live && !this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
-    card.dataset.state = "done";
+    card.dataset.state = ev.is_error ? "error" : "done";
     card.classList.toggle("error", !!ev.is_error);
+    // a failure (an error, a command's non-zero exit) opens its card: it is what a reader looks for
+    const failed = ev.exit_code !== undefined && ev.exit_code !== null && ev.exit_code !== 0;
+    card.classList.toggle("failed", failed);
+    if (ev.is_error || failed) card.querySelector(".tool-details").open = true;
     // a synced tool_result block carries them too; one from an older session has none: keep what was shown
     if (ev.render) card.resultRender = ev.render;
     if (ev.exit_code !== undefined || ev.duration_ms !== undefined) card.footer = [ev.exit_code, ev.duration_ms];
@@ -185,6 +201,7 @@ export class Conversation {
     parts.push(resultContent(ev.content));
     if (card.footer) parts.push(footer(...card.footer));
     card.querySelector(".tool-result").replaceChildren(...parts);
+    card.querySelector(".tool-took").textContent = card.footer ? footerText(...card.footer) : "";
   }
 
   turnEnd(ev) {
@@ -234,22 +251,23 @@ export class Conversation {
     li.hidden = onlyResults; // tool results show inside their tool call's card
     for (const r of results) this.toolResult(r, false); // with the exit code, duration and render it kept
     if (onlyResults) return li;
-    const blocks = message.content.filter((b) => b.type !== "tool_result").map((b) => this.block(b));
+    const blocks = message.content.filter((b) => b.type !== "tool_result").map((b) => this.block(b, message.role));
     const fork = h("button", { type: "button", class: "fork", title: "Fork a new session from this message", onclick: () => this.onFork(message.id) }, "Fork");
     const stop = stopMarker(message);
     li.replaceChildren(h("span", { class: "role" }, message.role === "user" ? "You" : "Agent"), ...blocks, ...(stop ? [stop] : []), fork);
     return li;
   }
 
-  block(b) {
-    if (b.type === "text") return h("div", { class: "text" }, b.text);
+  block(b, role) {
+    // the model's text is markdown; what a person typed is shown as typed
+    if (b.type === "text") return role === "assistant" ? h("div", { class: "text markdown" }, renderMarkdown(b.text)) : h("div", { class: "text" }, b.text);
     if (b.type === "thinking") return h("details", { class: "thinking" }, h("summary", {}, "Thinking"), h("div", { class: "text" }, b.text));
     if (b.type === "tool_call") {
       const card = this.card(b.id, b.name);
       card.querySelector(".tool-args").textContent = argsText(b.args);
       // what the call's tool_call and permission_resolved showed live, kept in the window
       if (b.read_only !== undefined) card.classList.toggle("read-only", b.read_only === true);
-      if (b.render) card.querySelector(".tool-render").replaceChildren(renderDescriptor(b.render));
+      if (b.render) this.setRender(card, b.render);
       if (b.permission) this.answered(b.id, b.permission);
       return card;
     }
@@ -259,13 +277,27 @@ export class Conversation {
   card(id, name) {
     let card = this.tools.get(id);
     if (!card) {
+      // one line (name, arguments, state, answer, time) that opens onto the full render and result
       card = h(
         "div",
         { class: "tool", dataset: { toolCallId: id, state: "pending" } },
-        h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, name), " ", h("code", { class: "tool-args" })),
-        h("div", { class: "tool-answer", hidden: true }),
-        h("div", { class: "tool-render" }),
-        h("div", { class: "tool-result" }),
+        h(
+          "details",
+          { class: "tool-details" },
+          h(
+            "summary",
+            { class: "tool-head" },
+            h("span", { class: "tool-state", "aria-hidden": "true" }),
+            h("span", { class: "tool-name" }, name),
+            " ",
+            h("code", { class: "tool-args" }),
+            h("span", { class: "tool-summary" }),
+            h("span", { class: "tool-answer", hidden: true }),
+            h("span", { class: "tool-took" }),
+          ),
+          h("div", { class: "tool-render" }),
+          h("div", { class: "tool-result" }),
+        ),
       );
       this.tools.set(id, card);
     } else if (name) {

@@ -1,6 +1,7 @@
 // RenderDescriptor → DOM (PROTOCOL §11): text, kv, diff, tree, progress, status, command, path_list,
 // code. An unknown kind shows as JSON, so a newer daemon never breaks the page.
 import { h } from "../dom.js";
+import { diffStat, renderHunks, twoSided } from "./diff";
 
 export function renderDescriptor(d) {
   const render = KINDS[d && d.kind];
@@ -14,17 +15,10 @@ const KINDS = {
   diff: (d) =>
     h(
       "figure",
-      { class: "diff" },
-      h("figcaption", {}, d.path),
+      { class: twoSided(d.hunks) ? "diff two-sided" : "diff" },
+      h("figcaption", {}, h("span", { class: "diff-path" }, d.path), " ", h("span", { class: "diff-stat" }, diffStat(d.hunks))),
       d.hunks.length === 0 ? h("p", { class: "no-change" }, "No change") : null, // a write that changed nothing
-      d.hunks.map((hunk) =>
-        h(
-          "pre",
-          { class: "hunk" },
-          h("span", { class: "hunk-head" }, `@@ -${hunk.old_start},${hunk.old_lines} +${hunk.new_start},${hunk.new_lines} @@\n`),
-          hunk.lines.map((line) => h("span", { class: lineClass(line) }, line + "\n")),
-        ),
-      ),
+      renderHunks(d.hunks),
     ),
   tree: (d) => h("ul", { class: "tree" }, treeNode(d.root)),
   progress: (d) =>
@@ -51,12 +45,6 @@ const KINDS = {
   code: (d) => h("figure", { class: "code" }, d.path ? h("figcaption", {}, d.path) : null, h("pre", {}, h("code", { "data-lang": d.lang }, d.text))),
 };
 
-function lineClass(line) {
-  if (line.startsWith("+")) return "add";
-  if (line.startsWith("-")) return "del";
-  return "ctx";
-}
-
 function treeNode(node) {
   return h(
     "li",
@@ -68,8 +56,13 @@ function treeNode(node) {
 
 // exit code and duration, rendered by the client from structured tool_result fields (saga 26haas)
 export function footer(exitCode, durationMs) {
+  return h("div", { class: `tool-footer${exitCode ? " failed" : ""}` }, "↳ " + footerText(exitCode, durationMs));
+}
+
+// "exit 2 · 1.5 s": a card's one-line summary and its footer
+export function footerText(exitCode, durationMs) {
   const parts = [];
   if (exitCode !== undefined && exitCode !== null) parts.push(`exit ${exitCode}`);
   if (durationMs !== undefined && durationMs !== null) parts.push(durationMs >= 1000 ? `${(durationMs / 1000).toFixed(1)} s` : `${Math.round(durationMs)} ms`);
-  return h("div", { class: `tool-footer${exitCode ? " failed" : ""}` }, "↳ " + parts.join(" · "));
+  return parts.join(" · ");
 }

@@ -1,1 +1,1 @@
-import{a,b}from"../chunk-S4A6NLUC.js";import"../chunk-NJQP5WKM.js";export{b as footer,a as renderDescriptor};
+import{e as a,f as b,g as c}from"../chunk-WPLFRDSZ.js";import"../chunk-NJQP5WKM.js";import"../chunk-CGDGP5MS.js";export{b as footer,c as footerText,a as renderDescriptor};
