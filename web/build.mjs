@@ -52,7 +52,7 @@ async function build() {
       "js/controls": "src/controls.js",
       "js/store": "src/store/index.ts",
       "js/words": "src/words.js",
-      "js/render/agents": "src/render/agents.js",
+      "js/render/agents": "src/render/AgentList.tsx",
       "js/render/descriptors": "src/render/descriptors.js",
       "js/render/conversation": "src/render/conversation.js",
       app: "src/app.css",

@@ -6,7 +6,7 @@ import { confirmAction } from "./confirm.js";
 import { Connection } from "./connection.js";
 import { Controls } from "./controls.js";
 import { h } from "./dom.js";
-import { AgentList, idleReason } from "./render/agents.js";
+import { idleReason, mountAgentList } from "./render/AgentList";
 import { permissionDialog, uiDialog } from "./render/requests.js";
 import { Conversation } from "./render/conversation.js";
 import { resolutionText, statusWords } from "./words.js";
@@ -44,7 +44,7 @@ export class App {
       onMessage: (m: Event) => this.dispatch(m),
       onState: (state: string, text: string) => this.connectionState(state, text),
     });
-    this.list = new AgentList($("agents"), {
+    this.list = mountAgentList($("agents"), this.store, {
       onSelect: (id: string) => this.select(id),
       onWatch: (id: string, on: boolean) => this.watch(id, on),
       onTerminate: (id: string) => this.lifecycle("agent.terminate", id),
@@ -117,8 +117,6 @@ export class App {
   async opened(hello: Event, generation: number): Promise<void> {
     this.store.hello(hello, generation);
     remember(this.myIds);
-    // Remove only where the daemon has agent.remove (an older one lacks it; PROTOCOL §7)
-    this.list.canRemove = this.store.state.connection.canRemove;
     let reply;
     try {
       reply = await this.conn.request({ type: "agent.list" });
@@ -222,15 +220,16 @@ export class App {
   /** The store forgot `id` (removed, or gone from agent.list): its row, view and dialogs go. */
   forgotten(id: string): void {
     this.views.delete(id);
-    this.list.remove(id);
+    this.store.flush();
     if (this.shown === id) this.show(null);
     else this.renderSelectedRequests(); // a removed child's requests leave its parent's panel
   }
 
   shown: string | null = null;
 
+  // The list follows the store by itself (render/AgentList.tsx); the head is drawn here.
   refresh(agent: AgentState): void {
-    this.list.update(agent, agent.id === this.selected, this.label(agent));
+    this.store.flush();
     if (agent.id === this.selected) this.renderHead(agent);
   }
 
@@ -285,7 +284,10 @@ export class App {
     $("agent").hidden = !agent;
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
-    if (!agent) return;
+    if (!agent) {
+      this.store.flush();
+      return;
+    }
     const view = this.view(agent);
     const conversation = view.conversation.el;
     $("conversation").replaceWith(Object.assign(conversation, { id: "conversation" }));
@@ -293,7 +295,7 @@ export class App {
     this.renderHead(agent);
     this.renderRequests(agent);
     this.composer.update(agent);
-    for (const other of this.agents.values()) this.list.update(other, other === agent, this.label(other));
+    this.store.flush();
     if (agent.capabilities?.length) this.controls.load(agent);
     else $("controls").replaceChildren();
   }

@@ -1,1 +1,1 @@
-import{a}from"./chunk-S5TE6D2C.js";import"./chunk-NJQP5WKM.js";import"./chunk-CGDGP5MS.js";export{a as Controls};
+import{a}from"./chunk-IHMATZKN.js";import"./chunk-PL33YXDE.js";import"./chunk-CGDGP5MS.js";export{a as Controls};

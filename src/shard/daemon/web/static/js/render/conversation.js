@@ -1,1 +1,1 @@
-import{a,b,c}from"../chunk-UKDNEFZP.js";import"../chunk-7O6BP6A4.js";import"../chunk-WPLFRDSZ.js";import"../chunk-NJQP5WKM.js";import"../chunk-CGDGP5MS.js";export{c as Conversation,a as FIRST_WINDOW,b as PAGE};
+import{a,b,c}from"../chunk-E37RNZFK.js";import"../chunk-7O6BP6A4.js";import"../chunk-WL36AVF3.js";import"../chunk-PL33YXDE.js";import"../chunk-CGDGP5MS.js";export{c as Conversation,a as FIRST_WINDOW,b as PAGE};
