@@ -50,6 +50,7 @@ SCRIPT = [
     tool_step("write", {"path": "later.txt", "content": "later\n"}),
     text_step("Later."),
 ]
+DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 PWNED = (  # nothing ran, and no element a handler or a script could ride on was made
     "() => window.pwned === undefined && !document.querySelector('#conversation script, #requests script,"
     ' #conversation img[onerror], #requests img[onerror], a[href^="javascript"]\')'
@@ -131,9 +132,9 @@ async def test_a_write_shows_its_diff_in_the_dialog_and_the_card_with_names_and_
         "+<script>window.pwned=5</script>"
     )
     await expect(card.locator(".tool-args")).to_contain_text(EVIL_NAME)
-    colors = await card.locator(".tool-result .render-diff .add").evaluate_all(
-        "els => els.map(e => getComputedStyle(e).backgroundColor)"
-    )
+    result = card.locator(".tool-result .render-diff .add")
+    await expect(result).to_have_count(2)  # the result's own render has arrived
+    colors = await result.evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert colors
     assert "rgba(0, 0, 0, 0)" not in colors
     assert await page.evaluate(PWNED)
@@ -177,6 +178,51 @@ async def test_model_and_mode_are_picked_from_the_catalogs(page):
     mode = form.locator("select[name=mode]")
     await expect(mode.locator("option[value=build]")).to_have_count(1)
     assert await form.locator("input[name=model], input[name=mode]").count() == 0  # no free text
+
+
+async def test_the_changes_view_lists_each_file_written_with_its_diff(page):
+    await page.get_by_role("button", name="Changes").click()
+    change = page.locator(f'#changes .change[data-path="{EVIL_NAME}"]')
+    await expect(change.locator(".change-path")).to_have_text(EVIL_NAME)
+    await expect(change.locator(".diff-stat")).to_have_text("+2 \u22120")
+    await change.locator("summary").click()
+    await expect(change.locator(".render-diff .add").first).to_have_text("+<script>window.pwned=5</script>")
+    assert await page.evaluate(PWNED)
+    await screenshot(page, "44-changes")
+    await page.get_by_role("button", name="Changes").click()
+    await expect(page.locator("#changes")).to_be_hidden()
+
+
+async def test_the_composer_recalls_earlier_messages_runs_slash_commands_and_takes_dropped_images(page):
+    box = page.locator("#prompt-text")
+    await box.focus()
+    await page.keyboard.press("ArrowUp")
+    await expect(box).to_have_value("write the file")
+    await page.keyboard.press("ArrowUp")
+    await expect(box).to_have_value("say something risky")
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("ArrowDown")
+    await expect(box).to_have_value("")
+    await box.fill("/com")
+    await expect(page.locator("#slash-hints")).to_contain_text("/compact")
+    await box.fill("/compact")
+    await box.press("Enter")
+    await expect(page.locator(".toast").last).to_contain_text("ompact")
+    await expect(box).to_have_value("")
+    await page.evaluate(
+        """(b64) => {
+        const png = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const data = new DataTransfer();
+        data.items.add(new File([png], 'dot.png', { type: 'image/png' }));
+        const form = document.getElementById('prompt');
+        for (const type of ['dragover', 'drop'])
+          form.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
+        }""",
+        DOT_PNG,
+    )
+    await expect(page.locator("#attachments .attachment img")).to_have_count(1)
+    await page.get_by_role("button", name="Remove image").click()
+    await expect(page.locator("#attachments .attachment")).to_have_count(0)
 
 
 async def test_a_reload_reopens_the_open_agent_with_its_pending_request(page):

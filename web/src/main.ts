@@ -7,6 +7,7 @@ import { Connection } from "./connection.js";
 import { Controls } from "./controls.js";
 import { h } from "./dom.js";
 import { idleReason, mountAgentList } from "./render/AgentList";
+import { mountChanges } from "./render/ChangesView";
 import { permissionDialog, uiDialog } from "./render/requests.js";
 import { Conversation } from "./render/conversation.js";
 import { resolutionText, statusWords } from "./words.js";
@@ -59,6 +60,12 @@ export class App {
     $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
     $("back").addEventListener("click", () => this.setView("list"));
+    mountChanges($("changes"), this.store);
+    $("changes-btn").addEventListener("click", () => {
+      const open = $("changes").hidden;
+      $("changes").hidden = !open;
+      $("changes-btn").setAttribute("aria-expanded", String(open));
+    });
     $("agent-search").addEventListener("input", (e) => this.list.search((e.target as HTMLInputElement).value));
     $("theme").addEventListener("click", () => this.setTheme(nextTheme(document.documentElement.dataset.theme)));
     $("notify").addEventListener("click", () => this.askToNotify());
@@ -328,8 +335,9 @@ export class App {
     const known = m.agent_id ? this.agents.get(m.agent_id) : undefined;
     const asked = known && m.request_id ? known.requests.get(m.request_id) : undefined;
     if (asked) this.asked.set(asked.request_id, asked); // a resolution is worded from its request
-    const wasSelected = known && known.id === this.selected;
-    const el = wasSelected ? this.view(known).conversation.el : null;
+    // whether the reader is at the bottom, read before the event adds anything (a scroll is
+    // already queued for this frame: nothing to read, no layout forced per delta)
+    const el = known && known.id === this.selected && !this.scrollQueued ? this.view(known).conversation.el : null;
     const atBottom = el ? el.scrollHeight - el.scrollTop - el.clientHeight <= 80 : false;
     const agent = this.store.receive(m); // the state first; then the views
     this.store.flush();
@@ -356,7 +364,7 @@ export class App {
         return;
     }
     if (!agent) return;
-    if (atBottom) this.followBottom(el);
+    if (atBottom && el) this.followBottom(el);
     this.agentEvent(agent, m);
     if (m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
   }
