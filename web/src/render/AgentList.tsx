@@ -65,6 +65,16 @@ function rowView(agent: AgentState, selected: boolean, canRemove: boolean): RowV
   };
 }
 
+/** Each agent's row as last drawn (its RowView as a string), to skip redraws that change nothing. */
+const drawn = new WeakMap<Store, Map<string, string>>();
+
+function rowChanged(store: Store, id: string): boolean {
+  const agent = store.agent(id);
+  const seen = drawn.get(store);
+  if (!agent || !seen) return true;
+  return seen.get(id) !== JSON.stringify(rowView(agent, id === store.state.selected, store.state.connection.canRemove));
+}
+
 function sameRow(a: { view: RowView; cwd: string; kids: unknown }, b: { view: RowView; cwd: string; kids: unknown }): boolean {
   if (a.kids !== b.kids || a.cwd !== b.cwd) return false;
   for (const key of Object.keys(a.view) as (keyof RowView)[]) if (a.view[key] !== b.view[key]) return false;
@@ -111,7 +121,10 @@ export function AgentList({ store, actions, query }: { store: Store; actions: Li
   const [, redraw] = useState(0);
   useEffect(() => {
     let queued = false;
-    return store.subscribe(() => {
+    return store.subscribe((changed) => {
+      // only what a row shows: a streamed delta changes nothing here, and redrawing the list under
+      // the pointer every frame would cost a hit test per frame as well
+      if (changed && ![...changed].some((id) => rowChanged(store, id))) return;
       if (queued) return;
       queued = true;
       requestAnimationFrame(() => {
@@ -130,12 +143,16 @@ export function AgentList({ store, actions, query }: { store: Store; actions: Li
   }
   // a row shows when it or a subagent of it matches the search
   const shown = (agent: AgentState): boolean => matches(agent, words) || (childrenOf.get(agent.id) || []).some(shown);
+  const seen = new Map<string, string>();
+  drawn.set(store, seen);
   const row = (agent: AgentState) => {
     const kids = (childrenOf.get(agent.id) || []).filter(shown);
+    const view = rowView(agent, agent.id === selected, connection.canRemove);
+    seen.set(agent.id, JSON.stringify(view));
     return (
       <Row
         key={agent.id}
-        view={rowView(agent, agent.id === selected, connection.canRemove)}
+        view={view}
         cwd={agent.info.cwd}
         kids={kids.length ? <ul class="agent-children" aria-label={`Subagents of ${agentName(agent)}`}>{kids.map(row)}</ul> : null}
         actions={actions}
