@@ -134,6 +134,8 @@ async def test_an_agent_waiting_on_a_question_is_badged_until_answered_in_every_
     for page in (one, two):
         await expect(row(page, asking).locator(".badge.attention")).to_have_text("needs an answer")
         await expect(row(page, other).locator(".badge.attention")).to_have_count(0)
+    for page in (one, two):  # the tab's title counts the agents not in view that wait (issue 29)
+        await expect(page).to_have_title("(1) Shard")
     await screenshot(two, "09-needs-an-answer")
     await select_agent(one, asking)
     await expect(permission(one)).to_have_count(1)
@@ -144,6 +146,7 @@ async def test_an_agent_waiting_on_a_question_is_badged_until_answered_in_every_
     for page in (one, two):
         await expect(row(page, asking)).to_have_attribute("data-status", "idle")
         await expect(row(page, asking).locator(".badge.attention")).to_have_count(0)
+        await expect(page).to_have_title("Shard")
     await one.close()
     await two.close()
 

@@ -258,3 +258,20 @@ async def test_a_subagent_is_listed_under_its_parent_by_its_name(page, daemon):
     await expect(nested.locator(".agent-name")).to_contain_text("scout")
     await screenshot(page, "43-subagent-nested")
     await client.close()
+
+
+async def test_the_theme_switch_goes_light_dark_and_back_to_the_systems(page):
+    theme = page.get_by_role("button", name=re.compile(r"^Theme: "))
+    root = page.locator("html")
+    await expect(theme).to_have_attribute("aria-label", "Theme: automatic (change)")
+    await theme.click()
+    await expect(root).to_have_attribute("data-theme", "light")
+    await theme.click()
+    await expect(root).to_have_attribute("data-theme", "dark")
+    background = await page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(22, 24, 28)"
+    await screenshot(page, "45-theme-dark")
+    await page.reload()  # the choice is kept
+    await expect(root).to_have_attribute("data-theme", "dark")
+    await page.get_by_role("button", name=re.compile(r"^Theme: ")).click()
+    await expect(root).not_to_have_attribute("data-theme", re.compile("."))

@@ -288,6 +288,7 @@ export class App {
     this.shown = agent ? agent.id : null;
     store(OPEN, agent ? agent.id : null); // a reload reopens it
     this.setView(agent ? "conversation" : "list");
+    this.updateTitle(); // the agent now in view no longer counts
     $("agent").hidden = !agent;
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
