@@ -48,10 +48,10 @@ async function build() {
     entryPoints: {
       // the page; and the modules the browser tests exercise one by one (tests/browser/test_modules.py)
       "js/main": "src/main.ts",
-      "js/connection": "src/connection.js",
+      "js/connection": "src/connection.ts",
       "js/controls": "src/controls.js",
       "js/store": "src/store/index.ts",
-      "js/words": "src/words.js",
+      "js/words": "src/words.ts",
       "js/render/agents": "src/render/AgentList.tsx",
       "js/render/descriptors": "src/render/descriptors.js",
       "js/render/conversation": "src/render/conversation.js",

@@ -56,8 +56,9 @@ async def test_the_conversation_follows_a_stream_until_the_reader_scrolls_up(chr
     assert await conversation.evaluate(GAP) > 400
     await conversation.evaluate("el => { el.scrollTop = el.scrollHeight; }")
     await grown(page)
-    await grown(page)
-    assert await conversation.evaluate(GAP) < 90  # at the bottom again: it follows
+    await page.wait_for_function(
+        f"() => ({GAP})(document.getElementById('conversation')) < 90"
+    )  # follows again
     await expect(page.locator("#conversation .message.assistant:not(.streaming)")).to_have_count(
         1, timeout=60_000
     )

@@ -375,9 +375,11 @@ export class App {
   followBottom(el: HTMLElement): void {
     if (this.scrollQueued) return;
     this.scrollQueued = true;
+    const from = el.scrollTop;
     requestAnimationFrame(() => {
       this.scrollQueued = false;
-      el.scrollTop = el.scrollHeight;
+      // the reader scrolled up since this was queued: their place holds
+      if (el.scrollTop >= from - 1) el.scrollTop = el.scrollHeight;
     });
   }
 

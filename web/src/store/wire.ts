@@ -85,6 +85,7 @@ export interface Request {
   tool_call_id?: string;
   kind?: string;
   title?: string;
+  choices?: { id: string; label: string; intent: string; accelerator?: string; description?: string }[];
   [extra: string]: unknown;
 }
 

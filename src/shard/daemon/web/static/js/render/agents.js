@@ -1,1 +1,1 @@
-import{f as a,g as b,h as c}from"../chunk-ZYZY64EJ.js";import"../chunk-WTHRG2EG.js";import"../chunk-7O6BP6A4.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};
+import{f as a,g as b,h as c}from"../chunk-AWEDKKTU.js";import"../chunk-WTHRG2EG.js";import"../chunk-GC7JVXJ7.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};

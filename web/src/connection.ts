@@ -11,7 +11,7 @@ const PROOF_HEADER = "Shard-Browser-Proof";
 const MAX_DELAY_S = 30;
 const MAX_REASON = 400; // characters of the daemon's 401 line shown
 
-function storedProof() {
+function storedProof(): string | null {
   try {
     return localStorage.getItem(PROOF_KEY);
   } catch {
@@ -19,12 +19,33 @@ function storedProof() {
   }
 }
 
-export function backoffSeconds(attempt) {
+export function backoffSeconds(attempt: number): number {
   return Math.min(MAX_DELAY_S, 2 ** attempt);
 }
 
+type Message = { type: string; id?: string; [field: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- the wire is open
+type Pending = { resolve: (reply: Message) => void; reject: (error: Error) => void };
+
+export interface ConnectionEvents {
+  onOpen(hello: Message, generation: number): void;
+  onMessage(message: Message): void;
+  onState(state: string, text: string): void;
+}
+
 export class Connection {
-  constructor({ onOpen, onMessage, onState }) {
+  onOpen: ConnectionEvents["onOpen"];
+  onMessage: ConnectionEvents["onMessage"];
+  onState: ConnectionEvents["onState"];
+  ws: WebSocket | null;
+  /** bumped on every hello: responses of an older socket are stale */
+  generation: number;
+  attempt: number;
+  pending: Map<string, Pending>;
+  nextId: number;
+  timer: ReturnType<typeof setTimeout> | null;
+  stopped: boolean;
+
+  constructor({ onOpen, onMessage, onState }: ConnectionEvents) {
     this.onOpen = onOpen;
     this.onMessage = onMessage;
     this.onState = onState;
@@ -37,22 +58,22 @@ export class Connection {
     this.stopped = false;
   }
 
-  start() {
+  start(): void {
     this.connect();
   }
 
-  state(name, text) {
+  state(name: string, text: string): void {
     this.onState(name, text);
   }
 
-  async connect() {
-    clearTimeout(this.timer);
+  async connect(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.state("connecting", "Connecting…");
-    let ticket;
+    let ticket: string | null;
     try {
       const proof = storedProof();
-      const headers = proof ? { [PROOF_HEADER]: proof } : {};
+      const headers: Record<string, string> = proof ? { [PROOF_HEADER]: proof } : {};
       const reply = await fetch("/bootstrap", { method: "POST", credentials: "same-origin", headers });
       if (reply.status === 401) {
         // the daemon's own line says why (not enrolled, revoked, enrolled by an older Shard, no proof)
@@ -63,7 +84,7 @@ export class Connection {
       }
       if (!reply.ok) throw new Error(`bootstrap: HTTP ${reply.status}`);
       ticket = (await reply.json()).ticket;
-    } catch (err) {
+    } catch {
       this.retry();
       return;
     }
@@ -73,7 +94,7 @@ export class Connection {
     this.ws = ws;
     let greeted = false;
     ws.onmessage = (event) => {
-      let message;
+      let message: Message;
       try {
         message = JSON.parse(event.data);
       } catch {
@@ -84,7 +105,7 @@ export class Connection {
         return;
       }
       if (message.type === "response" && message.id && this.pending.has(message.id)) {
-        const { resolve } = this.pending.get(message.id);
+        const { resolve } = this.pending.get(message.id)!;
         this.pending.delete(message.id);
         resolve(message);
         return;
@@ -100,7 +121,7 @@ export class Connection {
     };
   }
 
-  greet(ws, hello) {
+  greet(ws: WebSocket, hello: Message): boolean {
     const major = Number(String(hello.protocol_version || "").split(".")[0]);
     if (hello.type !== "hello" || major !== CLIENT_PROTOCOL_MAJOR) {
       this.stopped = true;
@@ -115,7 +136,7 @@ export class Connection {
     return true;
   }
 
-  retry() {
+  retry(): void {
     const delay = backoffSeconds(this.attempt);
     this.attempt += 1;
     this.state("reconnecting", `Disconnected: reconnecting in ${delay} s`);
@@ -123,25 +144,25 @@ export class Connection {
   }
 
   // Close the socket as a network drop would (the "Reconnect now" button while waiting, and tests).
-  drop() {
+  drop(): void {
     if (this.ws) this.ws.close();
     else if (this.timer) this.connect();
   }
 
-  get open() {
+  get open(): boolean {
     return this.ws !== null && this.ws.readyState === WebSocket.OPEN;
   }
 
-  send(message) {
+  send(message: Message): boolean {
     if (!this.open) return false;
-    this.ws.send(JSON.stringify(message));
+    this.ws!.send(JSON.stringify(message));
     return true;
   }
 
   // A command with a correlation id; resolves with its response (success or not).
-  request(message) {
+  request(message: Message): Promise<Message> {
     const id = `c${this.nextId++}`;
-    return new Promise((resolve, reject) => {
+    return new Promise<Message>((resolve, reject) => {
       if (!this.send({ ...message, id })) {
         reject(new Error("not connected"));
         return;

@@ -8,9 +8,19 @@
 // the daemon's and the runtime's own resolutions say what happened. Never a connection id.
 
 const UNITS = ["", "k", "M", "B"];
+
+interface Resolution {
+  type?: string;
+  intent?: string;
+  decision?: string;
+  choice_id?: string;
+  value?: unknown;
+  source?: string;
+  source_label?: string;
+}
 const CONNECTION_ID = /^(unix|websocket)-client-\d+$/;
-const VERBS = { allow: "Allowed", persist: "Always allowed", allow_always: "Always allowed", deny: "Denied" };
-const SYSTEM = {
+const VERBS: Record<string, string> = { allow: "Allowed", persist: "Always allowed", allow_always: "Always allowed", deny: "Denied" };
+const SYSTEM: Record<string, string> = {
   headless: "{verb} by the headless policy",
   timeout: "{verb}: nobody answered in time",
   abort: "{verb}: the turn was aborted",
@@ -20,7 +30,7 @@ const SYSTEM = {
 };
 
 // An agent's status as a person reads it (the wire's values are identifiers)
-const STATUS_WORDS = {
+const STATUS_WORDS: Record<string, string> = {
   idle: "idle",
   streaming: "working",
   waiting_for_permission: "waiting for permission",
@@ -29,12 +39,12 @@ const STATUS_WORDS = {
   error: "error",
 };
 
-export function statusWords(value) {
+export function statusWords(value: string | null | undefined): string {
   if (!value) return "";
   return STATUS_WORDS[value] || String(value).replaceAll("_", " ");
 }
 
-export function tokens(count) {
+export function tokens(count: number | null | undefined): string {
   if (count === undefined || count === null) return "";
   let n = count >= 0 ? Math.floor(count + 0.5) : -Math.floor(-count + 0.5);
   if (n < 0) return "-" + tokens(-n);
@@ -54,22 +64,22 @@ export function tokens(count) {
   return String(n);
 }
 
-export function answerer(source, label, mine = false, me = "you") {
+export function answerer(source: string | undefined, label: string | undefined, mine = false, me = "you"): string {
   if (mine) return me;
   if (label) return label;
   if (source && CONNECTION_ID.test(source)) return source.startsWith("websocket") ? "a web client" : "a local client";
   return source || "another client";
 }
 
-function sentence(verb, source, label, mine, me) {
-  if (!mine && !label && source in SYSTEM) return SYSTEM[source].replace("{verb}", verb);
+function sentence(verb: string, source: string | undefined, label: string | undefined, mine: boolean, me: string): string {
+  if (!mine && !label && source !== undefined && source in SYSTEM) return SYSTEM[source].replace("{verb}", verb);
   return `${verb} by ${answerer(source, label, mine, me)}`;
 }
 
 // "Allowed by Chrome on Linux", "Denied by you": a permission_resolved / ui_resolved (or the answer a
 // synced tool call keeps), worded by its intent — or, from an older runtime, by the request it
 // closes when the page still has it (a choice_id means what its choice's intent says).
-export function resolutionText(ev, request, mine = false, me = "you") {
+export function resolutionText(ev: Resolution, request: { choices?: unknown } | null | undefined, mine = false, me = "you"): string {
   if (ev.type === "ui_resolved") {
     if (ev.value === null || ev.value === undefined) return sentence("Dismissed", ev.source, ev.source_label, mine, me);
     const shown = Array.isArray(ev.value) ? ev.value.join(", ") : String(ev.value);
@@ -77,7 +87,7 @@ export function resolutionText(ev, request, mine = false, me = "you") {
   }
   let intent = ev.intent || ev.decision || (ev.choice_id === undefined ? "deny" : "");
   if (!ev.intent && ev.choice_id !== undefined && request) {
-    const chosen = (request.choices || []).find((c) => c.id === ev.choice_id);
+    const chosen = ((request.choices || []) as { id: string; intent: string }[]).find((c) => c.id === ev.choice_id);
     intent = chosen ? chosen.intent : "";
   }
   return sentence(VERBS[intent] || "Answered", ev.source, ev.source_label, mine, me);
