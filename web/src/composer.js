@@ -2,7 +2,7 @@
 // turn runs; above it what is queued (queue.js). Pasted images travel as base64 Image blocks and
 // preview from blob: URLs.
 import { h } from "./dom.js";
-import { QueueView } from "./queue.js";
+import { QueueView } from "./queue";
 import { isBusy } from "./store/agent";
 
 export class Composer {

@@ -1,1 +1,1 @@
-import{f as a,g as b,h as c}from"../chunk-AWEDKKTU.js";import"../chunk-WTHRG2EG.js";import"../chunk-GC7JVXJ7.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};
+import{h as a,i as b,j as c}from"../chunk-2YS57KF3.js";import"../chunk-WTHRG2EG.js";import"../chunk-GC7JVXJ7.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};
