@@ -126,8 +126,18 @@ async def test_an_agent_waiting_on_a_question_is_badged_until_answered_in_every_
     """
     one = await open_app(context)
     asking = await create_agent(one, project)
+    # a hidden tab with notifications allowed is told when an agent asks (issue 29)
+    await one.evaluate(
+        """() => { window.notified = [];
+        window.Notification = class { static permission = 'granted';
+          constructor(title, options) { window.notified.push([title, options.body]); } close() {} };
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true }); }"""
+    )
     await send(one, "make a.txt")
     await expect(permission(one)).to_have_count(1)
+    await one.wait_for_function("() => window.notified.length === 1")
+    assert (await one.evaluate("() => window.notified"))[0][0].endswith(" needs an answer")
+    await one.evaluate("() => { delete document.hidden; }")
     other = await create_agent(one, project)
     await expect(permission(one)).to_have_count(0)
     two = await open_app(context)

@@ -200,12 +200,14 @@ export class App {
     document.title = waiting ? `(${waiting}) Shard` : "Shard";
   }
 
-  notifyRequest(agent: AgentState, m: Event): void {
-    this.updateTitle();
+  // Every page hears every agent's status (the overview), watched or not: one that starts waiting
+  // for an answer is a notification when it is not in view (or the tab is hidden), once per agent
+  // until it is answered (the tag replaces an older one).
+  notifyWaiting(agent: AgentState): void {
     if (!document.hidden && agent.id === this.selected) return;
     if (!("Notification" in window) || Notification.permission !== "granted") return;
-    const what = m.type === "permission_request" ? m.prompt || `Allow ${m.tool_name}?` : m.title || "A question";
-    const note = new Notification(`${this.label(agent)} asks`, { body: String(what).slice(0, 200), tag: m.request_id });
+    const what = agent.info.status === "waiting_for_permission" ? "asks for permission" : "asks you something";
+    const note = new Notification(`${this.label(agent)} needs an answer`, { body: `${this.label(agent)} ${what}.`, tag: agent.id });
     note.onclick = () => {
       window.focus();
       this.select(agent.id);
@@ -347,7 +349,10 @@ export class App {
       case "agent_status_changed":
       case "agent_activity":
         if (agent) this.refresh(agent);
-        if (m.type === "agent_status_changed") this.updateTitle();
+        if (m.type === "agent_status_changed") {
+          this.updateTitle();
+          if (agent && WAITING.has(m.status)) this.notifyWaiting(agent);
+        }
         return;
       case "agent_removed":
         return this.forgotten(m.agent_id!);
@@ -429,7 +434,7 @@ export class App {
           return;
         }
         this.renderSelectedRequests();
-        this.notifyRequest(agent, m);
+        this.updateTitle();
         return;
       case "permission_resolved":
       case "ui_resolved": {
