@@ -312,7 +312,10 @@ export class App {
 
   renderHead(agent: AgentState): void {
     const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
-    $("agent-title").textContent = `${this.label(agent)} — ${agent.info.cwd}${model ? ` · ${model}` : ""}`;
+    // the name, then where and on what (muted; on a phone only the name, the rest in its title)
+    const where = `${agent.info.cwd}${model ? ` · ${model}` : ""}`;
+    $("agent-title").replaceChildren(h("span", { class: "title-name" }, this.label(agent)), h("span", { class: "title-where" }, ` — ${where}`));
+    $("agent-title").title = where;
     const status = $("agent-status");
     status.textContent = statusWords(agent.info.status);
     status.className = `badge status-${agent.info.status}`;
