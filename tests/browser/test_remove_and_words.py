@@ -272,14 +272,15 @@ async def test_no_remove_button_where_the_daemon_lacks_agent_remove(context):
     page = await open_app(context)
     hidden = await page.evaluate(
         """async () => {
-        const { AgentList } = await import('/app/js/render/agents.js');
-        const { AgentState } = await import('/app/js/store.js');
-        const list = new AgentList(document.createElement('ul'), {});
-        list.canRemove = false;
-        const info = {agent_id: 'agent-old', cwd: '/p', status: 'idle', runtime_state: 'running',
-                      created_at: 0};
-        list.update(new AgentState(info, () => {}), false);
-        return list.rows.get('agent-old').remove.hidden;
+        const { mountAgentList } = await import('/app/js/render/agents.js');
+        const { Store } = await import('/app/js/store.js');
+        const store = new Store();
+        store.hello({ type: 'hello', capabilities: [] }, 1);  // an older daemon: no agent-remove
+        store.upsert({agent_id: 'agent-old', cwd: '/p', status: 'idle', runtime_state: 'running'});
+        const ul = document.createElement('ul');
+        mountAgentList(ul, store, {});
+        const row = ul.querySelector('.agent-row[data-agent-id="agent-old"]');
+        return row.querySelector('.agent-remove').hidden && !!row.querySelector('.agent-terminate');
         }"""
     )
     assert hidden is True

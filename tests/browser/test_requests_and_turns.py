@@ -92,7 +92,7 @@ async def test_every_ui_request_kind_is_answered_from_its_dialog(page):
     await expect(page.locator(".toast-warning")).to_contain_text("Heads up just saying")
     await expect(assistant_text(page, "asked everything")).to_have_count(1)
     await expect(ui(page)).to_have_count(0)
-    answers = await results(page).all_inner_texts()
+    answers = await results(page).all_text_contents()  # inside a folded card
     assert [json.loads(a)["answer"] for a in answers] == ["blue", True, "Grace", "step 1\nstep 2", None]
 
 

@@ -126,14 +126,26 @@ async def test_an_agent_waiting_on_a_question_is_badged_until_answered_in_every_
     """
     one = await open_app(context)
     asking = await create_agent(one, project)
+    # a hidden tab with notifications allowed is told when an agent asks (issue 29)
+    await one.evaluate(
+        """() => { window.notified = [];
+        window.Notification = class { static permission = 'granted';
+          constructor(title, options) { window.notified.push([title, options.body]); } close() {} };
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true }); }"""
+    )
     await send(one, "make a.txt")
     await expect(permission(one)).to_have_count(1)
+    await one.wait_for_function("() => window.notified.length === 1")
+    assert (await one.evaluate("() => window.notified"))[0][0].endswith(" needs an answer")
+    await one.evaluate("() => { delete document.hidden; }")
     other = await create_agent(one, project)
     await expect(permission(one)).to_have_count(0)
     two = await open_app(context)
     for page in (one, two):
         await expect(row(page, asking).locator(".badge.attention")).to_have_text("needs an answer")
         await expect(row(page, other).locator(".badge.attention")).to_have_count(0)
+    for page in (one, two):  # the tab's title counts the agents not in view that wait (issue 29)
+        await expect(page).to_have_title("(1) Shard")
     await screenshot(two, "09-needs-an-answer")
     await select_agent(one, asking)
     await expect(permission(one)).to_have_count(1)
@@ -144,6 +156,7 @@ async def test_an_agent_waiting_on_a_question_is_badged_until_answered_in_every_
     for page in (one, two):
         await expect(row(page, asking)).to_have_attribute("data-status", "idle")
         await expect(row(page, asking).locator(".badge.attention")).to_have_count(0)
+        await expect(page).to_have_title("Shard")
     await one.close()
     await two.close()
 

@@ -133,10 +133,12 @@ def content_security_policy(scripts: tuple[str, ...] = ()) -> str:
 
 def app_content_security_policy() -> str:
     """The web client's CSP: its scripts and styles are same-origin files (no inline code), its one
-    connection is the same-origin WebSocket, pasted images preview from blob: URLs (R4.1.2.28)."""
+    connection is the same-origin WebSocket, pasted images preview from blob: URLs, and its web-app
+    manifest (installable, issue 29) is a same-origin file too (R4.1.2.28)."""
     return (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        "img-src 'self' blob:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        "img-src 'self' blob:; manifest-src 'self'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
     )
 
 

@@ -5,6 +5,7 @@
 // dialog returns to the prompt and leaves it open (Escape is no answer); Escape in a UI dialog is
 // its Dismiss button.
 import { h } from "../dom.js";
+import { diffStat, parseUnified, renderHunks, twoSided } from "./diff";
 
 export function permissionDialog(req, answer, onEscape) {
   const title = `permission-${req.request_id}`;
@@ -16,7 +17,7 @@ export function permissionDialog(req, answer, onEscape) {
       "button",
       { type: "button", class: `choice intent-${c.intent}`, title: c.description, "aria-keyshortcuts": c.key, dataset: { key: c.key || "" }, onclick: () => answer(c.body) },
       c.label,
-      c.key ? h("kbd", {}, c.key) : null,
+      c.key ? h("kbd", { "aria-hidden": "true" }, c.key) : null,
     ),
   );
   const dialog = h(
@@ -40,6 +41,9 @@ export function permissionDialog(req, answer, onEscape) {
 }
 
 function detail(d) {
+  // a proposed change (a write's or an edit's "diff" detail) is shown as a coloured diff
+  const parsed = d.format === "code" || d.label === "diff" ? parseUnified(d.value) : null;
+  if (parsed) return h("div", { class: "detail detail-diff" }, h("figure", { class: twoSided(parsed.hunks) ? "render render-diff diff two-sided" : "render render-diff diff" }, h("figcaption", {}, h("span", { class: "diff-path" }, parsed.path), " ", h("span", { class: "diff-stat" }, diffStat(parsed.hunks))), renderHunks(parsed.hunks)));
   const value = d.format === "code" || d.format === "command" ? h("pre", { class: `detail-${d.format}` }, d.value) : h("span", { class: `detail-${d.format || "text"}` }, d.value);
   return h("div", { class: "detail" }, d.label ? h("span", { class: "detail-label" }, d.label + ": ") : null, value);
 }

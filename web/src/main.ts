@@ -1,0 +1,665 @@
+// The web client (issue 13, issue 29): wires the connection, the store and the views together.
+// One socket carries every agent. Every message from the daemon goes to the store first (the state
+// apart from the page, store/); then the views are told. Only the selected agent is attached
+// interactively; the others this page watches are attached as observers (R4.1.2.29).
+import { confirmAction } from "./confirm.js";
+import { Connection } from "./connection.js";
+import { Controls } from "./controls.js";
+import { h } from "./dom.js";
+import { idleReason, mountAgentList } from "./render/AgentList";
+import { mountChanges } from "./render/ChangesView";
+import { permissionDialog, uiDialog } from "./render/requests.js";
+import { Conversation } from "./render/conversation.js";
+import { resolutionText, statusWords } from "./words.js";
+import { Composer } from "./composer.js";
+import { Sessions } from "./sessions.js";
+import { Store } from "./store/store";
+import { agentName, descends } from "./store/names";
+import { isBusy, type AgentState } from "./store/agent";
+import type { AgentInfo, Event, Request } from "./store/wire";
+
+const $ = (id: string) => document.getElementById(id) as HTMLElement;
+
+/** What the page holds of an agent beside its state: its conversation's DOM and where the reader was. */
+interface View {
+  conversation: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- render/conversation.js
+  scroll: number | null; // scrollTop to return to when shown again; null: the bottom
+}
+
+type AnyEl = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- the views still in plain JS
+
+export class App {
+  store = new Store();
+  views = new Map<string, View>();
+  conn: AnyEl;
+  list: AnyEl;
+  controls: AnyEl;
+  composer: AnyEl;
+  sessions: AnyEl;
+  scrollQueued = false;
+
+  constructor() {
+    for (const id of remembered()) this.store.state.myIds.add(id);
+    this.conn = new Connection({
+      onOpen: (hello: Event, generation: number) => this.opened(hello, generation),
+      onMessage: (m: Event) => this.dispatch(m),
+      onState: (state: string, text: string) => this.connectionState(state, text),
+    });
+    this.list = mountAgentList($("agents"), this.store, {
+      onSelect: (id: string) => this.select(id),
+      onWatch: (id: string, on: boolean) => this.watch(id, on),
+      onTerminate: (id: string) => this.lifecycle("agent.terminate", id),
+      onRemove: (id: string) => this.lifecycle("agent.remove", id),
+    });
+    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: AgentState, type: string, data: unknown) => this.catalogArrived(agent, type, data));
+    this.composer = new Composer(this);
+    this.sessions = new Sessions(this);
+    $("create").addEventListener("submit", (e) => this.create(e));
+    $("terminate").addEventListener("click", () => this.lifecycle("agent.terminate"));
+    $("kill").addEventListener("click", () => this.lifecycle("agent.kill"));
+    $("compact").addEventListener("click", () => this.compact());
+    $("reconnect").addEventListener("click", () => this.conn.drop());
+    $("back").addEventListener("click", () => this.setView("list"));
+    mountChanges($("changes"), this.store);
+    $("changes-btn").addEventListener("click", () => {
+      const open = $("changes").hidden;
+      $("changes").hidden = !open;
+      $("changes-btn").setAttribute("aria-expanded", String(open));
+    });
+    $("agent-search").addEventListener("input", (e) => this.list.search((e.target as HTMLInputElement).value));
+    $("theme").addEventListener("click", () => this.setTheme(nextTheme(document.documentElement.dataset.theme)));
+    $("notify").addEventListener("click", () => this.askToNotify());
+    this.setTheme(stored(THEME) || "auto");
+    $("notify").hidden = !("Notification" in window) || Notification.permission !== "default";
+    this.fillCreateForm(storedJson(CATALOGS) || {});
+    document.addEventListener("visibilitychange", () => this.updateTitle());
+    $("skip").addEventListener("click", (e) => {
+      e.preventDefault(); // to the prompt when an agent is open, else to the new-agent form
+      (this.selected ? $("prompt-text") : ($("create") as HTMLFormElement).elements.namedItem("cwd") as HTMLElement).focus();
+    });
+  }
+
+  /** The agents this page knows (the store's), by id. */
+  get agents(): Map<string, AgentState> {
+    return this.store.state.agents;
+  }
+
+  get selected(): string | null {
+    return this.store.state.selected;
+  }
+
+  get myIds(): Set<string> {
+    return this.store.state.myIds;
+  }
+
+  label(agent: AgentState): string {
+    return agentName(agent);
+  }
+
+  view(agent: AgentState): View {
+    let view = this.views.get(agent.id);
+    if (!view) {
+      const conversation: AnyEl = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
+      conversation.mine = (answer: { source?: string }) => this.myIds.has(answer.source || "");
+      view = { conversation, scroll: null };
+      this.views.set(agent.id, view);
+    }
+    return view;
+  }
+
+  start(): void {
+    this.conn.start();
+  }
+
+  connectionState(state: string, text: string): void {
+    this.store.connectionChanged(state as never, text);
+    const el = $("connection");
+    el.dataset.state = state;
+    el.textContent = text;
+    $("reconnect").hidden = state !== "reconnecting";
+    document.body.dataset.connection = state;
+  }
+
+  // After every hello: the registry, then re-attach to every agent this page watched.
+  async opened(hello: Event, generation: number): Promise<void> {
+    this.store.hello(hello, generation);
+    remember(this.myIds);
+    let reply;
+    try {
+      reply = await this.conn.request({ type: "agent.list" });
+    } catch {
+      return;
+    }
+    if (!reply.success) return;
+    const before = new Set(this.agents.keys());
+    this.store.listed(reply.data.agents as AgentInfo[]);
+    for (const id of before) if (!this.agents.has(id)) this.forgotten(id);
+    for (const agent of this.agents.values()) {
+      this.refresh(agent);
+      if (agent.role) this.attach(agent, agent.role);
+    }
+    this.fillRecentFolders();
+    // the first hello of a reloaded page: the agent that was open opens again
+    const reopen = this.reopen;
+    this.reopen = null;
+    if (reopen && !this.selected && this.agents.has(reopen)) await this.select(reopen);
+    this.updateTitle();
+  }
+
+  /** the agent open before a reload (this tab's), to reopen after the first agent.list */
+  reopen: string | null = stored(OPEN);
+
+  // --- the page around the conversation ----------------------------------------------------------
+
+  /** On a phone the agent list and the conversation are two views (app.css); elsewhere both show. */
+  setView(view: "list" | "conversation"): void {
+    document.body.dataset.view = view;
+  }
+
+  setTheme(theme: string): void {
+    if (theme === "auto") delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+    store(THEME, theme === "auto" ? null : theme);
+    $("theme").setAttribute("aria-label", `Theme: ${theme === "auto" ? "automatic" : theme} (change)`);
+    $("theme").title = `Theme: ${theme === "auto" ? "as the system" : theme}`;
+  }
+
+  // A catalog the selected agent's pickers fetched: kept by the store (under its epoch guard) and
+  // offered by the new-agent form (every agent of one daemon has the same models and modes).
+  catalogArrived(agent: AgentState, type: string, data: unknown): void {
+    const kind = type === "list_models" ? "models" : type === "list_modes" ? "modes" : "levels";
+    this.store.catalog(this.store.asking(agent.id), kind, data as never);
+    if (kind === "levels") return;
+    const saved = { ...(storedJson(CATALOGS) || {}), [kind]: data };
+    store(CATALOGS, JSON.stringify(saved));
+    this.fillCreateForm(saved);
+  }
+
+  fillCreateForm(catalogs: { models?: { models: { id: string; label?: string }[] }; modes?: { modes: { name: string; description?: string }[] } }): void {
+    const form = $("create") as HTMLFormElement;
+    const fill = (name: string, options: [string, string, string?][]) => {
+      const select = form.elements.namedItem(name) as HTMLSelectElement;
+      const value = select.value;
+      select.replaceChildren(h("option", { value: "" }, "default"), ...options.map(([v, label, title]) => h("option", { value: v, title }, label)));
+      select.value = options.some(([v]) => v === value) ? value : "";
+    };
+    if (catalogs.models) fill("model", catalogs.models.models.map((m) => [m.id, m.id, m.label]));
+    if (catalogs.modes) fill("mode", catalogs.modes.modes.map((m) => [m.name, m.name, m.description]));
+  }
+
+  // The folders of the agents known and of those made here, newest first, as completions.
+  fillRecentFolders(): void {
+    const folders = [...new Set([...(storedJson(FOLDERS) || []), ...[...this.agents.values()].map((a) => a.info.cwd)])].slice(0, 20);
+    $("recent-folders").replaceChildren(...folders.map((f) => h("option", { value: f })));
+  }
+
+  // "(2) Shard" while agents this page is not showing wait for an answer; a notification too when
+  // the tab is hidden and the person turned them on.
+  updateTitle(): void {
+    const waiting = [...this.agents.values()].filter((a) => a.id !== this.selected && (a.requests.size > 0 || WAITING.has(a.info.status))).length;
+    document.title = waiting ? `(${waiting}) Shard` : "Shard";
+  }
+
+  // Every page hears every agent's status (the overview), watched or not: one that starts waiting
+  // for an answer is a notification when it is not in view (or the tab is hidden), once per agent
+  // until it is answered (the tag replaces an older one).
+  notifyWaiting(agent: AgentState): void {
+    if (!document.hidden && agent.id === this.selected) return;
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    const what = agent.info.status === "waiting_for_permission" ? "asks for permission" : "asks you something";
+    const note = new Notification(`${this.label(agent)} needs an answer`, { body: `${this.label(agent)} ${what}.`, tag: agent.id });
+    note.onclick = () => {
+      window.focus();
+      this.select(agent.id);
+      note.close();
+    };
+  }
+
+  async askToNotify(): Promise<void> {
+    const answer = await Notification.requestPermission();
+    $("notify").hidden = answer !== "default";
+  }
+
+  upsertInfo(info: AgentInfo): AgentState {
+    const agent = this.store.upsert(info);
+    this.refresh(agent);
+    return agent;
+  }
+
+  /** The store forgot `id` (removed, or gone from agent.list): its row, view and dialogs go. */
+  forgotten(id: string): void {
+    this.views.delete(id);
+    this.store.flush();
+    if (this.shown === id) this.show(null);
+    else this.renderSelectedRequests(); // a removed child's requests leave its parent's panel
+  }
+
+  shown: string | null = null;
+
+  // The list follows the store by itself (render/AgentList.tsx); the head is drawn here.
+  refresh(agent: AgentState): void {
+    this.store.flush();
+    if (agent.id === this.selected) this.renderHead(agent);
+  }
+
+  async attach(agent: AgentState, role: string): Promise<void> {
+    this.store.setRole(agent.id, role);
+    try {
+      const reply = await this.conn.request({ type: "agent.attach", agent_id: agent.id, role });
+      if (!reply.success) {
+        this.toast(`attach ${this.label(agent)}: ${reply.error.message}`, "error");
+        if (agent.role === role) this.store.setRole(agent.id, null);
+      }
+    } catch {
+      /* dropped: the next hello re-attaches */
+    }
+    this.refresh(agent);
+  }
+
+  async select(id: string): Promise<void> {
+    const previous = this.selected ? this.agents.get(this.selected) : undefined;
+    const agent = this.agents.get(id);
+    if (!agent || previous === agent) return;
+    this.show(agent);
+    if (previous && previous.role) this.attach(previous, "observer"); // interactive on one agent only
+    if (previous) this.refresh(previous);
+    await this.attach(agent, "interactive");
+  }
+
+  async watch(id: string, on: boolean): Promise<void> {
+    const agent = this.agents.get(id);
+    if (!agent || id === this.selected) return;
+    if (on) return this.attach(agent, "observer");
+    this.store.setRole(id, null);
+    this.refresh(agent);
+    try {
+      await this.conn.request({ type: "agent.detach", agent_id: id });
+    } catch {
+      /* a closed socket detached it already */
+    }
+  }
+
+  show(agent: AgentState | null): void {
+    // where the reader was in the conversation being left: at the bottom (null), or a scrollTop
+    const leaving = this.shown ? this.views.get(this.shown) : undefined;
+    if (leaving && this.shown !== agent?.id) {
+      const el = leaving.conversation.el;
+      leaving.scroll = el.scrollHeight - el.scrollTop - el.clientHeight <= 80 ? null : el.scrollTop;
+    }
+    this.store.select(agent ? agent.id : null);
+    this.shown = agent ? agent.id : null;
+    store(OPEN, agent ? agent.id : null); // a reload reopens it
+    this.setView(agent ? "conversation" : "list");
+    this.updateTitle(); // the agent now in view no longer counts
+    $("agent").hidden = !agent;
+    $("empty").hidden = !!agent;
+    $("sessions").hidden = true;
+    if (!agent) {
+      this.store.flush();
+      return;
+    }
+    const view = this.view(agent);
+    const conversation = view.conversation.el;
+    $("conversation").replaceWith(Object.assign(conversation, { id: "conversation" }));
+    conversation.scrollTop = view.scroll ?? conversation.scrollHeight; // a re-inserted list starts at its top
+    this.renderHead(agent);
+    this.renderRequests(agent);
+    this.composer.update(agent);
+    this.store.flush();
+    if (agent.capabilities?.length) this.controls.load(agent);
+    else $("controls").replaceChildren();
+  }
+
+  renderHead(agent: AgentState): void {
+    const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
+    // the name, then where and on what (muted; on a phone only the name, the rest in its title)
+    const where = `${agent.info.cwd}${model ? ` · ${model}` : ""}`;
+    $("agent-title").replaceChildren(h("span", { class: "title-name" }, this.label(agent)), h("span", { class: "title-where" }, ` — ${where}`));
+    $("agent-title").title = where;
+    const status = $("agent-status");
+    status.textContent = statusWords(agent.info.status);
+    status.className = `badge status-${agent.info.status}`;
+    const detail = $("agent-detail");
+    detail.textContent = agent.statusDetail || "";
+    detail.hidden = !agent.statusDetail;
+    // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
+    ($("compact") as HTMLButtonElement).hidden = !agent.synced;
+    ($("compact") as HTMLButtonElement).disabled = isBusy(agent);
+    // nothing to stop without a runtime: the buttons say why instead of answering "done"
+    const runtime = agent.info.runtime_state || "running";
+    for (const [id, what, title] of [["terminate", "terminate", "Stop its runtime now, or when its turn ends"], ["kill", "kill", "Stop its runtime at once, a running turn with it"]]) {
+      const why = idleReason(runtime, what);
+      ($(id) as HTMLButtonElement).disabled = why !== null;
+      $(id).title = why || title;
+    }
+    this.composer.update(agent);
+  }
+
+  // --- events -----------------------------------------------------------------------------------
+
+  dispatch(m: Event): void {
+    const known = m.agent_id ? this.agents.get(m.agent_id) : undefined;
+    const asked = known && m.request_id ? known.requests.get(m.request_id) : undefined;
+    if (asked) this.asked.set(asked.request_id, asked); // a resolution is worded from its request
+    // whether the reader is at the bottom, read before the event adds anything (a scroll is
+    // already queued for this frame: nothing to read, no layout forced per delta)
+    const el = known && known.id === this.selected && !this.scrollQueued ? this.view(known).conversation.el : null;
+    const atBottom = el ? el.scrollHeight - el.scrollTop - el.clientHeight <= 80 : false;
+    const agent = this.store.receive(m); // the state first; then the views
+    this.store.flush();
+    switch (m.type) {
+      case "agent_spawned":
+      case "agent_status_changed":
+      case "agent_activity":
+        if (agent) this.refresh(agent);
+        if (m.type === "agent_status_changed") {
+          this.updateTitle();
+          if (agent && WAITING.has(m.status)) this.notifyWaiting(agent);
+        }
+        return;
+      case "agent_removed":
+        return this.forgotten(m.agent_id!);
+      case "agent_exited":
+        if (agent) {
+          this.view(agent).conversation.note(`The runtime exited: ${m.reason}`, "error");
+          this.refresh(agent);
+        }
+        return;
+      case "mode_changed":
+        if (agent) {
+          this.controls.modeChanged(agent, m);
+          this.refresh(agent);
+        }
+        return;
+    }
+    if (!agent) return;
+    if (atBottom && el) this.followBottom(el);
+    this.agentEvent(agent, m);
+    if (m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
+  }
+
+  // Keep the newest content in view while the reader is at the bottom: one layout read and one
+  // scroll per frame, however many deltas arrive in it.
+  followBottom(el: HTMLElement): void {
+    if (this.scrollQueued) return;
+    this.scrollQueued = true;
+    const from = el.scrollTop;
+    requestAnimationFrame(() => {
+      this.scrollQueued = false;
+      // the reader scrolled up since this was queued: their place holds
+      if (el.scrollTop >= from - 1) el.scrollTop = el.scrollHeight;
+    });
+  }
+
+  // What one of the agent's own events changes on the page (the store has folded it already).
+  agentEvent(agent: AgentState, m: Event): void {
+    const conv = this.view(agent).conversation;
+    const selected = agent.id === this.selected;
+    switch (m.type) {
+      case "sync":
+        conv.sync(m.live_window);
+        if (selected) {
+          this.renderRequests(agent);
+          this.controls.load(agent);
+        }
+        return;
+      case "message_delta":
+        return conv.delta(m);
+      case "message_complete":
+        return conv.complete(m.message);
+      case "tool_call":
+        return conv.toolCall(m);
+      case "tool_result":
+        return conv.toolResult(m);
+      case "turn_end":
+        return conv.turnEnd(m);
+      case "compaction":
+        return conv.compaction(m);
+      case "queue_changed":
+        if (m.returned?.length) this.composer.queue.handBack(agent, m.returned, m.reason);
+        return;
+      case "error":
+        if (m.fatal) {
+          // The runtime cannot go on (PROTOCOL §9.4): say so, and offer the one recovery there is —
+          // a fresh runtime on the same durable session (the daemon restores it on attach).
+          const restart = h("button", { type: "button", class: "recover", onclick: () => this.restart(agent) }, "Restart the agent");
+          conv.note([`${m.code}: ${m.message} — the agent stopped. `, restart], "fatal");
+        } else conv.note(`${m.code}: ${m.message}`, "error");
+        return;
+      case "model_changed":
+        return this.controls.modelChanged(agent, m);
+      case "reasoning_level_changed":
+        return this.controls.reasoningChanged(agent, m);
+      case "permission_request":
+      case "ui_request":
+        if (m.type === "ui_request" && m.kind === "notify") {
+          this.toast(`${this.label(agent)}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
+          return;
+        }
+        this.renderSelectedRequests();
+        this.updateTitle();
+        return;
+      case "permission_resolved":
+      case "ui_resolved": {
+        const req = this.asked.get(m.request_id);
+        // a tool call's answer shows on its card (where a reload shows it too); any other as a note
+        const call = m.type === "permission_resolved" && (m.tool_call_id || (req && req.tool_call_id));
+        if (call) conv.answered(call, m);
+        else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolutionText(m, req, this.myIds.has(m.source))}`, "resolved");
+        this.renderSelectedRequests();
+        this.updateTitle();
+        return;
+      }
+    }
+  }
+
+  /** every request this page has shown, by id: a resolution is worded from its request */
+  asked = new Map<string, Request>();
+
+  renderSelectedRequests(): void {
+    const agent = this.selected ? this.agents.get(this.selected) : undefined;
+    if (agent) this.renderRequests(agent);
+  }
+
+  // The selected agent's open requests, and those of its descendants (a background child with no
+  // client of its own asks its nearest interactive ancestor, PROTOCOL §6.3): these say who asks.
+  renderRequests(agent: AgentState): void {
+    const panel = $("requests");
+    const open = new Map<string, [AgentState, Request]>();
+    for (const other of this.agents.values()) {
+      if (other === agent || descends(this.agents, other, agent.id)) for (const req of other.requests.values()) open.set(req.request_id, [other, req]);
+    }
+    for (const [, req] of open.values()) this.asked.set(req.request_id, req);
+    const shown = new Map([...panel.children].map((el) => [(el as HTMLElement).dataset.requestId!, el]));
+    for (const [id, el] of shown) if (!open.has(id)) el.remove();
+    for (const [asker, req] of open.values()) {
+      if (shown.has(req.request_id)) continue;
+      const answer = (body: Record<string, unknown>) => this.answer(asker, req, body, dialog);
+      const dialog: HTMLElement = req.type === "ui_request" ? uiDialog(req, (value: unknown) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
+      if (asker !== agent) dialog.prepend(h("p", { class: "asker" }, `Asked by ${this.label(asker)} (${asker.id})`));
+      panel.append(dialog);
+      (dialog.querySelector("button, input, textarea") as HTMLElement | null)?.focus();
+    }
+  }
+
+  answer(agent: AgentState, req: Request, body: Record<string, unknown>, dialog: HTMLElement): void {
+    const type = req.type === "ui_request" ? "ui_response" : "permission_response";
+    if (this.conn.send({ type, agent_id: agent.id, request_id: req.request_id, ...body })) {
+      dialog.classList.add("answered");
+      for (const b of dialog.querySelectorAll("button, input, textarea")) (b as HTMLButtonElement).disabled = true;
+    }
+  }
+
+  // --- commands ---------------------------------------------------------------------------------
+
+  async create(event: SubmitEvent): Promise<void> {
+    event.preventDefault();
+    const form = new FormData(event.target as HTMLFormElement);
+    const fields: Record<string, string> = { cwd: String(form.get("cwd") || "").trim() };
+    for (const key of ["model", "mode"]) {
+      const value = String(form.get(key) || "").trim();
+      if (value) fields[key] = value;
+    }
+    $("create-error").textContent = "";
+    try {
+      const reply = await this.conn.request({ type: "agent.create", ...fields });
+      if (!reply.success) {
+        $("create-error").textContent = reply.error.message;
+        return;
+      }
+      const id = reply.data.agent_id;
+      store(FOLDERS, JSON.stringify([fields.cwd, ...(storedJson(FOLDERS) || []).filter((f: string) => f !== fields.cwd)].slice(0, 20)));
+      this.fillRecentFolders();
+      if (!this.agents.has(id)) this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode });
+      await this.select(id);
+      $("prompt-text").focus();
+    } catch (err) {
+      $("create-error").textContent = (err as Error).message;
+    }
+  }
+
+  async compact(): Promise<void> {
+    const agent = this.selected ? this.agents.get(this.selected) : undefined;
+    if (!agent) return;
+    try {
+      const reply = await this.conn.request({ type: "session_op", agent_id: agent.id, op: "compact" });
+      if (!reply.success) this.toast(`compact: ${reply.error.message}`, "error");
+      else if (!reply.data.compacted) this.toast(`Nothing to compact (${reply.data.reason})`, "info");
+      else this.toast(`Compacted ${this.label(agent)}: ${reply.data.tokens_before} → ${reply.data.tokens_after} tokens`, "info");
+    } catch (err) {
+      this.toast(`compact: ${(err as Error).message}`, "error");
+    }
+  }
+
+  async restart(agent: AgentState): Promise<void> {
+    try {
+      await this.conn.request({ type: "agent.kill", agent_id: agent.id });
+    } catch {
+      /* dropped: the reconnect re-attaches, which restores it */
+    }
+    await this.attach(agent, agent.id === this.selected ? "interactive" : "observer");
+  }
+
+  // Terminate, Kill and Remove, in words: Kill and Remove ask first; the toasts say what happened.
+  async lifecycle(type: keyof typeof FAILED, id: string | null = this.selected): Promise<void> {
+    const agent = id ? this.agents.get(id) : undefined;
+    if (!agent) return;
+    if (type === "agent.kill" && !(await this.confirmKill(agent))) return;
+    if (type === "agent.remove" && !(await this.confirmRemove(agent))) return;
+    try {
+      const reply = await this.conn.request({ type, agent_id: agent.id });
+      if (reply.success) this.toast(doneText(type, reply.data), "info");
+      else this.toast(`${FAILED[type]}: ${reply.error.message}`, "error");
+    } catch (err) {
+      this.toast(`${FAILED[type]}: ${(err as Error).message}`, "error");
+    }
+  }
+
+  confirmKill(agent: AgentState): Promise<boolean> {
+    return confirmAction({
+      title: `Kill ${this.label(agent)}?`,
+      lines: ["Its runtime stops at once, a running turn with it.", "The agent and its session are kept; a prompt starts it again."],
+      action: "Kill",
+    });
+  }
+
+  confirmRemove(agent: AgentState): Promise<boolean> {
+    const kids = [...this.agents.values()].filter((a) => descends(this.agents, a, agent.id)).length;
+    const running = idleReason(agent.info.runtime_state || "running", "stop") === null;
+    return confirmAction({
+      title: `Remove ${this.label(agent)}${kids ? ` and its ${kids} subagent${kids > 1 ? "s" : ""}` : ""}?`,
+      lines: [
+        running ? "Its runtime is stopped first, a running turn with it." : null,
+        "It leaves the agent list, for every client.",
+        "Its session is kept: Sessions on an agent of the same folder opens it again.",
+      ].filter((line): line is string => line !== null),
+      action: "Remove",
+    });
+  }
+
+  toast(text: string, kind = "info"): void {
+    const el: HTMLElement = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, text, h("button", { type: "button", "aria-label": "Close", onclick: () => el.remove() }, "×"));
+    $("toasts").append(el);
+    setTimeout(() => el.remove(), 8000);
+  }
+}
+
+// This tab's connection ids survive a reload (sessionStorage: this tab only), so its own answers
+// still read "you" afterwards; the daemon numbers connections from a random point per process, so a
+// later daemon never reuses one.
+const KNOWN_IDS = "shard.clientIds";
+
+function remembered(): string[] {
+  try {
+    const ids = JSON.parse(sessionStorage.getItem(KNOWN_IDS) || "[]");
+    return Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function remember(ids: Set<string>): void {
+  try {
+    sessionStorage.setItem(KNOWN_IDS, JSON.stringify([...ids].slice(-100)));
+  } catch {
+    /* no storage (a private mode): "you" holds until the page is reloaded */
+  }
+}
+
+// What the page keeps between loads: the open agent (this tab), the theme, the catalogs last seen
+// and the folders agents were made in (this browser). Never a secret.
+const OPEN = "shard.openAgent";
+const THEME = "shard.theme";
+const CATALOGS = "shard.catalogs";
+const FOLDERS = "shard.recentFolders";
+const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
+const THEMES = ["auto", "light", "dark"];
+
+function nextTheme(current: string | undefined): string {
+  return THEMES[(THEMES.indexOf(current || "auto") + 1) % THEMES.length];
+}
+
+function storage(key: string): Storage {
+  return key === OPEN ? sessionStorage : localStorage;
+}
+
+function stored(key: string): string | null {
+  try {
+    return storage(key).getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function storedJson(key: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+  try {
+    return JSON.parse(stored(key) || "null");
+  } catch {
+    return null;
+  }
+}
+
+function store(key: string, value: string | null): void {
+  try {
+    if (value === null) storage(key).removeItem(key);
+    else storage(key).setItem(key, value);
+  } catch {
+    /* no storage (a private mode): nothing is remembered */
+  }
+}
+
+const FAILED = { "agent.terminate": "Could not stop the agent", "agent.kill": "Could not kill the agent", "agent.remove": "Could not remove the agent" };
+
+function doneText(type: string, data: { removed?: string[]; forgotten?: boolean; deferred?: boolean } = {}): string {
+  if (type === "agent.kill") return "Agent killed";
+  if (type === "agent.remove") {
+    const more = (data.removed || []).length - 1;
+    return more > 0 ? `Agent removed with its ${more} subagent${more > 1 ? "s" : ""}` : "Agent removed";
+  }
+  if (data.forgotten) return "Agent removed (it never ran; its session is kept)";
+  return data.deferred ? "Agent stops when its turn ends" : "Agent stopped";
+}
+
+const app = new App();
+(window as unknown as { shard: App }).shard = app; // for the console and the browser tests; holds no secret
+app.start();

@@ -1,0 +1,334 @@
+// One agent's conversation as DOM, updated incrementally (PROTOCOL §9.4): a delta appends to one
+// text node, message_complete re-renders that one message from the final snapshot, sync reconciles
+// the whole window by message id. Every message and tool card is keyed by its id, so a replayed
+// event or a resync after reconnect can update an element but never add a second one.
+//
+// Windowed: a long window is not rendered whole. A sync renders the last FIRST_WINDOW messages (or
+// from the earliest message already on screen); the earlier ones wait, as data, in `earlier` until
+// the reader scrolls to the top or presses "Show earlier messages", which renders PAGE more above.
+// Live events only ever touch the end, so they never meet the unrendered part.
+//
+// A card looks the same live and after a reload: the sync window's blocks carry what the live events
+// did (a tool_call block its start-time render, read_only and the permission answer; a tool_result
+// block its exit code, duration and render), and window.turns each turn's usage, shown after the
+// turn's last message as turn_end showed it live.
+import { h, tokensIn } from "../dom.js";
+import { footer, footerText, renderDescriptor } from "./descriptors.js";
+import { diffStat } from "./diff";
+import { renderMarkdown } from "./markdown";
+import { resolutionText, tokens } from "../words.js";
+
+export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
+export const PAGE = 100; // messages rendered per "show earlier"
+const SMALL = 10; // fewer unrendered messages than this are rendered at once: no button for a handful
+
+export class Conversation {
+  constructor(onFork) {
+    this.el = h("ol", { class: "conversation" });
+    this.messages = new Map(); // message id -> <li> (rendered messages only)
+    this.partials = new Map(); // message id -> {li, blocks: Map(index -> {kind, node, args})}
+    this.tools = new Map(); // tool_call_id -> card element
+    this.turns = new Map(); // turn id -> its usage line
+    this.turnsAfter = new Map(); // message id -> the synced turns it ended (their usage goes after it)
+    this.earlier = []; // window messages above the first rendered one, oldest first, not in the DOM
+    this.compactionIndex = null;
+    this.more = h("li", { class: "show-earlier" }, h("button", { type: "button", onclick: () => this.showEarlier() }, "Show earlier messages"));
+    this.el.addEventListener("scroll", () => {
+      if (this.earlier.length && this.el.scrollTop < 120) this.showEarlier();
+    }, { passive: true });
+    this.onFork = onFork;
+    this.mine = () => false; // whether this page answered (main.js: its hello.client_ids): "… by you"
+  }
+
+  // --- whole-window reconcile (sync) ------------------------------------------------------------
+
+  sync(window) {
+    const list = window.messages;
+    this.turnsAfter = new Map();
+    for (const turn of window.turns || []) {
+      if (!this.turnsAfter.has(turn.last_message_id)) this.turnsAfter.set(turn.last_message_id, []);
+      this.turnsAfter.get(turn.last_message_id).push(turn);
+    }
+    const keep = new Set(list.map((m) => m.id));
+    for (const [id, li] of this.messages) {
+      if (!keep.has(id)) {
+        li.remove();
+        this.messages.delete(id);
+      }
+    }
+    // Rendering starts at the earliest message already shown (so a reconnect leaves no gap), or,
+    // on a first sync, FIRST_WINDOW messages from the end; everything above waits in `earlier`.
+    let cut = list.findIndex((m) => this.messages.has(m.id));
+    if (cut < 0) cut = Math.max(0, list.length - FIRST_WINDOW);
+    if (cut < SMALL) cut = 0;
+    this.earlier = list.slice(0, cut);
+    if (this.earlier.length) this.el.prepend(this.more);
+    else this.more.remove();
+    // Messages already shown stay where they are (with the usage lines and notes between them);
+    // a new one goes right after its predecessor in the window. In-flight messages stay last.
+    let previous = null;
+    for (const message of list.slice(cut)) {
+      const partial = this.partials.get(message.id); // completed while this page was away
+      if (partial) {
+        partial.li.remove();
+        this.partials.delete(message.id);
+      }
+      const li = this.upsert(message);
+      if (li.parentNode !== this.el) {
+        if (previous) previous.after(li);
+        else if (this.earlier.length) this.more.after(li);
+        else this.el.prepend(li);
+      }
+      previous = li;
+      for (const usage of this.usageAfter(message.id)) {
+        if (usage.parentNode !== this.el) previous.after(usage);
+        previous = usage;
+      }
+    }
+    // compaction_index is the ordinal of the compaction that shaped the window, whose first
+    // message is then that compaction's summary: one marker above it stands for every earlier one
+    for (const marker of this.el.querySelectorAll(":scope > .compaction-marker")) marker.remove();
+    this.compactionIndex = window.compaction_index ?? null;
+    this.firstId = list.length ? list[0].id : null;
+    this.placeMarker();
+  }
+
+  placeMarker() {
+    const first = this.messages.get(this.firstId);
+    if (this.compactionIndex === null || this.earlier.length || !first) return;
+    first.before(h("li", { class: "compaction-marker from-sync" }, `Compacted (${this.compactionIndex}): the summary below stands for the earlier messages`));
+  }
+
+  // Render up to `count` more of the earlier messages above the rendered ones, keeping what the
+  // reader looks at where it is.
+  showEarlier(count = PAGE) {
+    if (!this.earlier.length) return;
+    const batch = this.earlier.splice(Math.max(0, this.earlier.length - count));
+    const height = this.el.scrollHeight;
+    const top = this.el.scrollTop;
+    const rows = document.createDocumentFragment();
+    for (const message of batch) rows.append(this.upsert(message), ...this.usageAfter(message.id));
+    this.more.after(rows);
+    if (!this.earlier.length) {
+      this.more.remove();
+      this.placeMarker();
+    }
+    this.el.scrollTop = top + (this.el.scrollHeight - height);
+  }
+
+  // --- live events ------------------------------------------------------------------------------
+
+  complete(message) {
+    const partial = this.partials.get(message.id);
+    this.partials.delete(message.id);
+    const li = this.upsert(message);
+    if (partial && partial.li !== li) partial.li.replaceWith(li);
+    else if (li.parentNode !== this.el) this.el.append(li);
+  }
+
+  delta(ev) {
+    if (this.messages.has(ev.message_id)) return; // already complete: the snapshot is the truth
+    let partial = this.partials.get(ev.message_id);
+    if (!partial) {
+      const li = h("li", { class: "message assistant streaming", dataset: { id: ev.message_id } });
+      partial = { li, blocks: new Map() };
+      this.partials.set(ev.message_id, partial);
+      this.el.append(li);
+    }
+    let block = partial.blocks.get(ev.block_index);
+    if (!block) {
+      block = this.newBlock(ev);
+      partial.blocks.set(ev.block_index, block);
+      partial.li.append(block.el);
+    }
+    if (ev.kind === "tool_call") {
+      if (ev.args_delta) block.node.appendData(ev.args_delta);
+    } else if (ev.text_delta) {
+      block.node.appendData(ev.text_delta);
+    }
+  }
+
+  newBlock(ev) {
+    const node = document.createTextNode("");
+    if (ev.kind === "thinking") {
+      return { node, el: h("details", { class: "thinking", open: true }, h("summary", {}, "Thinking"), h("div", { class: "text" }, node)) };
+    }
+    if (ev.kind === "tool_call") {
+      const card = this.card(ev.tool_call_id, ev.name);
+      card.querySelector(".tool-args").replaceChildren(node);
+      return { node, el: card };
+    }
+    return { node, el: h("div", { class: "text" }, node) };
+  }
+
+  toolCall(ev) {
+    const card = this.card(ev.tool_call_id, ev.name);
+    if (!this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
+    card.querySelector(".tool-args").textContent = argsText(ev.args);
+    card.classList.toggle("read-only", ev.read_only === true);
+    if (card.dataset.state !== "done") card.dataset.state = "running";
+    if (ev.render) this.setRender(card, ev.render);
+  }
+
+  // A call's start-time render (a diff to be applied, a command): shown in its card, open when it
+  // is a diff, so an edit is read without a click
+  setRender(card, render) {
+    card.querySelector(".tool-render").replaceChildren(renderDescriptor(render));
+    if (render.kind === "diff") {
+      card.querySelector(".tool-details").open = true;
+      card.querySelector(".tool-summary").textContent = diffStat(render.hunks || []);
+    }
+  }
+
+  // live: a tool_result event (its card goes at the end if its call is not shown); not live: a
+  // tool_result block of a synced message, whose call may be among the earlier, unrendered ones
+  toolResult(ev, live = true) {
+    const card = this.card(ev.tool_call_id, "");
+    if (live && !this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
+    card.dataset.state = ev.is_error ? "error" : "done";
+    card.classList.toggle("error", !!ev.is_error);
+    // a failure (an error, a command's non-zero exit) opens its card: it is what a reader looks for
+    const failed = ev.exit_code !== undefined && ev.exit_code !== null && ev.exit_code !== 0;
+    card.classList.toggle("failed", failed);
+    if (ev.is_error || failed) card.querySelector(".tool-details").open = true;
+    // a synced tool_result block carries them too; one from an older session has none: keep what was shown
+    if (ev.render) card.resultRender = ev.render;
+    if (ev.exit_code !== undefined || ev.duration_ms !== undefined) card.footer = [ev.exit_code, ev.duration_ms];
+    const parts = [];
+    if (card.resultRender) parts.push(renderDescriptor(card.resultRender));
+    // the start-time preview is for before the result lands (§9.4): a result render supersedes it
+    card.querySelector(".tool-render").hidden = !!card.resultRender;
+    parts.push(resultContent(ev.content));
+    if (card.footer) parts.push(footer(...card.footer));
+    card.querySelector(".tool-result").replaceChildren(...parts);
+    card.querySelector(".tool-took").textContent = card.footer ? footerText(...card.footer) : "";
+  }
+
+  turnEnd(ev) {
+    if (!ev.usage || this.turns.has(ev.turn_id)) return;
+    this.el.append(this.usageLine(ev.turn_id, ev.usage));
+  }
+
+  // The usage lines of the turns a synced message ended (made once per turn: a line shown live stays)
+  usageAfter(messageId) {
+    return (this.turnsAfter.get(messageId) || []).map((turn) => this.turns.get(turn.turn_id) || this.usageLine(turn.turn_id, turn.usage));
+  }
+
+  usageLine(turnId, u) {
+    const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
+    const li = h("li", { class: "turn-usage", dataset: { turn: turnId } }, `turn: ${tokens(tokensIn(u))} in · ${tokens(u.output)} out${cost}`);
+    this.turns.set(turnId, li);
+    return li;
+  }
+
+  // How the permission request of a tool call was answered, and by whom: on its card, from
+  // permission_resolved live and from the call's synced block after a reload
+  answered(toolCallId, answer) {
+    const el = this.card(toolCallId, "").querySelector(".tool-answer");
+    el.textContent = resolutionText(answer, null, this.mine(answer)); // "Allowed by Chrome on Linux"
+    el.hidden = false;
+  }
+
+  compaction(ev) {
+    this.el.append(h("li", { class: "compaction-marker" }, `Compacted: ${ev.tokens_before} → ${ev.tokens_after} tokens`));
+  }
+
+  note(content, kind = "note") {
+    this.el.append(h("li", { class: `note note-${kind}` }, content));
+  }
+
+  // --- building blocks --------------------------------------------------------------------------
+
+  upsert(message) {
+    let li = this.messages.get(message.id);
+    if (!li) {
+      li = h("li", { dataset: { id: message.id } });
+      this.messages.set(message.id, li);
+    }
+    const results = message.content.filter((b) => b.type === "tool_result");
+    const onlyResults = message.role === "user" && results.length === message.content.length && results.length > 0;
+    li.className = `message ${message.role}`;
+    li.hidden = onlyResults; // tool results show inside their tool call's card
+    for (const r of results) this.toolResult(r, false); // with the exit code, duration and render it kept
+    if (onlyResults) return li;
+    const blocks = message.content.filter((b) => b.type !== "tool_result").map((b) => this.block(b, message.role));
+    const fork = h("button", { type: "button", class: "fork", title: "Fork a new session from this message", onclick: () => this.onFork(message.id) }, "Fork");
+    const stop = stopMarker(message);
+    li.replaceChildren(h("span", { class: "role" }, message.role === "user" ? "You" : "Agent"), ...blocks, ...(stop ? [stop] : []), fork);
+    return li;
+  }
+
+  block(b, role) {
+    // the model's text is markdown; what a person typed is shown as typed
+    if (b.type === "text") return role === "assistant" ? h("div", { class: "text markdown" }, renderMarkdown(b.text)) : h("div", { class: "text" }, b.text);
+    if (b.type === "thinking") return h("details", { class: "thinking" }, h("summary", {}, "Thinking"), h("div", { class: "text" }, b.text));
+    if (b.type === "tool_call") {
+      const card = this.card(b.id, b.name);
+      card.querySelector(".tool-args").textContent = argsText(b.args);
+      // what the call's tool_call and permission_resolved showed live, kept in the window
+      if (b.read_only !== undefined) card.classList.toggle("read-only", b.read_only === true);
+      if (b.render) this.setRender(card, b.render);
+      if (b.permission) this.answered(b.id, b.permission);
+      return card;
+    }
+    return h("pre", {}, JSON.stringify(b));
+  }
+
+  card(id, name) {
+    let card = this.tools.get(id);
+    if (!card) {
+      // one line (name, arguments, state, answer, time) that opens onto the full render and result
+      card = h(
+        "div",
+        { class: "tool", dataset: { toolCallId: id, state: "pending" } },
+        h(
+          "details",
+          { class: "tool-details" },
+          h(
+            "summary",
+            { class: "tool-head" },
+            h("span", { class: "tool-state", "aria-hidden": "true" }),
+            h("span", { class: "tool-name" }, name),
+            " ",
+            h("code", { class: "tool-args" }),
+            h("span", { class: "tool-summary" }),
+            h("span", { class: "tool-answer", hidden: true }),
+            h("span", { class: "tool-took" }),
+          ),
+          h("div", { class: "tool-render" }),
+          h("div", { class: "tool-result" }),
+        ),
+      );
+      this.tools.set(id, card);
+    } else if (name) {
+      card.querySelector(".tool-name").textContent = name;
+    }
+    return card;
+  }
+}
+
+// Why a reply ended early (the additive Message.stop_reason; absent means completed): a small muted
+// line under it, the same live (message_complete) and after a reload (sync's live window)
+const STOPS = { aborted: "Stopped by you", interrupted: "Interrupted", max_tokens: "Cut off: max tokens", failed: "Failed" };
+
+function stopMarker(message) {
+  const reason = message.stop_reason;
+  if (message.role !== "assistant" || !reason || reason === "completed") return null;
+  const text = STOPS[reason] || reason;
+  const detail = reason === "failed" && message.stop_detail ? `: ${message.stop_detail}` : "";
+  return h("div", { class: `stop-reason stop-${reason}` }, text + detail);
+}
+
+function argsText(args) {
+  if (!args || typeof args !== "object") return "";
+  return Object.entries(args)
+    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join(" ");
+}
+
+function resultContent(content) {
+  if (!content) return h("pre", {}, "");
+  if (content.kind === "text") return h("pre", { class: "result-text" }, content.text);
+  if (content.kind === "error") return h("pre", { class: "result-error" }, content.message);
+  return h("pre", { class: "result-json" }, JSON.stringify(content.value, null, 2));
+}

@@ -1,0 +1,68 @@
+// RenderDescriptor → DOM (PROTOCOL §11): text, kv, diff, tree, progress, status, command, path_list,
+// code. An unknown kind shows as JSON, so a newer daemon never breaks the page.
+import { h } from "../dom.js";
+import { diffStat, renderHunks, twoSided } from "./diff";
+
+export function renderDescriptor(d) {
+  const render = KINDS[d && d.kind];
+  const body = render ? render(d) : h("pre", {}, JSON.stringify(d, null, 2));
+  return h("div", { class: `render render-${d && d.kind}`, dataset: { kind: String(d && d.kind) } }, body);
+}
+
+const KINDS = {
+  text: (d) => h("pre", {}, d.text),
+  kv: (d) => h("dl", { class: "kv" }, d.pairs.map((p) => [h("dt", {}, p.k), h("dd", {}, p.v)])),
+  diff: (d) =>
+    h(
+      "figure",
+      { class: twoSided(d.hunks) ? "diff two-sided" : "diff" },
+      h("figcaption", {}, h("span", { class: "diff-path" }, d.path), " ", h("span", { class: "diff-stat" }, diffStat(d.hunks))),
+      d.hunks.length === 0 ? h("p", { class: "no-change" }, "No change") : null, // a write that changed nothing
+      renderHunks(d.hunks),
+    ),
+  tree: (d) => h("ul", { class: "tree" }, treeNode(d.root)),
+  progress: (d) =>
+    h(
+      "div",
+      { class: "progress" },
+      h("label", {}, d.label, " ", h("progress", { max: d.total ?? undefined, value: d.total ? d.current : undefined })),
+      d.total ? ` ${d.current}/${d.total}` : ` ${d.current}`,
+    ),
+  status: (d) => h("span", { class: `status tone-${d.tone}` }, d.label),
+  command: (d) =>
+    h(
+      "div",
+      { class: "command" },
+      h("pre", {}, "$ " + d.command),
+      d.exitCode !== undefined || d.durationMs !== undefined ? footer(d.exitCode, d.durationMs) : null,
+    ),
+  path_list: (d) =>
+    h(
+      "ul",
+      { class: "path-list" },
+      d.paths.map((p) => h("li", { class: `path-${p.kind}` }, h("code", {}, p.path), p.hint ? h("span", { class: "hint" }, " " + p.hint) : null)),
+    ),
+  code: (d) => h("figure", { class: "code" }, d.path ? h("figcaption", {}, d.path) : null, h("pre", {}, h("code", { "data-lang": d.lang }, d.text))),
+};
+
+function treeNode(node) {
+  return h(
+    "li",
+    { class: `tree-${node.kind || "node"}` },
+    node.label,
+    node.children && node.children.length ? h("ul", {}, node.children.map(treeNode)) : null,
+  );
+}
+
+// exit code and duration, rendered by the client from structured tool_result fields (saga 26haas)
+export function footer(exitCode, durationMs) {
+  return h("div", { class: `tool-footer${exitCode ? " failed" : ""}` }, "↳ " + footerText(exitCode, durationMs));
+}
+
+// "exit 2 · 1.5 s": a card's one-line summary and its footer
+export function footerText(exitCode, durationMs) {
+  const parts = [];
+  if (exitCode !== undefined && exitCode !== null) parts.push(`exit ${exitCode}`);
+  if (durationMs !== undefined && durationMs !== null) parts.push(durationMs >= 1000 ? `${(durationMs / 1000).toFixed(1)} s` : `${Math.round(durationMs)} ms`);
+  return parts.join(" · ");
+}

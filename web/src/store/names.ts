@@ -1,0 +1,53 @@
+// What a person calls an agent: its subagent's display name or alias, its own name, else its folder
+// and the first thing it was asked ("shard: fix the flaky test"); and how agents group: by folder,
+// children under their parent.
+import type { AgentState } from "./agent";
+
+export function folderName(cwd: string): string {
+  const parts = cwd.replace(/\/+$/, "").split("/");
+  return parts[parts.length - 1] || cwd || "/";
+}
+
+export function agentName(agent: AgentState): string {
+  const info = agent.info;
+  const given = info.display_name || info.alias || info.name;
+  if (given) return given;
+  return agent.firstPrompt ? `${folderName(info.cwd)}: ${agent.firstPrompt}` : `${folderName(info.cwd)} (new agent)`;
+}
+
+export interface Group {
+  cwd: string;
+  /** top-level agents of the folder (those whose parent is not listed), newest first */
+  roots: AgentState[];
+}
+
+/** Agents by folder (folders in the order their newest agent was made), children left to `children`. */
+export function groupByFolder(agents: Iterable<AgentState>): Group[] {
+  const all = [...agents];
+  const known = new Set(all.map((a) => a.id));
+  const groups = new Map<string, AgentState[]>();
+  for (const agent of all) {
+    if (agent.info.parent_agent_id && known.has(agent.info.parent_agent_id)) continue;
+    const list = groups.get(agent.info.cwd) || [];
+    list.push(agent);
+    groups.set(agent.info.cwd, list);
+  }
+  return [...groups.entries()].map(([cwd, roots]) => ({ cwd, roots }));
+}
+
+/** The agents whose parent is `parent`, in the order they came. */
+export function children(agents: Iterable<AgentState>, parent: string): AgentState[] {
+  return [...agents].filter((a) => a.info.parent_agent_id === parent);
+}
+
+/** Whether `child` descends from `ancestor` (a background child asks its nearest interactive one). */
+export function descends(agents: Map<string, AgentState>, child: AgentState, ancestor: string): boolean {
+  let at: AgentState | undefined = child;
+  for (let seen = 0; at && seen < 16; seen++) {
+    const parent: string | undefined = at.info.parent_agent_id;
+    if (!parent) return false;
+    if (parent === ancestor) return true;
+    at = agents.get(parent);
+  }
+  return false;
+}
