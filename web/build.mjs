@@ -54,7 +54,7 @@ async function build() {
       "js/words": "src/words.ts",
       "js/render/agents": "src/render/AgentList.tsx",
       "js/render/descriptors": "src/render/descriptors.js",
-      "js/render/conversation": "src/render/conversation.js",
+      "js/render/conversation": "src/render/conversation.ts",
       app: "src/app.css",
     },
     outdir: out,

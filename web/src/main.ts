@@ -22,7 +22,7 @@ const $ = (id: string) => document.getElementById(id) as HTMLElement;
 
 /** What the page holds of an agent beside its state: its conversation's DOM and where the reader was. */
 interface View {
-  conversation: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- render/conversation.js
+  conversation: Conversation;
   scroll: number | null; // scrollTop to return to when shown again; null: the bottom
 }
 
@@ -99,7 +99,7 @@ export class App {
   view(agent: AgentState): View {
     let view = this.views.get(agent.id);
     if (!view) {
-      const conversation: AnyEl = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
+      const conversation = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
       conversation.mine = (answer: { source?: string }) => this.myIds.has(answer.source || "");
       view = { conversation, scroll: null };
       this.views.set(agent.id, view);
