@@ -53,7 +53,7 @@ async function build() {
       "js/store": "src/store/index.ts",
       "js/words": "src/words.ts",
       "js/render/agents": "src/render/AgentList.tsx",
-      "js/render/descriptors": "src/render/descriptors.js",
+      "js/render/descriptors": "src/render/descriptors.ts",
       "js/render/conversation": "src/render/conversation.ts",
       app: "src/app.css",
     },
