@@ -49,7 +49,7 @@ async function build() {
       // the page; and the modules the browser tests exercise one by one (tests/browser/test_modules.py)
       "js/main": "src/main.ts",
       "js/connection": "src/connection.ts",
-      "js/controls": "src/controls.js",
+      "js/controls": "src/controls.ts",
       "js/store": "src/store/index.ts",
       "js/words": "src/words.ts",
       "js/render/agents": "src/render/AgentList.tsx",

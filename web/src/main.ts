@@ -51,7 +51,7 @@ export class App {
       onTerminate: (id: string) => this.lifecycle("agent.terminate", id),
       onRemove: (id: string) => this.lifecycle("agent.remove", id),
     });
-    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: AgentState, type: string, data: unknown) => this.catalogArrived(agent, type, data));
+    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: { id: string }, type: string, data: unknown) => this.catalogArrived(agent, type, data));
     this.composer = new Composer(this);
     this.sessions = new Sessions(this);
     $("create").addEventListener("submit", (e) => this.create(e));
@@ -166,7 +166,7 @@ export class App {
 
   // A catalog the selected agent's pickers fetched: kept by the store (under its epoch guard) and
   // offered by the new-agent form (every agent of one daemon has the same models and modes).
-  catalogArrived(agent: AgentState, type: string, data: unknown): void {
+  catalogArrived(agent: { id: string }, type: string, data: unknown): void {
     const kind = type === "list_models" ? "models" : type === "list_modes" ? "modes" : "levels";
     this.store.catalog(this.store.asking(agent.id), kind, data as never);
     if (kind === "levels") return;
