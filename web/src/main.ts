@@ -22,7 +22,7 @@ const $ = (id: string) => document.getElementById(id) as HTMLElement;
 
 /** What the page holds of an agent beside its state: its conversation's DOM and where the reader was. */
 interface View {
-  conversation: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- render/conversation.js
+  conversation: Conversation;
   scroll: number | null; // scrollTop to return to when shown again; null: the bottom
 }
 
@@ -51,7 +51,7 @@ export class App {
       onTerminate: (id: string) => this.lifecycle("agent.terminate", id),
       onRemove: (id: string) => this.lifecycle("agent.remove", id),
     });
-    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: AgentState, type: string, data: unknown) => this.catalogArrived(agent, type, data));
+    this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: { id: string }, type: string, data: unknown) => this.catalogArrived(agent, type, data));
     this.composer = new Composer(this);
     this.sessions = new Sessions(this);
     $("create").addEventListener("submit", (e) => this.create(e));
@@ -99,7 +99,7 @@ export class App {
   view(agent: AgentState): View {
     let view = this.views.get(agent.id);
     if (!view) {
-      const conversation: AnyEl = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
+      const conversation = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
       conversation.mine = (answer: { source?: string }) => this.myIds.has(answer.source || "");
       view = { conversation, scroll: null };
       this.views.set(agent.id, view);
@@ -166,7 +166,7 @@ export class App {
 
   // A catalog the selected agent's pickers fetched: kept by the store (under its epoch guard) and
   // offered by the new-agent form (every agent of one daemon has the same models and modes).
-  catalogArrived(agent: AgentState, type: string, data: unknown): void {
+  catalogArrived(agent: { id: string }, type: string, data: unknown): void {
     const kind = type === "list_models" ? "models" : type === "list_modes" ? "modes" : "levels";
     this.store.catalog(this.store.asking(agent.id), kind, data as never);
     if (kind === "levels") return;

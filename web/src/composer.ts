@@ -3,22 +3,37 @@
 // preview from blob: URLs.
 import { h } from "./dom.js";
 import { QueueView } from "./queue";
-import { isBusy } from "./store/agent";
+import { isBusy, type AgentState } from "./store/agent";
+import type { App } from "./main";
+import type { QueuedMessage } from "./store/wire";
+
+type Image = { type: string; data: string; mime_type: string };
+type Attachment = { image: Image; url: string; el?: HTMLElement };
+const $ = (id: string) => document.getElementById(id) as HTMLElement;
 
 export class Composer {
-  constructor(app) {
+  app: App;
+  text: HTMLTextAreaElement;
+  images: Attachment[] = [];
+  form: HTMLFormElement;
+  queue: QueueView;
+  agent: AgentState | null = null;
+  hints: HTMLElement | null;
+  back: number;
+  typed: string;
+
+  constructor(app: App) {
     this.app = app;
-    this.text = document.getElementById("prompt-text");
-    this.images = [];
-    this.form = document.getElementById("prompt");
+    this.text = $("prompt-text") as HTMLTextAreaElement;
+    this.form = $("prompt") as HTMLFormElement;
     this.queue = new QueueView(app, this);
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
       this.submit(this.agent && isBusy(this.agent) ? "follow_up" : null);
     });
-    document.getElementById("steer").addEventListener("click", () => this.submit("steer"));
-    document.getElementById("follow-up").addEventListener("click", () => this.submit("follow_up"));
-    document.getElementById("abort").addEventListener("click", () => this.abort());
+    $("steer").addEventListener("click", () => this.submit("steer"));
+    $("follow-up").addEventListener("click", () => this.submit("follow_up"));
+    $("abort").addEventListener("click", () => this.abort());
     this.text.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
@@ -47,23 +62,23 @@ export class Composer {
     this.typed = "";
   }
 
-  update(agent) {
+  update(agent: AgentState): void {
     this.agent = agent;
     const busy = isBusy(agent);
-    document.getElementById("send").hidden = busy;
-    document.getElementById("steer").hidden = !busy;
-    document.getElementById("follow-up").hidden = !busy;
-    document.getElementById("abort").hidden = !busy;
-    this.queue.render(agent);
+    $("send").hidden = busy;
+    $("steer").hidden = !busy;
+    $("follow-up").hidden = !busy;
+    $("abort").hidden = !busy;
+    this.queue.render();
   }
 
-  isEmpty() {
+  isEmpty(): boolean {
     return !this.text.value.trim() && !this.images.length;
   }
 
   // A message taken back (withdrawn to edit, or handed back): its text after what is in the box,
   // never in place of it, and its images beside the box's.
-  restore(item) {
+  restore(item: QueuedMessage): void {
     const typed = this.text.value.replace(/\s+$/, "");
     this.text.value = typed ? `${typed}\n\n${item.message}` : item.message;
     for (const image of item.images || []) this.addImage(image, new Blob([Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0))], { type: image.mime_type }));
@@ -71,13 +86,13 @@ export class Composer {
 
   // ArrowUp in an empty box (or at its start while recalling) brings back this agent's earlier
   // messages, newest first; ArrowDown goes forward again, to what was typed.
-  recall(step) {
+  recall(step: number): boolean {
     const agent = this.agent;
     if (!agent) return false;
     const caretAtStart = this.text.selectionStart === 0 && this.text.selectionEnd === 0;
     if (this.back === 0 && (this.text.value !== "" || step < 0)) return false;
     if (this.back > 0 && !caretAtStart && step > 0) return false;
-    const mine = agent.transcript.messages.filter((m) => m.role === "user").map((m) => m.content.filter((b) => b.type === "text").map((b) => b.text).join("")).filter(Boolean);
+    const mine = agent.transcript.messages.filter((m) => m.role === "user").map((m) => m.content.filter((b) => b.type === "text").map((b) => b.text || "").join("")).filter(Boolean);
     const next = this.back + step;
     if (next < 0 || next > mine.length) return false;
     if (this.back === 0) this.typed = this.text.value;
@@ -88,7 +103,7 @@ export class Composer {
   }
 
   // Under the box while it starts with "/": the commands that match.
-  hint() {
+  hint(): void {
     if (!this.hints) return;
     const typed = this.text.value;
     const shown = typed.startsWith("/") && !typed.includes("\n") ? SLASH.filter(([name]) => name.startsWith(typed.split(" ")[0])) : [];
@@ -97,12 +112,12 @@ export class Composer {
   }
 
   // "/compact", "/fork", "/model ID", "/mode NAME", "/abort": the protocol's operations, typed.
-  async slash(line) {
+  async slash(line: string): Promise<boolean> {
     const [name, ...rest] = line.trim().split(/\s+/);
     const arg = rest.join(" ");
-    const agent = this.agent;
+    const agent = this.agent!;
     const app = this.app;
-    const set = async (type, fields) => {
+    const set = async (type: string, fields: Record<string, unknown>) => {
       const reply = await app.conn.request({ type, agent_id: agent.id, ...fields });
       if (!reply.success) app.toast(`${name}: ${reply.error.message}`, "error");
     };
@@ -133,7 +148,7 @@ export class Composer {
     }
   }
 
-  async submit(behavior) {
+  async submit(behavior: "steer" | "follow_up" | null): Promise<void> {
     const agent = this.agent;
     const message = this.text.value.trim();
     if (!agent || (!message && !this.images.length)) return;
@@ -144,7 +159,7 @@ export class Composer {
       }
       return;
     }
-    const command = { type: behavior === "steer" ? "steer" : "prompt", agent_id: agent.id, message };
+    const command: Record<string, unknown> & { type: string } = { type: behavior === "steer" ? "steer" : "prompt", agent_id: agent.id, message };
     if (behavior === "follow_up") command.streaming_behavior = "follow_up";
     if (this.images.length) command.images = this.images.map(({ image }) => image);
     try {
@@ -154,7 +169,7 @@ export class Composer {
         return;
       }
     } catch (err) {
-      this.app.toast(`not sent: ${err.message}`, "error");
+      this.app.toast(`not sent: ${(err as Error).message}`, "error");
       return;
     }
     this.text.value = "";
@@ -163,23 +178,23 @@ export class Composer {
     this.clearImages();
   }
 
-  async abort() {
+  async abort(): Promise<void> {
     if (!this.agent) return;
     try {
       await this.app.conn.request({ type: "abort", agent_id: this.agent.id });
     } catch (err) {
-      this.app.toast(`abort: ${err.message}`, "error");
+      this.app.toast(`abort: ${(err as Error).message}`, "error");
     }
   }
 
-  paste(event) {
+  paste(event: ClipboardEvent): void {
     const files = [...(event.clipboardData?.files || [])].filter((f) => f.type.startsWith("image/"));
     if (!files.length) return;
     event.preventDefault();
     this.addFiles(files);
   }
 
-  addFiles(files) {
+  addFiles(files: File[]): void {
     for (const file of files) {
       const reader = new FileReader();
       reader.onload = () => this.addImage({ type: "image", data: String(reader.result).split(",", 2)[1], mime_type: file.type }, file);
@@ -187,27 +202,27 @@ export class Composer {
     }
   }
 
-  addImage(image, blob) {
+  addImage(image: Image, blob: Blob): void {
     const url = URL.createObjectURL(blob);
-    const entry = { image, url };
+    const entry: Attachment = { image, url };
     entry.el = h("figure", { class: "attachment" }, h("img", { src: url, alt: "pasted image" }), h("button", { type: "button", "aria-label": "Remove image", onclick: () => this.removeImage(entry) }, "×"));
     this.images.push(entry);
-    document.getElementById("attachments").append(entry.el);
+    $("attachments").append(entry.el);
   }
 
-  removeImage(entry) {
+  removeImage(entry: Attachment): void {
     URL.revokeObjectURL(entry.url);
-    entry.el.remove();
+    entry.el?.remove();
     this.images = this.images.filter((e) => e !== entry);
   }
 
-  clearImages() {
+  clearImages(): void {
     for (const entry of [...this.images]) this.removeImage(entry);
   }
 }
 
 // The slash commands: name, argument, what it does.
-const SLASH = [
+const SLASH: [string, string, string][] = [
   ["/compact", "", "compact the conversation now"],
   ["/fork", "", "fork a new session from the last message"],
   ["/model", "ID", "switch the model (from the catalog)"],

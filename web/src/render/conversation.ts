@@ -12,7 +12,9 @@
 // did (a tool_call block its start-time render, read_only and the permission answer; a tool_result
 // block its exit code, duration and render), and window.turns each turn's usage, shown after the
 // turn's last message as turn_end showed it live.
-import { h, tokensIn } from "../dom.js";
+import { h, tokensIn, type Child } from "../dom.js";
+import type { Block, Event, LiveWindow, Message, TurnSummary, Usage } from "../store/wire";
+import type { Hunk } from "./diff";
 import { footer, footerText, renderDescriptor } from "./descriptors.js";
 import { diffStat } from "./diff";
 import { renderMarkdown } from "./markdown";
@@ -22,16 +24,29 @@ export const FIRST_WINDOW = 100; // messages rendered when a conversation is fir
 export const PAGE = 100; // messages rendered per "show earlier"
 const SMALL = 10; // fewer unrendered messages than this are rendered at once: no button for a handful
 
+/** A tool call's card, with what its result said kept for a later re-render */
+type Card = HTMLElement & { resultRender?: unknown; footer?: [number | undefined, number | undefined] };
+type Partial = { li: HTMLElement; blocks: Map<number, { node: Text; el: HTMLElement }> };
+
+function part(root: Element, selector: string): HTMLElement {
+  return root.querySelector(selector) as HTMLElement;
+}
+
 export class Conversation {
-  constructor(onFork) {
-    this.el = h("ol", { class: "conversation" });
-    this.messages = new Map(); // message id -> <li> (rendered messages only)
-    this.partials = new Map(); // message id -> {li, blocks: Map(index -> {kind, node, args})}
-    this.tools = new Map(); // tool_call_id -> card element
-    this.turns = new Map(); // turn id -> its usage line
-    this.turnsAfter = new Map(); // message id -> the synced turns it ended (their usage goes after it)
-    this.earlier = []; // window messages above the first rendered one, oldest first, not in the DOM
-    this.compactionIndex = null;
+  el: HTMLElement = h("ol", { class: "conversation" });
+  messages = new Map<string, HTMLElement>(); // message id -> <li> (rendered messages only)
+  partials = new Map<string, Partial>(); // message id -> its <li> and its blocks as they stream
+  tools = new Map<string, Card>(); // tool_call_id -> card element
+  turns = new Map<string, HTMLElement>(); // turn id -> its usage line
+  turnsAfter = new Map<string, TurnSummary[]>(); // message id -> the synced turns it ended (their usage goes after it)
+  earlier: Message[] = []; // window messages above the first rendered one, oldest first, not in the DOM
+  compactionIndex: number | null = null;
+  firstId: string | null = null;
+  more: HTMLElement;
+  onFork: (messageId: string) => void;
+  mine: (answer: { source?: string }) => boolean;
+
+  constructor(onFork: (messageId: string) => void) {
     this.more = h("li", { class: "show-earlier" }, h("button", { type: "button", onclick: () => this.showEarlier() }, "Show earlier messages"));
     this.el.addEventListener("scroll", () => {
       if (this.earlier.length && this.el.scrollTop < 120) this.showEarlier();
@@ -42,12 +57,12 @@ export class Conversation {
 
   // --- whole-window reconcile (sync) ------------------------------------------------------------
 
-  sync(window) {
+  sync(window: LiveWindow): void {
     const list = window.messages;
     this.turnsAfter = new Map();
     for (const turn of window.turns || []) {
       if (!this.turnsAfter.has(turn.last_message_id)) this.turnsAfter.set(turn.last_message_id, []);
-      this.turnsAfter.get(turn.last_message_id).push(turn);
+      this.turnsAfter.get(turn.last_message_id)!.push(turn);
     }
     const keep = new Set(list.map((m) => m.id));
     for (const [id, li] of this.messages) {
@@ -66,7 +81,7 @@ export class Conversation {
     else this.more.remove();
     // Messages already shown stay where they are (with the usage lines and notes between them);
     // a new one goes right after its predecessor in the window. In-flight messages stay last.
-    let previous = null;
+    let previous: HTMLElement | null = null;
     for (const message of list.slice(cut)) {
       const partial = this.partials.get(message.id); // completed while this page was away
       if (partial) {
@@ -93,15 +108,15 @@ export class Conversation {
     this.placeMarker();
   }
 
-  placeMarker() {
-    const first = this.messages.get(this.firstId);
+  placeMarker(): void {
+    const first = this.firstId === null ? undefined : this.messages.get(this.firstId);
     if (this.compactionIndex === null || this.earlier.length || !first) return;
     first.before(h("li", { class: "compaction-marker from-sync" }, `Compacted (${this.compactionIndex}): the summary below stands for the earlier messages`));
   }
 
   // Render up to `count` more of the earlier messages above the rendered ones, keeping what the
   // reader looks at where it is.
-  showEarlier(count = PAGE) {
+  showEarlier(count = PAGE): void {
     if (!this.earlier.length) return;
     const batch = this.earlier.splice(Math.max(0, this.earlier.length - count));
     const height = this.el.scrollHeight;
@@ -118,7 +133,7 @@ export class Conversation {
 
   // --- live events ------------------------------------------------------------------------------
 
-  complete(message) {
+  complete(message: Message): void {
     const partial = this.partials.get(message.id);
     this.partials.delete(message.id);
     const li = this.upsert(message);
@@ -126,7 +141,7 @@ export class Conversation {
     else if (li.parentNode !== this.el) this.el.append(li);
   }
 
-  delta(ev) {
+  delta(ev: Event): void {
     if (this.messages.has(ev.message_id)) return; // already complete: the snapshot is the truth
     let partial = this.partials.get(ev.message_id);
     if (!partial) {
@@ -148,23 +163,23 @@ export class Conversation {
     }
   }
 
-  newBlock(ev) {
+  newBlock(ev: Event): { node: Text; el: HTMLElement } {
     const node = document.createTextNode("");
     if (ev.kind === "thinking") {
       return { node, el: h("details", { class: "thinking", open: true }, h("summary", {}, "Thinking"), h("div", { class: "text" }, node)) };
     }
     if (ev.kind === "tool_call") {
       const card = this.card(ev.tool_call_id, ev.name);
-      card.querySelector(".tool-args").replaceChildren(node);
+      part(card, ".tool-args").replaceChildren(node);
       return { node, el: card };
     }
     return { node, el: h("div", { class: "text" }, node) };
   }
 
-  toolCall(ev) {
+  toolCall(ev: Event): void {
     const card = this.card(ev.tool_call_id, ev.name);
     if (!this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
-    card.querySelector(".tool-args").textContent = argsText(ev.args);
+    part(card, ".tool-args").textContent = argsText(ev.args);
     card.classList.toggle("read-only", ev.read_only === true);
     if (card.dataset.state !== "done") card.dataset.state = "running";
     if (ev.render) this.setRender(card, ev.render);
@@ -172,17 +187,17 @@ export class Conversation {
 
   // A call's start-time render (a diff to be applied, a command): shown in its card, open when it
   // is a diff, so an edit is read without a click
-  setRender(card, render) {
-    card.querySelector(".tool-render").replaceChildren(renderDescriptor(render));
+  setRender(card: Card, render: { kind?: string; hunks?: Hunk[] }): void {
+    part(card, ".tool-render").replaceChildren(renderDescriptor(render));
     if (render.kind === "diff") {
-      card.querySelector(".tool-details").open = true;
-      card.querySelector(".tool-summary").textContent = diffStat(render.hunks || []);
+      (part(card, ".tool-details") as HTMLDetailsElement).open = true;
+      part(card, ".tool-summary").textContent = diffStat(render.hunks || []);
     }
   }
 
   // live: a tool_result event (its card goes at the end if its call is not shown); not live: a
   // tool_result block of a synced message, whose call may be among the earlier, unrendered ones
-  toolResult(ev, live = true) {
+  toolResult(ev: Event | Block, live = true): void {
     const card = this.card(ev.tool_call_id, "");
     if (live && !this.el.contains(card)) this.el.append(h("li", { class: "message assistant" }, card));
     card.dataset.state = ev.is_error ? "error" : "done";
@@ -190,31 +205,31 @@ export class Conversation {
     // a failure (an error, a command's non-zero exit) opens its card: it is what a reader looks for
     const failed = ev.exit_code !== undefined && ev.exit_code !== null && ev.exit_code !== 0;
     card.classList.toggle("failed", failed);
-    if (ev.is_error || failed) card.querySelector(".tool-details").open = true;
+    if (ev.is_error || failed) (part(card, ".tool-details") as HTMLDetailsElement).open = true;
     // a synced tool_result block carries them too; one from an older session has none: keep what was shown
     if (ev.render) card.resultRender = ev.render;
     if (ev.exit_code !== undefined || ev.duration_ms !== undefined) card.footer = [ev.exit_code, ev.duration_ms];
     const parts = [];
     if (card.resultRender) parts.push(renderDescriptor(card.resultRender));
     // the start-time preview is for before the result lands (§9.4): a result render supersedes it
-    card.querySelector(".tool-render").hidden = !!card.resultRender;
+    part(card, ".tool-render").hidden = !!card.resultRender;
     parts.push(resultContent(ev.content));
     if (card.footer) parts.push(footer(...card.footer));
-    card.querySelector(".tool-result").replaceChildren(...parts);
-    card.querySelector(".tool-took").textContent = card.footer ? footerText(...card.footer) : "";
+    part(card, ".tool-result").replaceChildren(...parts);
+    part(card, ".tool-took").textContent = card.footer ? footerText(...card.footer) : "";
   }
 
-  turnEnd(ev) {
+  turnEnd(ev: Event): void {
     if (!ev.usage || this.turns.has(ev.turn_id)) return;
     this.el.append(this.usageLine(ev.turn_id, ev.usage));
   }
 
   // The usage lines of the turns a synced message ended (made once per turn: a line shown live stays)
-  usageAfter(messageId) {
+  usageAfter(messageId: string): HTMLElement[] {
     return (this.turnsAfter.get(messageId) || []).map((turn) => this.turns.get(turn.turn_id) || this.usageLine(turn.turn_id, turn.usage));
   }
 
-  usageLine(turnId, u) {
+  usageLine(turnId: string, u: Usage): HTMLElement {
     const cost = u.cost ? ` · $${u.cost.toFixed(4)}` : "";
     const li = h("li", { class: "turn-usage", dataset: { turn: turnId } }, `turn: ${tokens(tokensIn(u))} in · ${tokens(u.output)} out${cost}`);
     this.turns.set(turnId, li);
@@ -223,23 +238,23 @@ export class Conversation {
 
   // How the permission request of a tool call was answered, and by whom: on its card, from
   // permission_resolved live and from the call's synced block after a reload
-  answered(toolCallId, answer) {
-    const el = this.card(toolCallId, "").querySelector(".tool-answer");
+  answered(toolCallId: string, answer: Record<string, unknown>): void {
+    const el = part(this.card(toolCallId, ""), ".tool-answer");
     el.textContent = resolutionText(answer, null, this.mine(answer)); // "Allowed by Chrome on Linux"
     el.hidden = false;
   }
 
-  compaction(ev) {
+  compaction(ev: Event): void {
     this.el.append(h("li", { class: "compaction-marker" }, `Compacted: ${ev.tokens_before} → ${ev.tokens_after} tokens`));
   }
 
-  note(content, kind = "note") {
+  note(content: Child, kind = "note"): void {
     this.el.append(h("li", { class: `note note-${kind}` }, content));
   }
 
   // --- building blocks --------------------------------------------------------------------------
 
-  upsert(message) {
+  upsert(message: Message): HTMLElement {
     let li = this.messages.get(message.id);
     if (!li) {
       li = h("li", { dataset: { id: message.id } });
@@ -258,23 +273,23 @@ export class Conversation {
     return li;
   }
 
-  block(b, role) {
+  block(b: Block, role: string): HTMLElement {
     // the model's text is markdown; what a person typed is shown as typed
-    if (b.type === "text") return role === "assistant" ? h("div", { class: "text markdown" }, renderMarkdown(b.text)) : h("div", { class: "text" }, b.text);
+    if (b.type === "text") return role === "assistant" ? h("div", { class: "text markdown" }, renderMarkdown(b.text || "")) : h("div", { class: "text" }, b.text);
     if (b.type === "thinking") return h("details", { class: "thinking" }, h("summary", {}, "Thinking"), h("div", { class: "text" }, b.text));
     if (b.type === "tool_call") {
-      const card = this.card(b.id, b.name);
-      card.querySelector(".tool-args").textContent = argsText(b.args);
+      const card = this.card(b.id || "", b.name || "");
+      part(card, ".tool-args").textContent = argsText(b.args);
       // what the call's tool_call and permission_resolved showed live, kept in the window
       if (b.read_only !== undefined) card.classList.toggle("read-only", b.read_only === true);
-      if (b.render) this.setRender(card, b.render);
-      if (b.permission) this.answered(b.id, b.permission);
+      if (b.render) this.setRender(card, b.render as { kind?: string });
+      if (b.permission) this.answered(b.id || "", b.permission);
       return card;
     }
     return h("pre", {}, JSON.stringify(b));
   }
 
-  card(id, name) {
+  card(id: string, name: string): Card {
     let card = this.tools.get(id);
     if (!card) {
       // one line (name, arguments, state, answer, time) that opens onto the full render and result
@@ -301,7 +316,7 @@ export class Conversation {
       );
       this.tools.set(id, card);
     } else if (name) {
-      card.querySelector(".tool-name").textContent = name;
+      part(card, ".tool-name").textContent = name;
     }
     return card;
   }
@@ -309,9 +324,9 @@ export class Conversation {
 
 // Why a reply ended early (the additive Message.stop_reason; absent means completed): a small muted
 // line under it, the same live (message_complete) and after a reload (sync's live window)
-const STOPS = { aborted: "Stopped by you", interrupted: "Interrupted", max_tokens: "Cut off: max tokens", failed: "Failed" };
+const STOPS: Record<string, string> = { aborted: "Stopped by you", interrupted: "Interrupted", max_tokens: "Cut off: max tokens", failed: "Failed" };
 
-function stopMarker(message) {
+function stopMarker(message: Message): HTMLElement | null {
   const reason = message.stop_reason;
   if (message.role !== "assistant" || !reason || reason === "completed") return null;
   const text = STOPS[reason] || reason;
@@ -319,14 +334,14 @@ function stopMarker(message) {
   return h("div", { class: `stop-reason stop-${reason}` }, text + detail);
 }
 
-function argsText(args) {
+function argsText(args: unknown): string {
   if (!args || typeof args !== "object") return "";
   return Object.entries(args)
     .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
     .join(" ");
 }
 
-function resultContent(content) {
+function resultContent(content: any): HTMLElement { // eslint-disable-line @typescript-eslint/no-explicit-any -- a ToolResultContent
   if (!content) return h("pre", {}, "");
   if (content.kind === "text") return h("pre", { class: "result-text" }, content.text);
   if (content.kind === "error") return h("pre", { class: "result-error" }, content.message);

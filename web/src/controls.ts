@@ -2,40 +2,64 @@
 // sync.capabilities advertises its catalog, built only from the server's catalog, and switched with
 // set_* only when the matching *-switch capability is there. A catalog answered under an older
 // connection or runtime_epoch is discarded.
-import { h, windowText } from "./dom.js";
+import { h } from "./dom.js";
+
+type Data = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- a list_* answer's data
+type Reply = { success: boolean; data?: Data; error?: { message: string } };
+
+/** What the pickers read of an agent (the store's AgentState has it; the module tests pass less). */
+export interface PickerAgent {
+  id: string;
+  capabilities: string[] | null;
+  epoch: number | null;
+}
+
+export interface PickerConnection {
+  generation: number;
+  request(message: Record<string, unknown>): Promise<Reply>;
+}
 
 export class Controls {
-  /** @param {(agent: any, type: string, data: any) => void} [onCatalog] */
-  constructor(el, conn, toast, onCatalog = () => {}) {
+  onCatalog: (agent: PickerAgent, type: string, data: unknown) => void;
+  el: HTMLElement;
+  conn: PickerConnection;
+  toast: (text: string, kind: string) => void;
+  agent: PickerAgent | null;
+  models: HTMLSelectElement;
+  modes: HTMLSelectElement;
+  levels: HTMLSelectElement;
+  activeModel: string | undefined;
+
+  constructor(el: HTMLElement, conn: PickerConnection, toast: (text: string, kind: string) => void, onCatalog: (agent: PickerAgent, type: string, data: unknown) => void = () => {}) {
     this.onCatalog = onCatalog; // (agent, type, data): a catalog that passed the stale-answer guard
     this.el = el;
     this.conn = conn;
     this.toast = toast;
     this.agent = null;
-    this.models = h("select", { "aria-label": "Model", class: "model-picker" });
-    this.modes = h("select", { "aria-label": "Mode", class: "mode-picker" });
-    this.levels = h("select", { "aria-label": "Reasoning level", class: "reasoning-picker" });
+    this.models = h("select", { "aria-label": "Model", class: "model-picker" }) as HTMLSelectElement;
+    this.modes = h("select", { "aria-label": "Mode", class: "mode-picker" }) as HTMLSelectElement;
+    this.levels = h("select", { "aria-label": "Reasoning level", class: "reasoning-picker" }) as HTMLSelectElement;
     this.models.addEventListener("change", () => this.set("set_model", { model: this.models.value }));
     this.modes.addEventListener("change", () => this.set("set_mode", { mode: this.modes.value }));
     this.levels.addEventListener("change", () => this.set("set_reasoning_level", { model: this.activeModel, effort: this.levels.value }));
   }
 
   // (Re)build for an agent after its sync: fetch each advertised catalog.
-  async load(agent) {
+  async load(agent: PickerAgent): Promise<void> {
     this.agent = agent;
     const caps = new Set(agent.capabilities || []);
-    const shown = [];
-    const jobs = [];
+    const shown: HTMLSelectElement[] = [];
+    const jobs: Promise<void>[] = [];
     if (caps.has("mode-catalog")) {
       shown.push(this.modes);
-      jobs.push(this.fetch(agent, "list_modes", (data) => fill(this.modes, data.modes.map((m) => [m.name, m.name, m.description]), data.active)));
+      jobs.push(this.fetch(agent, "list_modes", (data) => fill(this.modes, data.modes.map((m: Data) => [m.name, m.name, m.description]), data.active)));
     }
     if (caps.has("model-catalog")) {
       shown.push(this.models);
       jobs.push(
         this.fetch(agent, "list_models", (data) => {
           this.activeModel = data.active.id;
-          fill(this.models, data.models.map((m) => [m.id, m.label ? `${m.id}` : m.id, m.label]), data.active.id);
+          fill(this.models, data.models.map((m: Data) => [m.id, m.id, m.label]), data.active.id);
         }),
       );
     }
@@ -44,7 +68,7 @@ export class Controls {
       jobs.push(
         this.fetch(agent, "list_reasoning_levels", (data) => {
           this.activeModel = data.model.id;
-          fill(this.levels, data.levels.map((l) => [l.id, l.label, l.description]), data.active);
+          fill(this.levels, data.levels.map((l: Data) => [l.id, l.label, l.description]), data.active);
         }),
       );
     }
@@ -55,7 +79,7 @@ export class Controls {
     await Promise.allSettled(jobs);
   }
 
-  async fetch(agent, type, apply) {
+  async fetch(agent: PickerAgent, type: string, apply: (data: Data) => void): Promise<void> {
     const generation = this.conn.generation;
     const epoch = agent.epoch;
     let reply;
@@ -70,21 +94,19 @@ export class Controls {
     this.onCatalog(agent, type, reply.data);
   }
 
-  async set(type, fields) {
+  async set(type: string, fields: Record<string, unknown>): Promise<void> {
     const agent = this.agent;
     if (!agent) return;
     try {
       const reply = await this.conn.request({ type, agent_id: agent.id, ...fields });
-      if (!reply.success) this.toast(`${type}: ${reply.error.message}`, "error");
+      if (!reply.success) this.toast(`${type}: ${reply.error?.message}`, "error");
     } catch (err) {
-      this.toast(`${type}: ${err.message}`, "error");
+      this.toast(`${type}: ${(err as Error).message}`, "error");
     }
   }
 
-  modelChanged(agent, ev) {
-    if (ev.capabilities) agent.capabilities = ev.capabilities;
-    agent.model = ev.active.id;
-    agent.window = windowText(ev.active);
+  // the store folded the event already (model, window, capabilities): the pickers follow
+  modelChanged(agent: PickerAgent, ev: Data): void {
     if (agent === this.agent) {
       if (ev.capabilities) this.load(agent);
       else selectValue(this.models, ev.active.id);
@@ -92,21 +114,20 @@ export class Controls {
     }
   }
 
-  modeChanged(agent, ev) {
-    agent.mode = ev.mode;
+  modeChanged(agent: PickerAgent, ev: Data): void {
     if (agent === this.agent) selectValue(this.modes, ev.mode);
   }
 
-  reasoningChanged(agent, ev) {
+  reasoningChanged(agent: PickerAgent, ev: Data): void {
     if (agent === this.agent) selectValue(this.levels, ev.active);
   }
 }
 
-function fill(select, options, active) {
+function fill(select: HTMLSelectElement, options: [string, string, string | undefined][], active: string): void {
   select.replaceChildren(...options.map(([value, label, title]) => h("option", { value, title }, label)));
   select.value = active;
 }
 
-function selectValue(select, value) {
+function selectValue(select: HTMLSelectElement, value: string): void {
   select.value = value;
 }
