@@ -1,7 +1,7 @@
 """Records the event streams the clients' folds are tested with (tests/fixtures/streams/*.json):
 each scenario runs against a real ``shard daemon`` with the scripted provider, keeps the messages
 one client received (hello and responses left out) and the state the Python SDK folds from them
-at a few points (``shard.testing.streams``). The web client's store folds the same files in its
+at a few points (``shard.client.replay``). The web client's store folds the same files in its
 unit tests, so the two clients cannot drift. Run after a protocol change, review the diff, commit:
 
     .venv/bin/python scripts/record_streams.py
@@ -20,9 +20,9 @@ from typing import Any
 
 import orjson
 
+from shard.client.replay import STREAMS, agent_view, fold
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 from shard.testing.daemon import UnixClient
-from shard.testing.streams import STREAMS, agent_view, fold
 from shard.testing.tools import TEST_TOOLS
 
 REPLY = "Done. **Bold**, then code:\n\n```python\nprint('hi')\n```\n\n- one\n- two\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shard.testing.streams import STREAMS, agent_view, fold, load
+from shard.client.replay import STREAMS, agent_view, fold, load
 
 FILES = sorted(STREAMS.glob("*.json"))
 SCENARIOS = {

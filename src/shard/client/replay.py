@@ -15,12 +15,13 @@ import orjson
 
 from shard.client.agent import Agent
 from shard.client.decode import decode_event
-from shard.protocol.events import AgentEvent
+from shard.protocol.commands import AgentCommand
+from shard.protocol.events import AgentEvent, Response
 
 STREAMS = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "streams"
 
 
-async def _unused(command: dict[str, Any], timeout: float | None = None) -> Any:
+async def _unused(command: AgentCommand, timeout: float | None = None, role: str | None = None) -> Response:
     raise AssertionError("a recorded stream sends nothing")
 
 
