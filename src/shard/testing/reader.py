@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-# A safety cap, never a timing: ample for a loaded machine (./test runs six workers on two cores).
+# A safety cap, never a timing: ample for a loaded machine (./test runs four workers on two cores).
 DEFAULT_TIMEOUT = 90.0
 
 
