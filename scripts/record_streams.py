@@ -20,11 +20,12 @@ from typing import Any
 
 import orjson
 
-from shard.client.replay import STREAMS, agent_view, fold
+from shard.client.replay import agent_view, fold
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 from shard.testing.daemon import UnixClient
 from shard.testing.tools import TEST_TOOLS
 
+STREAMS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "streams"
 REPLY = "Done. **Bold**, then code:\n\n```python\nprint('hi')\n```\n\n- one\n- two\n"
 SLOW = {
     "blocks": [{"type": "text", "text": "Streaming slowly, piece by piece, so a client can drop midway."}],

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from shard.client.replay import STREAMS, agent_view, fold, load
+from shard.client.replay import agent_view, fold, load
 
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"  # the web store folds them too
 FILES = sorted(STREAMS.glob("*.json"))
 SCENARIOS = {
     "turn_with_permission",

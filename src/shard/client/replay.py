@@ -18,8 +18,6 @@ from shard.client.decode import decode_event
 from shard.protocol.commands import AgentCommand
 from shard.protocol.events import AgentEvent, Response
 
-STREAMS = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "streams"
-
 
 async def _unused(command: AgentCommand, timeout: float | None = None, role: str | None = None) -> Response:
     raise AssertionError("a recorded stream sends nothing")
