@@ -91,6 +91,55 @@ def inherit() -> None:
             _store.update({k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)})
 
 
+MAX_HANDOFF_BYTES = 4 << 20  # keys, a config.toml and a system prompt: far less in practice
+
+
+def inherit_stream(fd: int = 0) -> dict[str, object]:
+    """Read the handoff a daemon sends a runtime on another host ahead of the protocol on its stdin:
+    a line with the payload's length, then that many bytes of JSON ``{"keys": {…}, …}``. Nothing
+    past it is read, so the protocol's first line is left for the runtime. The keys go into memory
+    (the process sealed first, as :func:`inherit`); the other members are returned.
+
+    The key crossed the SSH channel, never a command line, an environment or the host's disk."""
+    digits = b""
+    while not digits.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte or len(digits) > 12:
+            raise ValueError("no handoff on stdin")
+        digits += byte
+    size = int(digits)
+    if not 0 <= size <= MAX_HANDOFF_BYTES:
+        raise ValueError("a handoff of an impossible size")
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(fd, size)
+        if not chunk:
+            raise ValueError("the handoff was cut short")
+        chunks.append(chunk)
+        size -= len(chunk)
+    data = json.loads(b"".join(chunks) or b"{}")
+    if not isinstance(data, dict):
+        raise ValueError("the handoff is not an object")
+    keys = data.pop("keys", None)
+    asked = data.pop("asked", None)
+    if isinstance(asked, list):
+        _asked.update(name for name in asked if isinstance(name, str))
+    traced = seal()
+    if traced:
+        sys.stderr.write(f"shard: this process is traced (by pid {traced}): its provider keys are withheld\n")
+    elif isinstance(keys, dict):
+        _store.update({k: v for k, v in keys.items() if isinstance(k, str) and isinstance(v, str)})
+    return data
+
+
+def handoff_bytes(extra: dict[str, object], *, keys: bool = True) -> bytes:
+    """What :func:`inherit_stream` reads: every key held (none when ``keys`` is false: a host that
+    uses its own configuration), with ``extra``."""
+    held = {"keys": dict(_store), "asked": sorted(_asked)} if keys else {}
+    payload = json.dumps({**held, **extra}).encode()
+    return f"{len(payload)}\n".encode() + payload
+
+
 def seal() -> int:
     """Make this process non-dumpable (no other process of the user can attach to it or read its
     memory or descriptors through ``/proc``) and return the pid of a tracer already attached, 0 if

@@ -27,7 +27,7 @@ from shard.agent.catalog import (
     descriptor,
     key_variables,
 )
-from shard.agent.config.settings import Config, ConfigError, load_config, shard_home
+from shard.agent.config.settings import Config, ConfigError, config_from_text, load_config, shard_home
 from shard.agent.modes import BUILTIN_MODES
 from shard.agent.prompting.definitions import MAX_PROMPT_BYTES
 from shard.agent.prompting.instructions import session_context
@@ -62,6 +62,7 @@ class AgentOptions(NamedTuple):
     delegated: bool = False  # a new session is a background child's (--delegated): no title from its task
     agent_id: str | None = None  # the durable agent a daemon hosts here (--agent-id)
     system_prompt_file: str | None = None  # a delegated child's instructions, written by the daemon
+    handoff: bool = False  # keys, config and instructions come first on stdin (a runtime on a host)
 
 
 class Prepared:
@@ -106,13 +107,24 @@ class Prepared:
 
 def prepare(opts: AgentOptions) -> Prepared:
     """Phase A. Raises StartupError (bad config or arguments) or ShardError (session problems)."""
-    instructions = read_instructions(opts.system_prompt_file)  # a bad file stops before any session
-    prepared = _prepare(opts)
+    received: dict[str, object] = {}
+    if opts.handoff:
+        try:
+            received = _secrets.inherit_stream(0)
+        except (OSError, ValueError) as exc:
+            raise StartupError(f"--handoff: {exc}") from None
+        prompt = received.get("system_prompt")
+        instructions = prompt.strip() or None if isinstance(prompt, str) else None
+    else:
+        instructions = read_instructions(opts.system_prompt_file)  # a bad file stops before any session
+    config_text = received.get("config")
+    prepared = _prepare(opts, config_text if isinstance(config_text, str) else None)
     prepared.instructions = instructions
     return prepared
 
 
-def _prepare(opts: AgentOptions) -> Prepared:
+def _prepare(opts: AgentOptions, config_text: str | None = None) -> Prepared:
+    """``config_text``: the daemon's config.toml, handed to a runtime on another host."""
     prepare_sdk_import()  # before anything (``shard run`` too) starts importing an SDK
     _secrets.inherit()  # keys a daemon handed over, then the ones in the environment
     _secrets.capture(BUILTIN_KEY_VARIABLES)
@@ -124,7 +136,10 @@ def _prepare(opts: AgentOptions) -> Prepared:
     if notice is not None:
         print(f"shard: {notice}", file=sys.stderr)
     try:
-        config = load_config(home)
+        if config_text is None:
+            config = load_config(home)
+        else:
+            config = config_from_text(config_text, home, Path("the daemon's config.toml"))
     except ConfigError as exc:
         raise StartupError(exc.message) from None
     _secrets.capture(key_variables(config))  # before anything can run a command that would see them

@@ -26,6 +26,7 @@ def options(args: argparse.Namespace) -> AgentOptions:
         agent_id=getattr(args, "agent_id", None),  # only shard agent has the daemon's flags
         system_prompt_file=getattr(args, "system_prompt_file", None),
         delegated=getattr(args, "delegated", False),
+        handoff=getattr(args, "handoff", False),
     )
 
 

@@ -19,9 +19,10 @@ from shard.agent.catalog import BUILTIN_KEY_VARIABLES, DEMO_MODEL, ModelCatalog,
 from shard.agent.config.settings import Config, ConfigError, load_config, shard_home
 
 if TYPE_CHECKING:
+    from shard._hosts import HostConfig
     from shard.daemon.catalog import Catalog
     from shard.daemon.early_template import EarlyTemplate
-    from shard.daemon.jobs.settings import Catalogs, Definitions, JobSettings
+    from shard.daemon.jobs.settings import Catalogs, Definitions, Hosts, JobSettings
 
 
 def main_daemon(args: argparse.Namespace) -> int:
@@ -136,7 +137,27 @@ def job_settings(home: Path, config: Config, run_timeout: float | None) -> JobSe
         max_children=sub.max_children or DEFAULT_MAX_CHILDREN,
         definitions=_definitions(home),
         catalog=_catalog(home, config),
+        hosts=_hosts(home, config),
     )
+
+
+def _hosts(home: Path, config: Config) -> Hosts:
+    """The [[hosts]] entries as config.toml says now (read again when it changed; an edit that
+    breaks it keeps the last good ones)."""
+    path = home / "config.toml"
+    seen: list[tuple[object, dict[str, HostConfig]]] = []
+
+    def find(name: str) -> HostConfig | None:
+        now = _stamp(path)
+        if not seen or now != seen[-1][0]:
+            try:
+                hosts = {h.name: h for h in load_config(home).hosts}
+            except ConfigError:
+                hosts = seen[-1][1] if seen else {h.name: h for h in config.hosts}
+            seen[:] = [(now, hosts)]
+        return seen[-1][1].get(name)
+
+    return find
 
 
 def _catalog(home: Path, config: Config) -> Catalogs:
@@ -175,6 +196,8 @@ def _build(config: Config) -> Catalog:
         mcp_servers=frozenset(s.name for s in config.mcp_servers),
         open_tools=bool(config.tool_extensions),
         unknown_model=models.unknown,
+        hosts=frozenset(h.name for h in config.hosts),
+        own_config_hosts=frozenset(h.name for h in config.hosts if h.config == "remote"),
     )
 
 

@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--agent-id", help=argparse.SUPPRESS)
     agent.add_argument("--system-prompt-file", help=argparse.SUPPRESS)
     agent.add_argument("--delegated", action="store_true", help=argparse.SUPPRESS)
+    # A runtime a daemon starts on another host reads its keys, config and instructions from stdin
+    # ahead of the protocol (shard.daemon.hosts): nothing of them on that host's disk.
+    agent.add_argument("--handoff", action="store_true", help=argparse.SUPPRESS)
 
     run = sub.add_parser("run", help="headless one-shot: run one prompt and print the answer")
     run.add_argument(

@@ -34,6 +34,14 @@ class Catalog:
     open_tools: bool = False  # tool extensions are configured: only runtimes know their names
     # the runtime's own line for a model it lacks (the CLI gives ModelCatalog.unknown): said alike
     unknown_model: Callable[[str], str] | None = None
+    hosts: frozenset[str] = frozenset()  # the [[hosts]] entries an agent may run on
+    own_config_hosts: frozenset[str] = frozenset()  # those whose runtimes read the host's own config
+
+    def host(self, name: str | None) -> None:
+        """INVALID_REQUEST unless ``name`` (when given) is a [[hosts]] entry of config.toml."""
+        if name is not None and name not in self.hosts:
+            known = ", ".join(sorted(self.hosts)) or "none: add a [[hosts]] entry to config.toml"
+            _refuse(f"unknown host {shown(name)} (hosts: {known})")
 
     @property
     def providers(self) -> frozenset[str]:

@@ -45,6 +45,9 @@ from shard.daemon.effects import (
     TimerKey,
     ToRuntime,
 )
+from shard.daemon.hosts.connections import Masters
+from shard.daemon.hosts.launcher import remote_launcher
+from shard.daemon.hosts.ssh import explain
 from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.manifests import RegistryManifests
@@ -52,7 +55,7 @@ from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.daemon.runtime_proc import RuntimeProcess
 from shard.daemon.warm_pool import WarmPool
-from shard.protocol.errors import ShardError
+from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import Oversized, Record
 
 DEFAULT_IDLE_TIMEOUT = 600.0
@@ -88,6 +91,8 @@ class Daemon:
             fallback_model=fallback_model,
         )
         self.broker.coordinator.configure(settings)
+        self.hosts = settings.hosts
+        self.masters = Masters(home, os.environ)  # the ssh client's own environment: agent, config
         self.broker.workspaces.root = home / "worktrees"
         # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
         self.broker.provider_env = Holder(
@@ -246,18 +251,35 @@ class Daemon:
     # --- runtime processes ----------------------------------------------------------------------
 
     async def _start(self, gen: Generation, record: AgentRecord, overrides: bool) -> None:
+        host = None
+        if record.host is not None:
+            host = self.hosts(record.host) if self.hosts is not None else None
+            if host is None:
+                why = f"host {record.host} is not in config.toml ([[hosts]]) any more"
+                gone = ShardError(ErrorCode.RUNTIME_START_FAILED, why)
+                self._perform(self.broker.runtime_failed(gen, gone))
+                return
+            argv = self._runtime_args(record, overrides, fresh=record.started_at is None, remote=True)
+            handoff = {"config": self._config_text() if host.config == "daemon" else None}
+            if record.system_prompt:
+                handoff["system_prompt"] = record.system_prompt
+            launch = remote_launcher(self.masters, host, os.environ, handoff)
+        else:
+            argv, launch = self._argv(record, overrides), self.pool.launch
         proc = RuntimeProcess(
-            self._argv(record, overrides),
+            argv,
             self._env(record.subagents),
             lambda _, line: self._on_line(gen, line),
             lambda _, code, stderr: self._on_exit(gen, code, stderr),
-            launch=self.pool.launch,
+            launch=launch,
         )
         self._procs[gen] = proc
         try:
             await proc.start()
         except ShardError as exc:  # start() killed and reaped it
             self._procs.pop(gen, None)
+            if host is not None and not exc.message.startswith(f"host {host.name} "):
+                exc = ShardError(exc.code, explain(host, exc.message))
             self._perform(self.broker.runtime_failed(gen, exc))
             return
         self._perform(self.broker.runtime_ready(gen, proc.hello, proc.sync))
@@ -277,13 +299,24 @@ class Daemon:
 
     def _argv(self, r: AgentRecord, overrides: bool) -> list[str]:
         argv = [sys.executable, "-m", "shard", "agent", "--stdio", "--home", str(self.home)]
-        argv += ["--session", r.session_id, "--cwd", r.cwd, "--headless-policy", r.headless_policy]
+        argv += self._runtime_args(r, overrides, fresh=not sessions.exists(self.home, r.session_id))
+        if r.system_prompt:  # a file, not an argument: /proc/<pid>/cmdline is readable by every user
+            path = self.home / "prompts" / f"{r.agent_id}.md"
+            private_dirs(path.parent)
+            write_private(path, r.system_prompt.encode())
+            argv += ["--system-prompt-file", str(path)]
+        return argv
+
+    @staticmethod
+    def _runtime_args(r: AgentRecord, overrides: bool, *, fresh: bool, remote: bool = False) -> list[str]:
+        """The runtime's arguments after ``--home``. A session on another host is opened there, or
+        made with its id when it is not there yet (``--create`` always): the daemon cannot look."""
+        argv = ["--session", r.session_id, "--cwd", r.cwd, "--headless-policy", r.headless_policy]
         argv += ["--agent-id", r.agent_id]
-        fresh = not sessions.exists(self.home, r.session_id)
-        if fresh:
+        if fresh or remote:
             argv.append("--create")
-            if r.parent_agent_id is not None:  # its first prompt is a private task: never a session title
-                argv.append("--delegated")
+        if fresh and r.parent_agent_id is not None:  # its first prompt is a private task: never a title
+            argv.append("--delegated")
         if fresh or overrides:  # the session takes these and records them
             if r.model:
                 argv += ["--model", r.model]
@@ -293,12 +326,15 @@ class Daemon:
             argv += ["--tools", ",".join(r.tools)]
         if r.sandbox is not None:
             argv += ["--sandbox", r.sandbox]
-        if r.system_prompt:  # a file, not an argument: /proc/<pid>/cmdline is readable by every user
-            path = self.home / "prompts" / f"{r.agent_id}.md"
-            private_dirs(path.parent)
-            write_private(path, r.system_prompt.encode())
-            argv += ["--system-prompt-file", str(path)]
         return argv
+
+    def _config_text(self) -> str:
+        """config.toml as the daemon reads it now, for a runtime on a host that uses the daemon's
+        providers (empty: none, so the host's own file is not read instead)."""
+        try:
+            return (self.home / "config.toml").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ""
 
     def _env(self, subagents: bool = True) -> dict[str, str]:
         """A runtime's environment; the daemon's socket in it is what offers the subagent tools."""

@@ -218,6 +218,10 @@ class AgentManifests(Protocol):
     def check_adoption(self, session_id: str, cwd: str) -> None:
         """INVALID_REQUEST (already adopted, another directory), NOT_FOUND or SESSION_CORRUPT."""
 
+    def check_unadopted(self, session_id: str) -> None:
+        """INVALID_REQUEST when an agent already holds the session (one kept on another host, which
+        only its runtime can open)."""
+
     def add(self, record: AgentRecord) -> None:
         """Write the agent's row (INTERNAL_ERROR when the disk refuses)."""
 

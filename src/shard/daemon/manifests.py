@@ -42,9 +42,12 @@ class RegistryManifests:
             raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd {shown(cwd)} is not a directory")
         return canonical
 
-    def check_adoption(self, session_id: str, cwd: str) -> None:
+    def check_unadopted(self, session_id: str) -> None:
         if self.registry.by_session(session_id) is not None:
             raise ShardError(ErrorCode.INVALID_REQUEST, f"session {shown(session_id)} is already adopted")
+
+    def check_adoption(self, session_id: str, cwd: str) -> None:
+        self.check_unadopted(session_id)
         header = sessions.header_of(self.home, session_id)  # NOT_FOUND / SESSION_CORRUPT
         if os.path.realpath(str(header.get("cwd", ""))) != cwd:
             raise ShardError(

@@ -4,6 +4,7 @@ its client ``waiting`` and completes from the input that ends the wait."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 
 from shard.daemon import removal, wire
@@ -119,21 +120,31 @@ class Orchestrator(Department):
                     ErrorCode.INVALID_REQUEST,
                     f"{name} is set by the daemon for managed children, not by clients",
                 )
-        cwd = b.manifests.canonical_cwd(command.cwd)
+        catalog = b.manifests.catalog()  # every choice checked before the row is written
+        if catalog is not None:
+            catalog.host(command.host)
         if command.parent_agent_id is not None and command.parent_agent_id not in b.agents:
             raise ShardError(ErrorCode.NOT_FOUND, f"no parent agent {shown(command.parent_agent_id)}")
         parent = b.agents.get(command.parent_agent_id) if command.parent_agent_id else None
+        host = command.host if command.host is not None else (parent.record.host if parent else None)
+        # a folder on another host is that host's to check, when its runtime starts there
+        cwd = b.manifests.canonical_cwd(command.cwd) if host is None else remote_cwd(command.cwd)
         if parent is not None:  # a child made this way is bound like a subagent.create one
             requests.check_depth(parent.record.depth, self.limits.policy)
             kids = sum(1 for s in b.agents.values() if s.record.parent_agent_id == parent.agent_id)
             requests.check_room(parent.agent_id, kids, 1, self.limits.max_children)
-        catalog = b.manifests.catalog()  # every choice checked before the row is written
-        if catalog is not None:
+        if catalog is not None and host in catalog.own_config_hosts:
+            catalog.mode(command.mode)  # the host's own providers: only its runtime knows its models
+            catalog.tool_names(command.tools)
+            model = selection(command.model, command.provider)
+        elif catalog is not None:
             model = catalog.check(command.model, command.provider, command.mode, command.tools)
         else:
             model = selection(command.model, command.provider)
-        if command.session_id is not None:
+        if command.session_id is not None and host is None:
             b.manifests.check_adoption(command.session_id, cwd)
+        elif command.session_id is not None:  # the session is on the host: its runtime opens it there
+            b.manifests.check_unadopted(command.session_id)
         elif model is None:  # an adopted session keeps the model it recorded
             model = b.fallback_model
         record = AgentRecord(
@@ -152,6 +163,7 @@ class Orchestrator(Department):
             sandbox=command.sandbox or (parent.record.sandbox if parent else None),
             subagents=command.subagents is not False,
             ephemeral=command.ephemeral is True,
+            host=host,
         )
         b.manifests.add(record)  # the manifest, written atomically before the runtime starts
         slot = b.admit(record, adoption_overrides=record.adopted and bool(model or command.mode))
@@ -285,3 +297,14 @@ def _naming(error: ShardError, agent_id: str) -> ShardError:
     """The binding is kept for a retry: the error says which agent it is."""
     error.data = {**(error.data or {}), "agent_id": agent_id}
     return error
+
+
+def remote_cwd(cwd: str) -> str:
+    """A folder on another host, as far as the daemon can tell without going there: absolute
+    (``~/…`` is the host's home, left for its shell), normalized; INVALID_REQUEST otherwise."""
+    if "\0" in cwd:
+        raise ShardError(ErrorCode.INVALID_REQUEST, "cwd holds a NUL byte")
+    if not (cwd.startswith("/") or cwd == "~" or cwd.startswith("~/")):
+        why = f"cwd must be an absolute path on the host, not {shown(cwd)}"
+        raise ShardError(ErrorCode.INVALID_REQUEST, why)
+    return posixpath.normpath(cwd) if cwd.startswith("/") else cwd

@@ -29,6 +29,7 @@ class AgentRecord:
     names: list[str] | None = None  # the friendly-alias pool for this agent's own children
     workspace_id: str | None = None  # the workspace (git worktree) it was made in
     sandbox: str | None = None  # off | ask | auto for its bash; None: config.toml's [sandbox] mode
+    host: str | None = None  # the [[hosts]] entry its runtime runs on (over SSH); None: this machine
     # For this daemon's life only, not kept in state.db (see AgentCreate): its runtimes get the
     # subagent tools; terminating it once stopped removes it.
     subagents: bool = True

@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS agents (
     system_prompt TEXT,
     names TEXT,
     workspace_id TEXT,
-    sandbox TEXT
+    sandbox TEXT,
+    host TEXT
 )
 """
 # Jobs and runs (PROTOCOL §10.3, §11.2). ``runs.task`` is the only place task text is kept: the
@@ -132,8 +133,8 @@ _RUN_FIELDS = (
     "reported",
 )
 # 1: agents; 2: + agents.alias/definition_name/display_name, jobs, runs; 3: + agents.system_prompt/
-# names/workspace_id, runs.definition_name/display_name/reported, workspaces
-SCHEMA_VERSION = 3
+# names/workspace_id, runs.definition_name/display_name/reported, workspaces; 4: + agents.host
+SCHEMA_VERSION = 4
 
 
 class Registry:
@@ -160,6 +161,7 @@ class Registry:
             "names",
             "workspace_id",
             "sandbox",
+            "host",  # version 4
         ):
             if column not in columns:
                 self._db.execute(f"ALTER TABLE agents ADD COLUMN {column} TEXT")
@@ -277,8 +279,8 @@ class Registry:
         self._db.execute(
             "INSERT INTO agents (agent_id, session_id, cwd, name, model, provider, mode, tools,"
             " headless_policy, parent_agent_id, depth, adopted, created_at, started_at, alias,"
-            " definition_name, display_name, system_prompt, names, workspace_id, sandbox)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " definition_name, display_name, system_prompt, names, workspace_id, sandbox, host)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.agent_id,
                 record.session_id,
@@ -301,6 +303,7 @@ class Registry:
                 orjson.dumps(record.names).decode() if record.names is not None else None,
                 record.workspace_id,
                 record.sandbox,
+                record.host,
             ),
         )
 

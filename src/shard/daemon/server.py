@@ -132,6 +132,8 @@ async def run(
             with contextlib.suppress(FileNotFoundError):
                 sock.unlink()
         with contextlib.suppress(Exception):
+            await daemon.masters.close()  # every host's connection, and the runtimes still on it
+        with contextlib.suppress(Exception):
             daemon.registry.close()
         with contextlib.suppress(Exception):
             store.close()

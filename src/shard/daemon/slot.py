@@ -151,6 +151,7 @@ class AgentSlot:
             "definition_name": r.definition_name,
             "display_name": r.display_name,
             "session_id": r.session_id,
+            "host": r.host,
             "usage": Usage.model_validate(self.usage) if self.usage else None,
         }
         return AgentInfo(

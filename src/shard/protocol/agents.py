@@ -88,3 +88,6 @@ class AgentInfo(WireModel):
     # Additive (Shard): the session the agent runs on, so a client can find the agent holding a
     # session (`shard acp`'s session/load attaches to it rather than adopting the session twice).
     session_id: str | None = None
+    # Additive (Shard): the [[hosts]] entry whose machine runs the agent (over SSH); absent: the
+    # daemon's own machine, and ``cwd`` is a path there.
+    host: str | None = None

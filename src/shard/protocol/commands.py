@@ -13,7 +13,7 @@ from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_valid
 from pydantic_core import PydanticCustomError
 
 from shard.protocol.base import WireModel
-from shard.protocol.bounds import AgentName, Choice, ClientName, DirectoryPath, ToolList
+from shard.protocol.bounds import AgentName, Choice, ClientName, DirectoryPath, HostName, ToolList
 from shard.protocol.command_base import CommandBase as CommandBase
 from shard.protocol.content import Image
 from shard.protocol.daemon_commands import (
@@ -235,6 +235,9 @@ class AgentCreate(CommandBase):
     # Additive (Shard): true lets agent.terminate of the stopped agent remove it from the registry
     # (its session stays), as for one that never started — a one-shot's agent. This daemon's life only.
     ephemeral: bool | None = None
+    # Additive (Shard): run the agent on this [[hosts]] entry of config.toml (over SSH); ``cwd`` is
+    # then a path on that host, checked there when the runtime starts.
+    host: HostName | None = None
     # Managed-child manifest fields: set by the daemon, never by clients (R10.1.6).
     system_prompt: str | None = None
     depth: int | None = None

@@ -35,9 +35,12 @@ class MemoryManifests:
             raise ShardError(ErrorCode.INVALID_REQUEST, f"cwd must be an absolute path, not {cwd!r}")
         return cwd
 
-    def check_adoption(self, session_id: str, cwd: str) -> None:
+    def check_unadopted(self, session_id: str) -> None:
         if any(r.session_id == session_id for r in self.rows.values()):
             raise ShardError(ErrorCode.INVALID_REQUEST, f"session {session_id} is already adopted")
+
+    def check_adoption(self, session_id: str, cwd: str) -> None:
+        self.check_unadopted(session_id)
         if session_id not in self.sessions:
             raise ShardError(ErrorCode.NOT_FOUND, f"no session {session_id}")
         if self.sessions[session_id] != cwd:

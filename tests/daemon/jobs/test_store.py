@@ -128,4 +128,4 @@ def test_runs_ended_under_a_schema_2_daemon_count_as_reported(tmp_path):
     db.close()
     again = Registry(path)
     assert again.load_jobs()[0].runs[0].reported is True
-    assert again._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert again._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4

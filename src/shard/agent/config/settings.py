@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shard._home import HomeError, read_config
+from shard.agent.config.hosts import HostConfig, parse_hosts
 from shard.agent.config.mistakes import KeyPath, Mistake
 from shard.agent.mcp.config import McpServerConfig, parse_servers
 from shard.protocol.errors import ErrorCode, ShardError
@@ -114,6 +115,7 @@ class Config(NamedTuple):
     subagents: SubagentConfig = SubagentConfig()
     sandbox: SandboxConfig = SandboxConfig()
     mcp_servers: tuple[McpServerConfig, ...] = ()  # [[mcp_servers]] (shard.agent.mcp.config)
+    hosts: tuple[HostConfig, ...] = ()  # [[hosts]] (shard.agent.config.hosts)
     source: Path | None = None
 
     def resolve_path(self, value: str) -> Path:
@@ -138,8 +140,17 @@ def load_config(home: Path) -> Config:
         return Config(home=home)
     try:
         text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    return config_from_text(text, home, path)
+
+
+def config_from_text(text: str, home: Path, path: Path) -> Config:
+    """``text`` as config.toml (``path`` names it in messages): what a remote runtime is handed by
+    its daemon instead of reading its host's own file."""
+    try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
     try:
         return _parse(data, home, path)
@@ -160,6 +171,7 @@ _TOP_LEVEL = {
     "subagents": "[subagents]",
     "sandbox": "[sandbox]",
     "mcp_servers": "[[mcp_servers]]",
+    "hosts": "[[hosts]]",
 }
 _TABLES = {
     "retry": ("max_attempts", "base_delay", "max_delay"),
@@ -276,6 +288,7 @@ def _parse(data: dict[str, Any], home: Path, path: Path) -> Config:
         subagents=subagents,
         sandbox=sandbox,
         mcp_servers=parse_servers(data.get("mcp_servers")),
+        hosts=parse_hosts(data.get("hosts")),
         source=path,
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from shard._hosts import HostConfig
 from shard.daemon.catalog import Catalog
 from shard.daemon.jobs.children import ChildSpec
 from shard.protocol.jobs import LaunchPolicy
@@ -18,6 +19,7 @@ DEFAULT_MAX_CHILDREN = 64
 
 Definitions = Callable[[str, str], ChildSpec | None]  # (cwd, name) -> the agent definition, if any
 Catalogs = Callable[[], Catalog]  # the catalog as config.toml says now
+Hosts = Callable[[str], HostConfig | None]  # the [[hosts]] entry of that name, as config.toml says now
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,3 +30,4 @@ class JobSettings:
     # read by shard.agent, which the daemon's layer may not import: handed in by the CLI
     definitions: Definitions | None = None
     catalog: Catalogs | None = None  # None: nothing checked against a catalog (an in-memory broker)
+    hosts: Hosts | None = None  # None: no agent can run on another host

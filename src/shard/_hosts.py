@@ -1,0 +1,20 @@
+"""A ``[[hosts]]`` entry of config.toml, as every layer sees it (stdlib only). Parsed by
+``shard.agent.config.hosts``; used by the daemon's launcher (``shard.daemon.hosts``) and the CLI."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# Where `shard hosts setup` installs Shard on a host (relative to the login's home directory).
+SETUP_DIR = ".local/share/shard"
+DEFAULT_HOME = "~/.shard"
+
+
+class HostConfig(NamedTuple):
+    name: str
+    ssh: str
+    port: int | None = None
+    ssh_config: str | None = None
+    shard: str | None = None  # a command line (words split as a shell would); None: the default
+    home: str = DEFAULT_HOME
+    config: str = "daemon"  # daemon | remote

@@ -1,0 +1,173 @@
+"""The ``ssh`` command lines and the meaning of their failures (policy only: no process is run here).
+
+Every connection is made with the user's own ssh configuration, agent and known hosts, and with
+three settings forced on the command line, where they beat any configuration file:
+
+* ``StrictHostKeyChecking=yes`` — an unknown or changed host key fails the connection; a key is
+  never accepted silently (``shard hosts check`` says how to accept one);
+* ``BatchMode=yes`` — the daemon has no terminal: a password or passphrase prompt fails at once;
+* ``ControlMaster``/``ControlPath`` — one master connection per host carries every runtime there
+  (a second runtime costs no handshake); the daemon owns the master.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import tempfile
+from pathlib import Path
+
+from shard._hosts import SETUP_DIR, HostConfig
+
+_STRICT = ("-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes")
+_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; ssh appends a random suffix while it binds
+
+
+def control_dir(home: Path) -> Path:
+    """Where the masters' sockets live: under SHARD_HOME when its path is short enough for a unix
+    socket, else a private folder in the system's temp dir (named after SHARD_HOME, mode 0700)."""
+    here = home / "ssh"
+    if len(str(here)) + 1 + 16 + 24 <= _SOCKET_PATH_MAX:
+        return here
+    tag = hashlib.sha256(str(home).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"shard-{os.getuid()}-{tag}"
+
+
+def control_path(folder: Path, host: HostConfig) -> Path:
+    # Named after everything that picks the connection, so an edited entry gets a new master.
+    tag = hashlib.sha256(repr((host.ssh, host.port, host.ssh_config)).encode()).hexdigest()[:16]
+    return folder / f"{tag}.sock"
+
+
+def _target(host: HostConfig) -> list[str]:
+    words: list[str] = []
+    if host.ssh_config is not None:
+        words += ["-F", os.path.expanduser(host.ssh_config)]
+    if host.port is not None:
+        words += ["-p", str(host.port)]
+    return words
+
+
+def master_argv(host: HostConfig, socket: Path) -> list[str]:
+    """The master: authenticates, then holds the connection for the runtimes (no command of its own)."""
+    return [
+        "ssh",
+        *_STRICT,
+        "-M",
+        "-N",
+        "-S",
+        str(socket),
+        "-o",
+        "ControlPersist=no",
+        "-o",
+        "ConnectTimeout=15",
+        "-o",
+        "ServerAliveInterval=15",
+        "-o",
+        "ServerAliveCountMax=3",
+        *_target(host),
+        "--",
+        host.ssh,
+    ]
+
+
+def command_argv(host: HostConfig, socket: Path, remote: str) -> list[str]:
+    """One command over the master (a runtime, or a ``shard hosts`` probe); ``remote`` is a shell
+    command line for the host's shell."""
+    return [
+        "ssh",
+        *_STRICT,
+        "-S",
+        str(socket),
+        "-o",
+        "ControlMaster=no",
+        "-T",
+        *_target(host),
+        "--",
+        host.ssh,
+        remote,
+    ]
+
+
+def remote_word(value: str) -> str:
+    """One word for the host's shell: quoted, with a leading ``~/`` left to expand to its $HOME."""
+    if value == "~":
+        return '"$HOME"'
+    if value.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(value[2:])
+    return shlex.quote(value)
+
+
+def shard_command(host: HostConfig) -> str:
+    """How shard is started on the host, as the start of a shell command line: the entry's ``shard``,
+    else what ``shard hosts setup`` installed, else ``shard`` on the host's PATH."""
+    if host.shard is not None:
+        return " ".join(remote_word(word) for word in shlex.split(host.shard))
+    installed = remote_word(f"~/{SETUP_DIR}/venv/bin/shard")
+    return f'S={installed}; [ -x "$S" ] || S=shard; exec "$S"'
+
+
+def runtime_command(host: HostConfig, args: list[str]) -> str:
+    """``shard agent --stdio --handoff …`` on the host: its keys, config and instructions come on
+    stdin (never its command line, its environment or its disk)."""
+    words = " ".join(remote_word(a) for a in ["agent", "--stdio", "--handoff", "--home", host.home, *args])
+    start = shard_command(host)
+    return f"cd / && {start} {words}" if start.startswith("S=") else f"cd / && exec {start} {words}"
+
+
+# --- what a failure means ------------------------------------------------------------------------
+
+
+def explain(host: HostConfig, stderr: str, code: int | None = None) -> str:
+    """One line naming the host, what went wrong and the fix, from ssh's (or the runtime's) stderr."""
+    text = stderr.strip()
+    low = text.lower()
+    where = f"host {host.name} ({host.ssh})"
+    if "remote host identification has changed" in low:
+        return (
+            f"{where}: its host key has CHANGED since it was accepted — possibly an attack; "
+            f"if the change is expected, remove the old key with `ssh-keygen -R` and accept the new one"
+        )
+    if "host key verification failed" in low or "host key is known" in low:
+        return (
+            f"{where}: its host key is not in your known hosts, and a key is never accepted silently: "
+            f"check its fingerprint and accept it with `ssh {host.ssh}` once, then retry"
+        )
+    if "permission denied" in low and ("publickey" in low or "password" in low or "keyboard" in low):
+        return (
+            f"{where}: your key was refused: add your public key to ~/.ssh/authorized_keys there "
+            f"(or load it into ssh-agent; the daemon cannot type a passphrase)"
+        )
+    for sign in (
+        "could not resolve hostname",
+        "connection refused",
+        "connection timed out",
+        "no route to host",
+        "network is unreachable",
+        "operation timed out",
+        "connection closed by",
+        "connection reset",
+    ):
+        if sign in low:
+            reason = _line_with(text, sign)
+            return f"{where}: cannot reach it ({reason}): check the address and that sshd runs there"
+    if "no space left on device" in low:
+        reason = _line_with(text, "no space left")
+        return f"{where}: its disk is full ({reason}): free space on {host.name}, then retry"
+    if "the runtime speaks protocol" in low:
+        spoken = text[low.index("the runtime speaks protocol") + len("the runtime speaks ") :]
+        return f"{where}: the shard there speaks {spoken}: run `shard hosts setup {host.name}`"
+    if "unrecognized arguments" in low or "invalid choice: 'agent'" in low:
+        return f"{where}: the shard there is another version: run `shard hosts setup {host.name}`"
+    if code == 127 or ("not found" in low and ("shard" in low or "exec" in low)):
+        return f"{where}: shard is not installed there: run `shard hosts setup {host.name}`"
+    last = text.splitlines()[-1] if text else f"exit status {code}"
+    return f"{where}: {last}"
+
+
+def _line_with(text: str, sign: str) -> str:
+    for line in text.splitlines():
+        if sign in line.lower():
+            return line.strip().rstrip(".")
+    return sign
