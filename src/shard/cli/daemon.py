@@ -234,6 +234,7 @@ def _definitions(home: Path) -> Definitions:
             tools=definition.tools,
             headless_policy=definition.headless_policy,
             names=definition.names,
+            host=definition.host,
         )
 
     return find

@@ -210,6 +210,8 @@ class Orchestrator(Department):
         fields = {"id": command.id, "cwd": slot.record.cwd, "session_id": args.session_id}
         if slot.record.sandbox is not None:  # validated: the record keeps the sandbox as text
             fields["sandbox"] = slot.record.sandbox
+        if slot.record.host is not None:  # the fork was written on that host: it is opened there
+            fields["host"] = slot.record.host
         create = cmd.AgentCreate.model_validate(fields)
         self._create(
             client,

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from shard.protocol.bounds import Choice, TaskName
+from shard.protocol.bounds import Choice, HostName, TaskName
 from shard.protocol.command_base import CommandBase
 from shard.protocol.jobs import JobStrategy, TaskSpec
 from shard.protocol.workspaces import BranchDisposition
@@ -101,6 +101,9 @@ class SubagentCreate(SubagentCommand):
     model: Choice | None = None
     provider: Choice | None = None
     mode: Choice | None = None
+    # Additive (Shard): run the children on this [[hosts]] entry (in the parent's path there);
+    # absent: their definition's host, else their parent's machine.
+    host: HostName | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> SubagentCreate:

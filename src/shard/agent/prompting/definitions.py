@@ -35,7 +35,7 @@ from shard.protocol.headless import HEADLESS_POLICIES
 MAX_PROMPT_BYTES = 32 * 1024  # a definition's body, and the daemon's --system-prompt-file
 _MAX_FILE_BYTES = MAX_PROMPT_BYTES + 16 * 1024  # room for the front matter
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_KEYS = ("description", "model", "mode", "tools", "headless_policy", "names")
+_KEYS = ("description", "model", "mode", "tools", "headless_policy", "names", "host")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,7 @@ class Definition:
     headless_policy: str | None = None
     source: Path | None = None
     names: tuple[str, ...] | None = None  # the alias pool of its children
+    host: str | None = None  # the [[hosts]] entry its children run on (None: their parent's)
 
 
 class DefinitionError(ValueError):
@@ -154,6 +155,7 @@ def _definition(name: str, fields: dict[str, str], body: str, path: Path) -> Def
         headless_policy=policy,
         source=path,
         names=names,
+        host=fields.get("host") or None,
     )
 
 

@@ -75,6 +75,11 @@ class LaunchParams(ToolParams):
     )
     model: str | None = Field(default=None, description="Model for the children (default: inherited).")
     mode: str | None = Field(default=None, description="Mode for the children: build or plan.")
+    host: str | None = Field(
+        default=None,
+        description="Run the children on this configured host (its name in config.toml [[hosts]]), "
+        "in the same folder path there; default: where this agent runs.",
+    )
 
 
 class LaunchTool(_SubagentTool[LaunchParams]):

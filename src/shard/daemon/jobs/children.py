@@ -43,6 +43,7 @@ class ChildSpec:
     tools: tuple[str, ...] | None = None
     headless_policy: str | None = None
     names: tuple[str, ...] | None = None  # the friendly-alias pool for its children
+    host: str | None = None  # the [[hosts]] entry its children run on (None: their parent's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +53,22 @@ class Launch:
     model: str | None = None
     provider: str | None = None
     mode: str | None = None
+    host: str | None = None  # where the children run (None: their definition's, else their parent's)
 
 
-def launch(model: str | None, provider: str | None, mode: str | None, catalog: Catalog | None) -> Launch:
+def launch(
+    model: str | None,
+    provider: str | None,
+    mode: str | None,
+    catalog: Catalog | None,
+    host: str | None = None,
+) -> Launch:
     """A request's overrides, checked against the catalog (INVALID_REQUEST naming the field); the
     model as its catalog id."""
     if catalog is None:  # nothing to check against (an in-memory broker): taken as given
-        return Launch(selection(model, provider), provider, mode)
-    return Launch(catalog.check(model, provider, mode, None), provider, mode)
+        return Launch(selection(model, provider), provider, mode, host)
+    catalog.host(host)
+    return Launch(catalog.check(model, provider, mode, None), provider, mode, host)
 
 
 def checked(spec: ChildSpec | None, given: Launch, catalog: Catalog | None) -> ChildSpec | None:
@@ -69,6 +78,8 @@ def checked(spec: ChildSpec | None, given: Launch, catalog: Catalog | None) -> C
     if spec is None or catalog is None:
         return spec
     try:
+        if given.host is None:
+            catalog.host(spec.host)
         if given.mode is None:
             catalog.mode(spec.mode)
         return spec if given.model else replace(spec, model=catalog.model(spec.model, None))
@@ -111,6 +122,8 @@ def child_record(
         display_name=f"{spec.name} · {alias}" if spec else None,
         system_prompt=spec.prompt or None if spec else None,
         sandbox=parent.sandbox,  # a child is confined at least as its parent is
+        # on another host it works in the same path there (the project checked out alike)
+        host=launch.host or (spec.host if spec else None) or parent.host,
         created_at=now,
     )
 

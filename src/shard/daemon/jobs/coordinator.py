@@ -117,7 +117,7 @@ class Coordinator(Department):
         siblings = [s.record.alias for s in b.agents.values() if s.record.parent_agent_id == p.agent_id]
         requests.check_room(p.agent_id, len(siblings), len(specs), self.max_children)
         strategy, catalog = c.strategy or "single", b.manifests.catalog()
-        launch = children.launch(c.model, c.provider, c.mode, catalog)
+        launch = children.launch(c.model, c.provider, c.mode, catalog, c.host)
         taken = [a for a in siblings if a is not None]
         now = b.now()
         job = Job(new_id("job"), p.agent_id, strategy, now)

@@ -1,0 +1,180 @@
+"""A remote agent's sessions and children (issue: remote hosts, items 2 and 6): a fork written on
+the host and activated there, a child a local parent runs on the host, and the provider key that
+reaches the host's runtime without appearing anywhere another process or the host's disk shows."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agent.providers._server import ProviderServer, Stream
+from conftest import absolute_script, host_toml
+from shard.testing import DaemonProcess, text_step, write_scripted_home
+
+KEY = "sk-remote-9f8e7d6c5b4a39281706"
+
+
+async def _daemon(tmp_path: Path, sshd, remote: Path, steps: list, **kw) -> DaemonProcess:
+    home = write_scripted_home(tmp_path / "home", steps, extra_toml=host_toml(sshd, remote), **kw)
+    absolute_script(home)
+    return await DaemonProcess.start(home)
+
+
+async def _create(client, cwd: Path, **fields) -> str:
+    resp, _ = await client.request({"type": "agent.create", "id": "c", "cwd": str(cwd), **fields})
+    assert resp["success"] is True, resp
+    return resp["data"]["agent_id"]
+
+
+async def _turn(client, agent_id: str, message: str) -> list[dict]:
+    await client.send({"type": "prompt", "agent_id": agent_id, "message": message})
+    return await client.until(
+        lambda m: m.get("type") == "status" and m.get("agent_id") == agent_id and m.get("status") == "idle"
+    )
+
+
+async def test_a_fork_on_the_host_is_activated_there(tmp_path, sshd, remote):
+    """session_op fork on a remote agent writes the fork on the host; session.activate gives it an
+    agent on the same host, which restores the conversation up to the fork point."""
+    daemon = await _daemon(tmp_path, sshd, remote, [text_step("one"), text_step("two"), text_step("three")])
+    try:
+        client = await daemon.unix()
+        agent_id = await _create(client, remote / "project", host="box")
+        await client.request({"type": "agent.attach", "id": "a", "agent_id": agent_id})
+        first = await _turn(client, agent_id, "first question")
+        await _turn(client, agent_id, "second question")
+        point = [m for m in first if m["type"] == "message_complete"][-1]["message_id"]
+        resp, _ = await client.request(
+            {
+                "type": "session_op",
+                "id": "f",
+                "agent_id": agent_id,
+                "op": "fork",
+                "args": {"from_entry_id": point},
+            }
+        )
+        assert resp["success"] is True, resp
+        fork = resp["data"]["session_id"]
+        assert list((remote / "home" / "sessions").rglob(f"{fork}/session.jsonl")), "the fork is on the host"
+        resp, _ = await client.request(
+            {"type": "session.activate", "id": "s", "agent_id": agent_id, "session_id": fork}
+        )
+        assert resp["success"] is True, resp
+        forked = resp["data"]["agent_id"]
+        resp, _ = await client.request({"type": "agent.attach", "id": "a2", "agent_id": forked})
+        assert resp["data"]["info"]["host"] == "box"
+        assert resp["data"]["info"]["session_id"] == fork
+        events = await _turn(client, forked, "after the fork")
+        # the scripted model answers by the count of replies it was shown: one, at the fork point
+        assert any(m["type"] == "message_complete" and "two" in str(m["message"]) for m in events)
+        from shard.testing import recorded_requests
+
+        sent = str(recorded_requests(daemon.home)[-1]["messages"])
+        assert "first question" in sent
+        assert "second question" not in sent  # the fork point was before it
+    finally:
+        await daemon.stop()
+
+
+async def test_a_local_parent_runs_a_child_on_the_host(tmp_path, sshd, remote):
+    """subagent.create naming the host: the child runs there (its AgentInfo says so, its session is
+    on the host) and its run completes with its answer; the parent stays on this machine."""
+    project = remote / "project"  # the same path on both "machines": one filesystem here
+    daemon = await _daemon(tmp_path, sshd, remote, [text_step("child finished")], loop=True)
+    try:
+        client = await daemon.unix()
+        parent = await _create(client, project)
+        resp, _ = await client.request(
+            {
+                "type": "subagent.create",
+                "id": "c",
+                "parent_agent_id": parent,
+                "name": "builder",
+                "task": "build it",
+                "host": "box",
+            }
+        )
+        assert resp["success"] is True, resp
+        job = resp["data"]["job_id"]
+        wait = {"type": "subagent.wait", "id": "w", "parent_agent_id": parent, "handles": [job]}
+        result, _ = await client.request(wait)
+        assert result["data"]["aggregate_state"] == "completed", result
+        assert result["data"]["runs"][0]["final_text"] == "child finished"
+        listed, _ = await client.request({"type": "agent.list", "id": "l"})
+        hosts = {a["agent_id"]: a.get("host") for a in listed["data"]["agents"]}
+        assert hosts.pop(parent) is None
+        assert list(hosts.values()) == ["box"]
+        assert list((remote / "home" / "sessions").iterdir()), "the child's session is on the host"
+        resp, _ = await client.request(
+            {
+                "type": "subagent.create",
+                "id": "c2",
+                "parent_agent_id": parent,
+                "name": "x",
+                "task": "t",
+                "host": "nope",
+            }
+        )
+        assert resp["error"]["code"] == "INVALID_REQUEST"
+        assert "unknown host" in resp["error"]["message"]
+    finally:
+        await daemon.stop()
+
+
+@pytest.fixture
+async def server():
+    srv = await ProviderServer.start()
+    try:
+        yield srv
+    finally:
+        await srv.close()
+
+
+def _everywhere_readable(secret: bytes) -> list[str]:
+    """Every process's command line and environment this user can read that holds ``secret``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        for part in ("cmdline", "environ"):
+            try:
+                data = (entry / part).read_bytes()
+            except OSError:
+                continue
+            if secret in data:
+                found.append(f"{entry.name}/{part}")
+    return found
+
+
+async def test_the_key_reaches_the_host_runtime_without_appearing(
+    tmp_path, sshd, remote, server, monkeypatch
+):
+    """The daemon's provider (an OpenAI-style server here, its key in the daemon's environment)
+    answers the remote agent: the request carries the key, yet no process's command line or
+    environment holds it, and no file on the host (its SHARD_HOME, the project) does."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    server.replies.append(Stream("openai/text.sse"))
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "config.toml").write_text(
+        'default_model = "far/gpt-test"\n\n[[providers]]\nname = "far"\nkind = "openai"\n'
+        f'base_url = "{server.openai_url}"\napi_key_env = "FAR_KEY"\nmodels = ["gpt-test"]\n'
+        + host_toml(sshd, remote)
+    )
+    daemon = await DaemonProcess.start(home, env={"FAR_KEY": KEY})
+    try:
+        client = await daemon.unix()
+        agent_id = await _create(client, remote / "project", host="box")
+        await client.request({"type": "agent.attach", "id": "a", "agent_id": agent_id})
+        await _turn(client, agent_id, "hello")
+        assert server.requests, "the host's runtime called the daemon's provider"
+        assert server.requests[-1].headers["Authorization"] == f"Bearer {KEY}"
+        assert _everywhere_readable(KEY.encode()) == []
+        on_disk = [p for p in remote.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+        assert on_disk == []
+        assert not (remote / "home" / "config.toml").exists(), "the host's runtime read the daemon's"
+        assert os.environ.get("FAR_KEY") is None
+    finally:
+        await daemon.stop()
