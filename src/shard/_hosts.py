@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-# Where `shard hosts setup` installs Shard on a host (relative to the login's home directory).
-SETUP_DIR = ".local/share/shard"
+# Where `shard hosts setup` installs Shard on a host: in the host's SHARD_HOME (its ``home``).
+SETUP_DIR = "runtime"
 DEFAULT_HOME = "~/.shard"
 
 

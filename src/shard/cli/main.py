@@ -10,7 +10,7 @@ import sys
 from typing import NoReturn
 
 from shard._trace import mark
-from shard._version import __version__
+from shard._version import PROTOCOL_VERSION, __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.daemon.web.tickets import TICKET_TTL
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
@@ -66,7 +66,10 @@ def _positive_float(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="shard", description="Host LLM coding agents and drive them from many clients.")
-    parser.add_argument("--version", action="version", version=f"shard {__version__}")
+    # the protocol too: `shard hosts check` compares it with the daemon's before any agent starts
+    parser.add_argument(
+        "--version", action="version", version=f"shard {__version__} (protocol {PROTOCOL_VERSION})"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     agent = sub.add_parser("agent", help="run one agent on a direct connection")
@@ -233,6 +236,20 @@ def build_parser() -> argparse.ArgumentParser:
     attach.add_argument("agent", nargs="?", metavar="AGENT", help="the agent to open (default: the list)")
     attach.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
 
+    hosts = sub.add_parser("hosts", help="machines agents can run on over SSH ([[hosts]] in config.toml)")
+    host_actions = hosts.add_subparsers(dest="action", metavar="ACTION", required=True)
+    hosts_list = host_actions.add_parser("list", help="the configured hosts")
+    hosts_check = host_actions.add_parser(
+        "check", help="reachability, Python, shard, ripgrep, bubblewrap and free space on a host"
+    )
+    hosts_setup = host_actions.add_parser(
+        "setup", help="install this machine's shard on a host over ssh (no internet needed there)"
+    )
+    for each in (hosts_list, hosts_check, hosts_setup):
+        each.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    for each in (hosts_check, hosts_setup):
+        each.add_argument("name", metavar="NAME", help="the host's name in config.toml")
+
     sub.add_parser("schema", help="print the JSON Schema of the wire protocol")
     return parser
 
@@ -306,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
         from shard.cli.mcp import main_mcp
 
         return main_mcp(args)
+    if args.command == "hosts":
+        from shard.cli.hosts import main_hosts
+
+        return main_hosts(args)
     if args.command == "attach":
         from shard.cli.attach import main_attach
 

@@ -90,6 +90,11 @@ def command_argv(host: HostConfig, socket: Path, remote: str) -> list[str]:
     ]
 
 
+def direct_argv(host: HostConfig, remote: str) -> list[str]:
+    """One command on its own connection (``shard hosts``: no daemon, no master to share)."""
+    return ["ssh", *_STRICT, "-o", "ConnectTimeout=15", "-T", *_target(host), "--", host.ssh, remote]
+
+
 def remote_word(value: str) -> str:
     """One word for the host's shell: quoted, with a leading ``~/`` left to expand to its $HOME."""
     if value == "~":
@@ -99,21 +104,25 @@ def remote_word(value: str) -> str:
     return shlex.quote(value)
 
 
-def shard_command(host: HostConfig) -> str:
-    """How shard is started on the host, as the start of a shell command line: the entry's ``shard``,
-    else what ``shard hosts setup`` installed, else ``shard`` on the host's PATH."""
+def install_dir(host: HostConfig) -> str:
+    """Where ``shard hosts setup`` installs Shard on the host (a shell word): in its SHARD_HOME."""
+    return remote_word(f"{host.home.rstrip('/')}/{SETUP_DIR}")
+
+
+def shard_command(host: HostConfig) -> tuple[str, str]:
+    """How shard is started on the host: a shell prelude and the command's words. The entry's
+    ``shard``, else what ``shard hosts setup`` installed, else ``shard`` on the host's PATH."""
     if host.shard is not None:
-        return " ".join(remote_word(word) for word in shlex.split(host.shard))
-    installed = remote_word(f"~/{SETUP_DIR}/venv/bin/shard")
-    return f'S={installed}; [ -x "$S" ] || S=shard; exec "$S"'
+        return "", " ".join(remote_word(word) for word in shlex.split(host.shard))
+    return f'S={install_dir(host)}/venv/bin/shard; [ -x "$S" ] || S=shard; ', '"$S"'
 
 
 def runtime_command(host: HostConfig, args: list[str]) -> str:
     """``shard agent --stdio --handoff …`` on the host: its keys, config and instructions come on
     stdin (never its command line, its environment or its disk)."""
     words = " ".join(remote_word(a) for a in ["agent", "--stdio", "--handoff", "--home", host.home, *args])
-    start = shard_command(host)
-    return f"cd / && {start} {words}" if start.startswith("S=") else f"cd / && exec {start} {words}"
+    prelude, start = shard_command(host)
+    return f"cd / && {prelude}exec {start} {words}"
 
 
 # --- what a failure means ------------------------------------------------------------------------
