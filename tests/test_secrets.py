@@ -80,3 +80,44 @@ def test_a_process_holding_keys_is_not_dumpable_and_its_children_are():
         "print(before, libc.prctl(3, 0, 0, 0, 0), child)\n"
     )
     assert _python(code, {"MY_KEY": VALUE}) == "1 0 1"
+
+
+def test_a_stream_handoff_leaves_the_protocol_after_it_unread_and_seals_the_process():
+    """A remote runtime's handoff on stdin: the keys land in memory (not the environment), the
+    other members come back, the first protocol line after it is still on stdin, and the process
+    is non-dumpable once it holds a key."""
+    from shard import _secrets
+
+    _secrets._store.clear()
+    _secrets._store["FAR_KEY"] = VALUE
+    try:
+        handoff = _secrets.handoff_bytes({"config": "x = 1", "system_prompt": "be brief"})
+    finally:
+        _secrets._store.clear()
+    code = (
+        "import os, sys\n"
+        "from shard import _secrets\n"
+        "rest = _secrets.inherit_stream(0)\n"
+        "print(_secrets.get('FAR_KEY') == " + repr(VALUE) + ", 'FAR_KEY' in os.environ)\n"
+        "print(sorted(rest.items()))\n"
+        "print(open('/proc/self/status').read().count('TracerPid'), sys.stdin.readline().strip())\n"
+        "import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"  # PR_GET_DUMPABLE
+    )
+    out = _python(code, {}, input=(handoff + b'{"type":"prompt"}\n').decode()).splitlines()
+    assert out[0] == "True False"
+    assert out[1] == "[('config', 'x = 1'), ('system_prompt', 'be brief')]"
+    assert out[2] == '1 {"type":"prompt"}'
+    assert out[3] == "0"
+
+
+def test_a_handoff_without_keys_carries_none():
+    """A host that uses its own configuration is sent no key at all."""
+    from shard import _secrets
+
+    _secrets._store["FAR_KEY"] = VALUE
+    try:
+        data = _secrets.handoff_bytes({"config": None}, keys=False)
+    finally:
+        _secrets._store.pop("FAR_KEY", None)
+    assert VALUE.encode() not in data
+    assert b'"keys"' not in data
