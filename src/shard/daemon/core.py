@@ -17,8 +17,11 @@ from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, assert_never
 
+import orjson
+
 from shard import _secrets
 from shard._home import private_dirs, write_private
+from shard._hosts import HostConfig
 from shard._provider_env import Holder
 from shard._trace import mark
 from shard.daemon import sessions
@@ -104,6 +107,7 @@ class Daemon:
         self._clients: dict[Connection, Client] = {}
         self._conns: dict[Client, Connection] = {}
         self._procs: dict[Generation, RuntimeProcess] = {}
+        self._remote: dict[Generation, HostConfig] = {}  # the runtimes on other hosts, and where
         self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._resumes: dict[Client, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -264,6 +268,7 @@ class Daemon:
             if record.system_prompt:
                 handoff["system_prompt"] = record.system_prompt
             launch = remote_launcher(self.masters, host, os.environ, handoff)
+            self._remote[gen] = host
         else:
             argv, launch = self._argv(record, overrides), self.pool.launch
         proc = RuntimeProcess(
@@ -278,6 +283,7 @@ class Daemon:
             await proc.start()
         except ShardError as exc:  # start() killed and reaped it
             self._procs.pop(gen, None)
+            self._remote.pop(gen, None)
             if host is not None and not exc.message.startswith(f"host {host.name} "):
                 exc = ShardError(exc.code, explain(host, exc.message))
             self._perform(self.broker.runtime_failed(gen, exc))
@@ -286,6 +292,8 @@ class Daemon:
 
     def _on_line(self, gen: Generation, record: Record) -> None:
         try:
+            if _FULL_DISK in record and gen in self._remote:
+                record = _naming_host(self._remote[gen], record)
             if isinstance(record, Oversized):
                 self._perform(self.broker.runtime_oversized(gen, record))
             else:
@@ -295,6 +303,9 @@ class Daemon:
 
     def _on_exit(self, gen: Generation, code: int | None, stderr: str) -> None:
         self._procs.pop(gen, None)
+        host = self._remote.pop(gen, None)
+        if host is not None and code not in (0, None) and stderr:
+            stderr = explain(host, stderr, code)
         self._perform(self.broker.runtime_exited(gen, code, stderr))
 
     def _argv(self, r: AgentRecord, overrides: bool) -> list[str]:
@@ -339,3 +350,24 @@ class Daemon:
     def _env(self, subagents: bool = True) -> dict[str, str]:
         """A runtime's environment; the daemon's socket in it is what offers the subagent tools."""
         return runtime_env(self.home, self.socket_path, subagents=subagents)
+
+
+_FULL_DISK = b"No space left on device"
+
+
+def _naming_host(host: HostConfig, record: Record) -> Record:
+    """A runtime's error about its host's full disk, said as one line naming the host and the fix."""
+    if isinstance(record, Oversized):
+        return record
+    try:
+        event = orjson.loads(record)
+    except orjson.JSONDecodeError:
+        return record
+    if (
+        not isinstance(event, dict)
+        or event.get("type") != "error"
+        or not isinstance(event.get("message"), str)
+    ):
+        return record
+    event["message"] = explain(host, event["message"])
+    return orjson.dumps(event)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import absolute_script, host_toml
 from shard.testing import DaemonProcess, recorded_requests, text_step, tool_step, write_scripted_home
+from shard.testing.disk import small_disk
 
 
 async def _daemon(tmp_path: Path, sshd, remote: Path, steps: list, extra: str = "") -> DaemonProcess:
@@ -256,3 +257,25 @@ async def test_an_unreachable_host_and_a_refused_key_each_say_so(tmp_path, sshd,
         assert "unknown host" in resp["error"]["message"]
     finally:
         await daemon.stop()
+
+
+async def test_a_full_disk_on_the_host_names_the_host_and_the_fix(tmp_path, sshd, remote):
+    """The host's SHARD_HOME is on a full filesystem: the first prompt's fatal error is one line
+    naming the host, the full disk and the fix; the daemon serves on."""
+    with small_disk(remote / "home") as disk:
+        disk.fill()
+        daemon = await _daemon(tmp_path, sshd, remote, [text_step("hi")])
+        try:
+            client = await daemon.unix()
+            resp = await _create(client, remote / "project")
+            agent_id = resp["data"]["agent_id"]
+            await client.request({"type": "agent.attach", "id": "a0", "agent_id": agent_id})
+            await client.send({"type": "prompt", "agent_id": agent_id, "message": "hi"})
+            error = (await client.until(lambda m: m.get("type") == "error"))[-1]
+            assert error["fatal"] is True
+            assert error["message"].startswith("host box (box): its disk is full (")
+            assert "free space on box, then retry" in error["message"]
+            listed, _ = await client.request({"type": "agent.list", "id": "l"})
+            assert [a["agent_id"] for a in listed["data"]["agents"]] == [agent_id]
+        finally:
+            await daemon.stop()
