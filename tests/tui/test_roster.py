@@ -86,3 +86,11 @@ def test_the_model_is_named_once_and_the_list_is_ordered_by_recent_activity():
     spawned = info("a4", name="kid", created_at=50)
     relisted.apply(AgentSpawned(agent_id="a4", info=spawned), at=500)
     assert relisted.ordered()[0].agent_id == "a4"
+
+
+def test_an_agent_on_another_host_says_where_it_runs():
+    """The list names the host of an agent that runs on one (issue: remote hosts, item 1)."""
+    roster = Roster.of([info("a1", name="one", host="box"), info("agent-00000000000000b2", host="gpu")])
+    assert roster.rows["a1"].title == "one @box"
+    assert roster.rows["agent-00000000000000b2"].line().startswith("p #00b2 @gpu · idle")
+    assert Roster.of([info("a3", name="three")]).rows["a3"].title == "three"

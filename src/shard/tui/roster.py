@@ -37,6 +37,7 @@ class Row:
     parent: str | None = None  # parent_agent_id: a background child asks its ancestor's clients
     session_id: str | None = None  # the session it runs on: the sessions view marks it "current"
     last: float = 0.0  # when the last event about it came (wall-clock seconds): the list's order
+    host: str | None = None  # the [[hosts]] machine it runs on; None: the daemon's own
 
     @property
     def needs_answer(self) -> bool:
@@ -63,9 +64,10 @@ class Row:
     def title(self) -> str:
         """How the list names it: its name, else its folder and the end of its id (an id alone
         would fill a narrow list and tell a person nothing)."""
+        where = f" @{self.host}" if self.host else ""
         if self.label != self.agent_id:
-            return self.label
-        return f"{PurePath(self.cwd).name or self.cwd} #{self.agent_id[-4:]}"
+            return self.label + where
+        return f"{PurePath(self.cwd).name or self.cwd} #{self.agent_id[-4:]}{where}"
 
     def line(self) -> str:
         """The row as one line: name, state, model."""
@@ -92,6 +94,7 @@ def row_of(info: AgentInfo, seen: Row | None = None) -> Row:
         model=model_name(info.provider, info.model) or (seen.model if seen else None),
         parent=info.parent_agent_id,
         session_id=info.session_id,
+        host=info.host,
         last=max(seen.last if seen else 0.0, float(info.created_at)),
     )
 
