@@ -38,7 +38,7 @@ from shard.testing.sshd import Sshd
 def _home(root: Path, remote: Path, sshd: Sshd, name: str) -> Path:
     entry = (
         f'\n[[hosts]]\nname = "box"\nssh = "{sshd.alias}"\nssh_config = "{sshd.ssh_config}"\n'
-        f'shard = "{sys.executable} -m shard"\nhome = "{remote / "home"}"\n'
+        f'shard = "{sys.executable} -m shard"\nhome = "{remote / "home"}"\nsessions = 64\n'
     )
     home = write_scripted_home(root / name, [text_step("ok")], loop=True, record=False, extra_toml=entry)
     config = home / "config.toml"

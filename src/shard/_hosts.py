@@ -18,3 +18,6 @@ class HostConfig(NamedTuple):
     shard: str | None = None  # a command line (words split as a shell would); None: the default
     home: str = DEFAULT_HOME
     config: str = "daemon"  # daemon | remote
+    # runtimes one connection carries: sshd's MaxSessions (10 unless the server says otherwise);
+    # past it another connection is opened
+    sessions: int = 10

@@ -13,6 +13,7 @@ from pathlib import Path
 from conftest import absolute_script, host_toml
 from shard.testing import DaemonProcess, recorded_requests, text_step, tool_step, write_scripted_home
 from shard.testing.disk import small_disk
+from shard.testing.sshd import Sshd
 
 
 async def _daemon(tmp_path: Path, sshd, remote: Path, steps: list, extra: str = "") -> DaemonProcess:
@@ -279,3 +280,24 @@ async def test_a_full_disk_on_the_host_names_the_host_and_the_fix(tmp_path, sshd
             assert [a["agent_id"] for a in listed["data"]["agents"]] == [agent_id]
         finally:
             await daemon.stop()
+
+
+async def test_past_the_servers_max_sessions_another_connection_is_opened(tmp_path, remote):
+    """A server that takes 2 sessions a connection (sshd's MaxSessions) and `sessions = 2` in the
+    entry: five agents there use three connections, two runtimes each (ssh alone would fall back
+    to a connection of its own for every runtime the master's server refuses)."""
+    small = Sshd(tmp_path / "small", max_sessions=2).start()
+    try:
+        daemon = await _daemon(tmp_path, small, remote, [text_step("hi")], extra="sessions = 2")
+        try:
+            client = await daemon.unix()
+            for i in range(5):
+                folder = remote / f"p{i}"
+                folder.mkdir()
+                resp = await _create(client, folder)
+                assert resp["success"] is True, resp
+            assert len(small.session_pids()) == 3
+        finally:
+            await daemon.stop()
+    finally:
+        small.stop()

@@ -25,7 +25,7 @@ from shard.agent.config.mistakes import KeyPath, Mistake
 
 __all__ = ["HostConfig", "parse_hosts"]
 
-KEYS = ("name", "ssh", "port", "ssh_config", "shard", "home", "config")
+KEYS = ("name", "ssh", "port", "ssh_config", "shard", "home", "config", "sessions")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -60,6 +60,9 @@ def _host(table: object, at: KeyPath) -> HostConfig:
     port = table.get("port")
     if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536):
         raise Mistake((*at, "port"), f"must be a port number (1 to 65535), got {port!r}")
+    sessions = table.get("sessions", 10)
+    if not isinstance(sessions, int) or isinstance(sessions, bool) or not 1 <= sessions <= 1000:
+        raise Mistake((*at, "sessions"), f"must be the server's MaxSessions (1 to 1000), got {sessions!r}")
     config = _text(table, "config", at) or "daemon"
     if config not in ("daemon", "remote"):
         raise Mistake((*at, "config"), f"must be daemon or remote, got {config!r}")
@@ -71,6 +74,7 @@ def _host(table: object, at: KeyPath) -> HostConfig:
         shard=_text(table, "shard", at),
         home=_text(table, "home", at) or DEFAULT_HOME,
         config=config,
+        sessions=sessions,
     )
 
 

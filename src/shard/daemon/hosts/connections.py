@@ -50,9 +50,31 @@ class Masters:
         self.env = dict(env)
         self._masters: dict[Path, _Master] = {}
         self._starting: dict[Path, asyncio.Future[_Master]] = {}
+        self._carried: dict[Path, int] = {}  # runtimes on each connection (started or starting)
 
-    def socket(self, host: HostConfig) -> Path:
-        return ssh.control_path(self.folder, host)
+    def socket(self, host: HostConfig, index: int = 0) -> Path:
+        return ssh.control_path(self.folder, host, index)
+
+    async def take(self, host: HostConfig) -> Path:
+        """A connection with room for one more runtime (``host.sessions`` each: sshd refuses more),
+        started if none has room; the caller gives it back with :meth:`release`."""
+        index = 0
+        while self._carried.get(self.socket(host, index), 0) >= host.sessions:
+            index += 1
+        path = self.socket(host, index)
+        self._carried[path] = self._carried.get(path, 0) + 1
+        try:
+            return await self.ensure(host, index)
+        except BaseException:
+            self.release(path)
+            raise
+
+    def release(self, path: Path) -> None:
+        left = self._carried.get(path, 0) - 1
+        if left > 0:
+            self._carried[path] = left
+        else:
+            self._carried.pop(path, None)
 
     def live(self) -> int:
         return sum(1 for m in self._masters.values() if m.alive)
@@ -60,10 +82,10 @@ class Masters:
     def pids(self) -> list[int]:
         return [m.proc.pid for m in self._masters.values() if m.alive]
 
-    async def ensure(self, host: HostConfig) -> Path:
-        """The socket of a live master for ``host``, started now if there is none; RUNTIME_START_FAILED
-        with one line naming the host and the fix when it cannot connect."""
-        path = self.socket(host)
+    async def ensure(self, host: HostConfig, index: int = 0) -> Path:
+        """The socket of a live master for ``host`` (its ``index``-th connection), started now if there
+        is none; RUNTIME_START_FAILED with one line naming the host and the fix when it cannot connect."""
+        path = self.socket(host, index)
         master = self._masters.get(path)
         if master is not None and master.alive and path.exists():
             return path

@@ -6,6 +6,7 @@ line, in an environment or on the host's disk.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 
 from shard import _secrets
@@ -15,6 +16,8 @@ from shard.daemon.hosts import ssh
 from shard.daemon.hosts.connections import Masters
 from shard.daemon.runtime_proc import Launcher
 
+_keep: set[asyncio.Future[int | None]] = set()  # the waits that give a runtime's place back
+
 
 def remote_launcher(
     masters: Masters, host: HostConfig, env: Mapping[str, str], handoff: Mapping[str, object]
@@ -22,8 +25,18 @@ def remote_launcher(
     """A :data:`Launcher` whose ``argv`` is the runtime's arguments after ``--home`` (on the host)."""
 
     async def launch(argv: list[str], _env: dict[str, str], _keys: int | None) -> Child:
-        socket = await masters.ensure(host)
-        child = await spawn(ssh.command_argv(host, socket, ssh.runtime_command(host, argv)), dict(env), None)
+        socket = await masters.take(host)
+        try:
+            child = await spawn(
+                ssh.command_argv(host, socket, ssh.runtime_command(host, argv)), dict(env), None
+            )
+        except BaseException:
+            masters.release(socket)
+            raise
+        released = asyncio.ensure_future(child.wait())
+        released.add_done_callback(lambda _: masters.release(socket))
+        _keep.add(released)
+        released.add_done_callback(_keep.discard)
         assert child.stdin is not None
         child.stdin.write(_secrets.handoff_bytes(dict(handoff), keys=host.config == "daemon"))
         return child

@@ -34,10 +34,11 @@ def control_dir(home: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"shard-{os.getuid()}-{tag}"
 
 
-def control_path(folder: Path, host: HostConfig) -> Path:
+def control_path(folder: Path, host: HostConfig, index: int = 0) -> Path:
+    """The socket of the host's ``index``-th connection (another opens when one carries ``sessions``)."""
     # Named after everything that picks the connection, so an edited entry gets a new master.
     tag = hashlib.sha256(repr((host.ssh, host.port, host.ssh_config)).encode()).hexdigest()[:16]
-    return folder / f"{tag}.sock"
+    return folder / (f"{tag}.sock" if index == 0 else f"{tag}-{index}.sock")
 
 
 def _target(host: HostConfig) -> list[str]:
