@@ -13,7 +13,7 @@ import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -49,7 +49,7 @@ from shard.daemon.effects import (
     ToRuntime,
 )
 from shard.daemon.hosts.connections import Masters
-from shard.daemon.hosts.launcher import remote_launcher
+from shard.daemon.hosts.launcher import LinkEnd, remote_launcher
 from shard.daemon.hosts.ssh import explain
 from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
@@ -96,6 +96,8 @@ class Daemon:
         self.broker.coordinator.configure(settings)
         self.hosts = settings.hosts
         self.masters = Masters(home, os.environ)  # the ssh client's own environment: agent, config
+        # a remote runtime's own socket to the daemon (``hosts/link.py``), set by the server
+        self.open_link: Callable[[Path, str], Awaitable[LinkEnd]] | None = None
         self.broker.workspaces.root = home / "worktrees"
         # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
         self.broker.provider_env = Holder(
@@ -267,7 +269,10 @@ class Daemon:
             handoff = {"config": self._config_text() if host.config == "daemon" else None}
             if record.system_prompt:
                 handoff["system_prompt"] = record.system_prompt
-            launch = remote_launcher(self.masters, host, os.environ, handoff)
+            link = None
+            if record.subagents and self.open_link is not None:  # its subagent tools: a link of its own
+                link = await self.open_link(self.masters.folder, record.agent_id)
+            launch = remote_launcher(self.masters, host, os.environ, handoff, link)
             self._remote[gen] = host
         else:
             argv, launch = self._argv(record, overrides), self.pool.launch

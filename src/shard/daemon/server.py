@@ -27,6 +27,7 @@ from shard._trace import mark
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP
 from shard.daemon.core import DEFAULT_IDLE_TIMEOUT, Daemon
 from shard.daemon.early_template import EarlyTemplate
+from shard.daemon.hosts.link import open_link
 from shard.daemon.http import HttpFront, Route
 from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
@@ -78,6 +79,7 @@ async def run(
         warm_pool=warm_pool,
         early_template=early_template,
     )
+    daemon.open_link = lambda folder, agent_id: open_link(daemon, folder, agent_id, max_input)
     unix_server: asyncio.Server | None = None
     http_server: asyncio.Server | None = None
     auth = WebAuth(web, store, ticket_ttl=ticket_ttl)

@@ -11,7 +11,8 @@ import pytest
 
 from agent.providers._server import ProviderServer, Stream
 from conftest import absolute_script, host_toml
-from shard.testing import DaemonProcess, text_step, write_scripted_home
+from shard.daemon.hosts.ssh import control_dir
+from shard.testing import DaemonProcess, UnixClient, text_step, tool_step, write_scripted_home
 
 KEY = "sk-remote-9f8e7d6c5b4a39281706"
 
@@ -176,5 +177,77 @@ async def test_the_key_reaches_the_host_runtime_without_appearing(
         assert on_disk == []
         assert not (remote / "home" / "config.toml").exists(), "the host's runtime read the daemon's"
         assert os.environ.get("FAR_KEY") is None
+    finally:
+        await daemon.stop()
+
+
+async def test_a_parent_on_the_host_launches_a_child_through_its_own_link(tmp_path, sshd, remote):
+    """A remote parent's subagent_launch reaches the daemon over the runtime's own forwarded socket:
+    the child runs on the same host and its completion reaches the parent. The link lets only that
+    parent's subagent commands through: anything else on it is refused."""
+    models = [
+        {"id": "m", "context_window": 100_000},
+        {"id": "kid", "context_window": 100_000, "script": "kid.json"},
+    ]
+    steps = [
+        tool_step("subagent_launch", {"name": "helper", "task": "count to three", "model": "test/kid"}),
+        text_step("launched"),
+        text_step("the child reported"),
+    ]
+    home = write_scripted_home(tmp_path / "home", steps, models=models, extra_toml=host_toml(sshd, remote))
+    (home / "kid.json").write_text(
+        '{"loop": true, "steps": [{"blocks": [{"type": "text", "text": "one two three"}]}]}'
+    )
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace('script = "kid.json"', f'script = "{home / "kid.json"}"'))
+    absolute_script(home)
+    daemon = await DaemonProcess.start(home)
+    try:
+        client = await daemon.unix()
+        parent = await _create(client, remote / "project", host="box")
+        await client.request({"type": "agent.attach", "id": "a", "agent_id": parent})
+        await client.send({"type": "prompt", "agent_id": parent, "message": "delegate"})
+
+        seen = await client.until(
+            lambda m: (
+                m.get("type") == "permission_request"
+                or (m.get("type") == "subagent_run_changed" and m.get("state") == "completed")
+            )
+        )
+        if seen[-1]["type"] == "permission_request":
+            await client.send(
+                {
+                    "type": "permission_response",
+                    "agent_id": parent,
+                    "request_id": seen[-1]["request_id"],
+                    "decision": "allow",
+                }
+            )
+        await client.until(
+            lambda m: (
+                m.get("type") == "message_complete"
+                and m.get("agent_id") == parent
+                and "the child reported" in str(m.get("message"))
+            )
+        )
+        listed, _ = await client.request({"type": "agent.list", "id": "l"})
+        child = next(a for a in listed["data"]["agents"] if a.get("parent_agent_id") == parent)
+        assert child["host"] == "box"
+        links = list(control_dir(daemon.home).glob("link-*.sock"))
+        assert len(links) >= 1
+        aliases = []
+        for path in links:  # the parent's link, and the child's own while it runs
+            probe = await UnixClient.connect(path)
+            refused, _ = await probe.request({"type": "agent.list", "id": "x"})
+            assert refused["success"] is False
+            assert "only subagent commands" in refused["error"]["message"]
+            # whatever parent the line names, the link's own agent is asked about
+            status, _ = await probe.request(
+                {"type": "subagent.status", "id": "s", "parent_agent_id": "agent-0000000000000000"}
+            )
+            assert status["success"] is True, status
+            aliases += [a["alias"] for a in status["data"]["agents"]]
+            await probe.close()
+        assert aliases == ["helper"]
     finally:
         await daemon.stop()

@@ -73,9 +73,12 @@ def master_argv(host: HostConfig, socket: Path) -> list[str]:
     ]
 
 
-def command_argv(host: HostConfig, socket: Path, remote: str) -> list[str]:
-    """One command over the master (a runtime, or a ``shard hosts`` probe); ``remote`` is a shell
-    command line for the host's shell."""
+def command_argv(
+    host: HostConfig, socket: Path, remote: str, forward: tuple[str, Path] | None = None
+) -> list[str]:
+    """One command over the master (a runtime); ``remote`` is a shell command line for the host's
+    shell; ``forward``: (the host's socket path, the local one) — a runtime's link to the daemon."""
+    forwarding = ["-R", f"{forward[0]}:{forward[1]}"] if forward is not None else []
     return [
         "ssh",
         *_STRICT,
@@ -84,6 +87,7 @@ def command_argv(host: HostConfig, socket: Path, remote: str) -> list[str]:
         "-o",
         "ControlMaster=no",
         "-T",
+        *forwarding,
         *_target(host),
         "--",
         host.ssh,
@@ -118,12 +122,14 @@ def shard_command(host: HostConfig) -> tuple[str, str]:
     return f'S={install_dir(host)}/venv/bin/shard; [ -x "$S" ] || S=shard; ', '"$S"'
 
 
-def runtime_command(host: HostConfig, args: list[str]) -> str:
+def runtime_command(host: HostConfig, args: list[str], link: str | None = None) -> str:
     """``shard agent --stdio --handoff …`` on the host: its keys, config and instructions come on
-    stdin (never its command line, its environment or its disk)."""
+    stdin (never its command line, its environment or its disk). ``link``: the host's end of the
+    runtime's own socket to the daemon (its subagent tools)."""
     words = " ".join(remote_word(a) for a in ["agent", "--stdio", "--handoff", "--home", host.home, *args])
     prelude, start = shard_command(host)
-    return f"cd / && {prelude}exec {start} {words}"
+    env = f"SHARD_DAEMON_SOCKET={remote_word(link)}; export SHARD_DAEMON_SOCKET; " if link else ""
+    return f"cd / && {env}{prelude}exec {start} {words}"
 
 
 # --- what a failure means ------------------------------------------------------------------------
