@@ -51,6 +51,10 @@ echo "free=$(df -Pk "$H" 2>/dev/null | tail -n 1 | awk '{{print $4}}')"
 
 
 def main_hosts(args: argparse.Namespace) -> int:
+    if args.action == "git":
+        from shard.cli.hosts_git import main_git
+
+        return main_git(args.home)
     home = shard_home(args.home)
     try:
         config = load_config(home)

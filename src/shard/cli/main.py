@@ -245,7 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     hosts_setup = host_actions.add_parser(
         "setup", help="install this machine's shard on a host over ssh (no internet needed there)"
     )
-    for each in (hosts_list, hosts_check, hosts_setup):
+    hosts_git = host_actions.add_parser(
+        "git", help="one workspace git operation, JSON on stdin (what a daemon runs on a host over ssh)"
+    )
+    for each in (hosts_list, hosts_check, hosts_setup, hosts_git):
         each.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
     for each in (hosts_check, hosts_setup):
         each.add_argument("name", metavar="NAME", help="the host's name in config.toml")

@@ -50,6 +50,7 @@ from shard.daemon.effects import (
 )
 from shard.daemon.hosts.connections import Masters
 from shard.daemon.hosts.launcher import LinkEnd, remote_launcher
+from shard.daemon.hosts.remote_git import RemoteGit
 from shard.daemon.hosts.ssh import explain
 from shard.daemon.jobs.settings import JobSettings
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
@@ -99,6 +100,7 @@ class Daemon:
         # a remote runtime's own socket to the daemon (``hosts/link.py``), set by the server
         self.open_link: Callable[[Path, str], Awaitable[LinkEnd]] | None = None
         self.broker.workspaces.root = home / "worktrees"
+        self.broker.workspaces.remote_git = self._remote_git
         # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
         self.broker.provider_env = Holder(
             lambda name: _secrets.get(name) or None, lambda: [*_secrets.held(), *os.environ], _secrets.asked
@@ -343,6 +345,12 @@ class Daemon:
         if r.sandbox is not None:
             argv += ["--sandbox", r.sandbox]
         return argv
+
+    def _remote_git(self, name: str) -> RemoteGit:
+        host = self.hosts(name) if self.hosts is not None else None
+        if host is None:
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"host {name} is not in config.toml ([[hosts]])")
+        return RemoteGit(host, self.masters.socket(host))
 
     def _config_text(self) -> str:
         """config.toml as the daemon reads it now, for a runtime on a host that uses the daemon's

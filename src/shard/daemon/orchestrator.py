@@ -4,13 +4,13 @@ its client ``waiting`` and completes from the input that ends the wait."""
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable
 
 from shard.daemon import removal, wire
 from shard.daemon.catalog import selection
 from shard.daemon.desk import Department, OrchestratorDesk
 from shard.daemon.effects import Client, Generation
+from shard.daemon.hosts.ssh import remote_cwd
 from shard.daemon.jobs import children, requests
 from shard.daemon.lifecycle import INTERACTIVE, Role
 from shard.daemon.record import AgentRecord
@@ -299,14 +299,3 @@ def _naming(error: ShardError, agent_id: str) -> ShardError:
     """The binding is kept for a retry: the error says which agent it is."""
     error.data = {**(error.data or {}), "agent_id": agent_id}
     return error
-
-
-def remote_cwd(cwd: str) -> str:
-    """A folder on another host, as far as the daemon can tell without going there: absolute
-    (``~/…`` is the host's home, left for its shell), normalized; INVALID_REQUEST otherwise."""
-    if "\0" in cwd:
-        raise ShardError(ErrorCode.INVALID_REQUEST, "cwd holds a NUL byte")
-    if not (cwd.startswith("/") or cwd == "~" or cwd.startswith("~/")):
-        why = f"cwd must be an absolute path on the host, not {shown(cwd)}"
-        raise ShardError(ErrorCode.INVALID_REQUEST, why)
-    return posixpath.normpath(cwd) if cwd.startswith("/") else cwd

@@ -100,7 +100,8 @@ CREATE TABLE IF NOT EXISTS workspaces (
     retired_at REAL,
     branch_deleted INTEGER NOT NULL DEFAULT 0,
     disposition TEXT,
-    conflict TEXT
+    conflict TEXT,
+    host TEXT
 );
 """
 _WORKSPACE_FIELDS = (
@@ -120,6 +121,7 @@ _WORKSPACE_FIELDS = (
     "branch_deleted",
     "disposition",
     "conflict",
+    "host",
 )
 _RUN_FIELDS = (
     "state",
@@ -166,6 +168,8 @@ class Registry:
             if column not in columns:
                 self._db.execute(f"ALTER TABLE agents ADD COLUMN {column} TEXT")
         self._db.executescript(_JOBS_SCHEMA + _WORKSPACES_SCHEMA)
+        if "host" not in {row[1] for row in self._db.execute("PRAGMA table_info(workspaces)")}:  # version 4
+            self._db.execute("ALTER TABLE workspaces ADD COLUMN host TEXT")
         run_columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
         for column in ("definition_name", "display_name"):  # version 3
             if column not in run_columns:

@@ -44,6 +44,8 @@ class _FreshIdentity(WorkspaceCommand):
 class WorkspaceCreate(_FreshIdentity):
     type: Literal["workspace.create"] = "workspace.create"
     cwd: str
+    # Additive (Shard): the worktree is made on this [[hosts]] entry, ``cwd`` a repository there.
+    host: HostName | None = None
     label: str | None = None
     branch: str | None = None
     base_ref: str | None = None

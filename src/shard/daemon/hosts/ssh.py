@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import shlex
 import tempfile
 from pathlib import Path
 
 from shard._hosts import SETUP_DIR, HostConfig
+from shard.protocol.errors import ErrorCode, ShardError, shown
 
 _STRICT = ("-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes")
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; ssh appends a random suffix while it binds
@@ -187,3 +189,14 @@ def _line_with(text: str, sign: str) -> str:
         if sign in line.lower():
             return line.strip().rstrip(".")
     return sign
+
+
+def remote_cwd(cwd: str) -> str:
+    """A folder on another host, as far as the daemon can tell without going there: absolute
+    (``~/…`` is the host's home, left for its shell), normalized; INVALID_REQUEST otherwise."""
+    if "\0" in cwd:
+        raise ShardError(ErrorCode.INVALID_REQUEST, "cwd holds a NUL byte")
+    if not (cwd.startswith("/") or cwd == "~" or cwd.startswith("~/")):
+        why = f"cwd must be an absolute path on the host, not {shown(cwd)}"
+        raise ShardError(ErrorCode.INVALID_REQUEST, why)
+    return posixpath.normpath(cwd) if cwd.startswith("/") else cwd

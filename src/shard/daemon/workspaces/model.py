@@ -42,6 +42,7 @@ class Workspace:
     branch_deleted: bool = False
     disposition: str | None = None  # how the branch was disposed of at retirement
     conflict: dict[str, Any] | None = None  # the latest refusal or trouble, sanitized
+    host: str | None = None  # the [[hosts]] machine its worktree is on; None: the daemon's own
 
     @property
     def retired(self) -> bool:

@@ -32,6 +32,7 @@ from shard.daemon import wire
 from shard.daemon.catalog import selection
 from shard.daemon.desk import Department, Desk
 from shard.daemon.effects import Client, Log, Offload
+from shard.daemon.hosts.ssh import remote_cwd
 from shard.daemon.lifecycle import ACTIVE_STATUSES
 from shard.daemon.record import AgentRecord
 from shard.daemon.workspaces import git
@@ -49,6 +50,7 @@ from shard.daemon.workspaces.model import (
     slug,
     summary,
 )
+from shard.daemon.workspaces.ops import GitOps, LocalGit
 from shard.daemon.workspaces.store import WorkspaceStore
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError, shown
@@ -62,6 +64,8 @@ class Workspaces(Department):
         self.desk = desk
         self.store = store
         self.root: Path | None = None  # where worktrees go ($SHARD_HOME/worktrees; set by the shell)
+        # the git of a workspace on another host (set by the shell; None: no host has workspaces)
+        self.remote_git: Callable[[str], GitOps] | None = None
         self.items: dict[str, Workspace] = {w.workspace_id: w for w in store.load_workspaces()}
         self.in_git: set[str] = set()  # workspaces with a git operation under way
 
@@ -81,22 +85,34 @@ class Workspaces(Department):
 
     # --- create / attach ------------------------------------------------------------------------
 
+    def _git(self, host: str | None) -> GitOps:
+        """Where a workspace's git runs: here, or on its host."""
+        if host is None:
+            if self.root is None:
+                raise ShardError(ErrorCode.INTERNAL_ERROR, "this daemon has no folder for worktrees")
+            return LocalGit(self.root)
+        if self.remote_git is None:
+            raise ShardError(ErrorCode.INVALID_REQUEST, "this daemon makes no workspaces on other hosts")
+        return self.remote_git(host)
+
     def _create(self, client: Client, c: cmd.WorkspaceCreate) -> None:
-        if self.root is None:
-            raise ShardError(ErrorCode.INTERNAL_ERROR, "this daemon has no folder for worktrees")
-        cwd = self.desk.manifests.canonical_cwd(c.cwd)
+        catalog = self.desk.manifests.catalog()
+        if catalog is not None:
+            catalog.host(c.host)
+        ops = self._git(c.host)
+        cwd = self.desk.manifests.canonical_cwd(c.cwd) if c.host is None else remote_cwd(c.cwd)
         model = self._model(c)  # every choice checked before anything is made
         label = _label(c.label or c.branch or c.name or "workspace")
-        ws_id, root = new_id("ws"), self.root
+        ws_id = new_id("ws")
 
         def work() -> tuple[git.Repository, str, str, str, str, str]:
-            repo = git.discover(cwd)
-            path = git.worktree_path(root, repo, label, ws_id)
+            repo = ops.discover(cwd)
+            path = ops.worktree_path(repo, label, ws_id)
             branch = c.branch or f"shard/{slug(label)}-{ws_id[-6:]}"
             base_ref = c.base_ref or repo.branch or "HEAD"
             target = c.integration_target or repo.branch or base_ref
-            git.resolve(repo, target)  # a target that names nothing is refused before anything is made
-            return repo, path, branch, base_ref, git.create(repo, path, branch, base_ref), target
+            ops.resolve(repo, target)  # a target that names nothing is refused before anything is made
+            return repo, path, branch, base_ref, ops.create(repo, path, branch, base_ref), target
 
         def made(result: tuple[git.Repository, str, str, str, str, str]) -> None:
             repo, path, branch, base_ref, base_sha, target = result
@@ -113,12 +129,13 @@ class Workspaces(Department):
                 target,
                 now,
                 now,
+                host=c.host,
             )
             record = self._record(ws, c, model)
             try:
                 self.store.add_workspace(ws, record)
             except ShardError:  # nothing recorded: the fresh, empty worktree and branch go again
-                self.desk.emit(Offload(lambda: git.retire(ws, delete_branch=True), lambda _: None))
+                self.desk.emit(Offload(lambda: ops.retire(ws, delete_branch=True), lambda _: None))
                 raise
             self.items[ws.workspace_id] = ws
             self._start(client, c, ws, record, created=True)
@@ -149,7 +166,8 @@ class Workspaces(Department):
             self.desk.manifests.add(record)
             self._start(client, c, ws, record, created=False)
 
-        self._offload(client, c, lambda: _observe(ws), seen, ws)
+        ops = self._git(ws.host)
+        self._offload(client, c, lambda: _observe(ops, ws), seen, ws)
 
     def _model(self, c: cmd.WorkspaceCreate | cmd.WorkspaceAttach) -> str | None:
         """The agent's model as a catalog id, with its provider and mode checked against the
@@ -171,6 +189,7 @@ class Workspaces(Department):
             provider=c.provider,
             mode=c.mode,
             workspace_id=ws.workspace_id,
+            host=ws.host,
             created_at=self.desk.now(),
         )
 
@@ -210,9 +229,14 @@ class Workspaces(Department):
         cwd = self.desk.manifests.canonical_cwd(c.cwd) if c.cwd is not None else None
         chosen = [w for w in self.items.values() if c.include_retired or not w.retired]
 
+        here = self._git(None) if cwd is not None else None
+        each = {w.workspace_id: self._git(w.host) for w in chosen if not w.retired}
+
         def work() -> tuple[str | None, dict[str, Observed | None]]:
-            root = git.discover(cwd).main_root if cwd is not None else None
-            return root, {w.workspace_id: None if w.retired else _observe(w) for w in chosen}
+            root = here.discover(cwd).main_root if here is not None and cwd is not None else None
+            return root, {
+                w.workspace_id: None if w.retired else _observe(each[w.workspace_id], w) for w in chosen
+            }
 
         def seen(result: tuple[str | None, dict[str, Observed | None]]) -> None:
             root, observed = result
@@ -234,7 +258,8 @@ class Workspaces(Department):
             self._tell(view)
             self._answer(client, c, WorkspaceDetailResult(workspace=detail(view)))
 
-        self._offload(client, c, lambda: None if ws.retired else _observe(ws), seen)
+        ops = self._git(ws.host)
+        self._offload(client, c, lambda: None if ws.retired else _observe(ops, ws), seen)
 
     # --- retire ---------------------------------------------------------------------------------
 
@@ -242,10 +267,11 @@ class Workspaces(Department):
         ws = self._get(c.workspace_id)
         disposition = c.branch_disposition or "keep"
         self._busy(ws)
+        ops = self._git(ws.host)
 
         def work() -> tuple[Observed | None, bool | None]:
-            observed = _observe(ws)
-            proven = git.merged(ws) if observed is not None and disposition == "delete_if_merged" else None
+            observed = _observe(ops, ws)
+            proven = ops.merged(ws) if observed is not None and disposition == "delete_if_merged" else None
             return observed, proven
 
         def checked(result: tuple[Observed | None, bool | None]) -> None:
@@ -261,7 +287,7 @@ class Workspaces(Department):
 
             def remove() -> list[str]:
                 try:
-                    git.retire(ws, delete_branch=delete, discard_ignored=bool(c.discard_ignored))
+                    ops.retire(ws, delete_branch=delete, discard_ignored=bool(c.discard_ignored))
                 except git.IgnoredFiles as found:  # looked for just before the removal: nothing removed
                     return found.paths
                 return []
@@ -386,9 +412,9 @@ class Workspaces(Department):
         )
 
 
-def _observe(ws: Workspace) -> Observed | None:
+def _observe(ops: GitOps, ws: Workspace) -> Observed | None:
     try:
-        return git.observe(ws)
+        return ops.observe(ws)
     except git.GitError:
         return None  # the repository is gone: nobody can vouch for the worktree
 
