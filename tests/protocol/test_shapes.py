@@ -363,6 +363,7 @@ def test_agent_info_shape():
         "definition_name": "d",
         "display_name": "d · scout",
         "session_id": "sess-0",  # additive (Shard): the session the agent runs on
+        "host": "box",  # additive (Shard): the [[hosts]] machine it runs on
     }
     ok(agents.AgentInfo, full)
     assert fields_of(agents.AgentInfo) == (

@@ -29,8 +29,7 @@ ToolList = Annotated[list[ToolName], Field(max_length=MAX_TOOLS)]
 ClientName = Annotated[str, Field(min_length=1, max_length=MAX_CLIENT_NAME_CHARS)]
 # No NUL: no system call takes one, so it could only ever be refused later and less clearly.
 DirectoryPath = Annotated[str, Field(max_length=MAX_PATH_CHARS, pattern=r"^[^\x00]*$")]
-# A [[hosts]] entry's name: what a person types in `host = "…"` and sees beside an agent.
+# A [[hosts]] entry's name: what a person types in `host = "…"` and sees beside an agent (whether
+# it names an entry is the daemon's question: an unknown one is INVALID_REQUEST naming the hosts).
 MAX_HOST_CHARS = 64
-HostName = Annotated[
-    str, Field(min_length=1, max_length=MAX_HOST_CHARS, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-]
+HostName = Annotated[str, Field(min_length=1, max_length=MAX_HOST_CHARS)]

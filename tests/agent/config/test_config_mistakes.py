@@ -36,7 +36,7 @@ def _mistake(home: Path, text: str) -> str:
             'default_model = "x/y"\ntheme = "dark"\n',
             "config.toml line 2: unknown key theme (known: default_model, [[providers]], [retry], "
             "[permissions], [compaction], [limits], [tools], [daemon], [subagents], [sandbox], "
-            "[[mcp_servers]])",
+            "[[mcp_servers]], [[hosts]])",
         ),
         (
             PROVIDER + 'api_key_evn = "LOCAL_KEY"\n',
