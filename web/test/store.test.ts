@@ -151,3 +151,27 @@ describe("status", () => {
     expect(s.agent("a")!.info.status).toBe("streaming");
   });
 });
+
+describe("agent_changed", () => {
+  it("replaces the agent's info: a rename shows, a cleared name goes", () => {
+    const s = store();
+    s.receive({ type: "agent_changed", agent_id: "a", info: { agent_id: "a", cwd: "/p", status: "idle", runtime_state: "running", name: "Fix it" } });
+    expect(s.agent("a")?.info.name).toBe("Fix it");
+    s.receive({ type: "agent_changed", agent_id: "a", info: { agent_id: "a", cwd: "/p", status: "idle", runtime_state: "running" } });
+    expect(s.agent("a")?.info.name).toBeUndefined();
+  });
+  it("keeps the status an attached agent's own stream gave", () => {
+    const s = store();
+    s.setRole("a", "interactive");
+    s.receive(sync({ status: "streaming" }));
+    s.receive({ type: "status", agent_id: "a", status: "streaming" });
+    const before = s.agent("a")!.info.status;
+    s.receive({ type: "agent_changed", agent_id: "a", info: { agent_id: "a", cwd: "/p", status: "idle", runtime_state: "running", name: "n" } });
+    expect(s.agent("a")!.info.status).toBe(before);
+  });
+  it("tells the capabilities the daemon offers", () => {
+    const s = store();
+    expect(s.offers("agent-remove")).toBe(true);
+    expect(s.offers("fs-read")).toBe(false);
+  });
+});
