@@ -118,7 +118,10 @@ async def test_the_files_view_shows_the_folder_read_only_without_what_is_hidden(
     assert "TOP SECRET" not in await page.content()
 
 
-async def test_a_changed_line_marks_the_words_that_changed(page):
+async def test_a_changed_line_marks_the_words_that_changed_and_refresh_reads_it_again(page):
+    code = page.locator("#files .file-code code")
+    await tree_row(page, "src/app.py").locator("button").click()
+    await expect(code).to_contain_text("answer = 41")
     await send(page, "change the answer")
     await expect(permission(page)).to_have_count(1)
     await expect(permission(page).locator("mark.word-add").first).to_have_text("42")
@@ -128,6 +131,8 @@ async def test_a_changed_line_marks_the_words_that_changed(page):
     await expect(card.locator("details.tool-details")).to_have_attribute("open", "")  # a diff opens its card
     await expect(card.locator(".hunk mark.word-del").first).to_have_text("41")
     await expect(card.locator(".hunk mark.word-add").first).to_have_text("42")
+    await page.locator("#files .files-refresh").click()
+    await expect(code).to_contain_text("answer = 42")
     await screenshot(page, "61-word-diff-light")
     await page.emulate_media(color_scheme="dark")
     await screenshot(page, "61-word-diff-dark")

@@ -86,3 +86,21 @@ describe("file helpers", () => {
     expect([sizeText(12), sizeText(2048), sizeText(3 * 1024 * 1024), sizeText(undefined)]).toEqual(["12 B", "2.0 KB", "3.0 MB", ""]);
   });
 });
+
+describe("refreshing the tree", () => {
+  it("asks again for every open folder, root first, and forgets the closed ones", () => {
+    const t = new FileTree();
+    t.show("a");
+    t.listed("a", "", listing(["src", "dir"], ["docs", "dir"]));
+    t.toggle("src");
+    t.listed("a", "src", listing(["lib", "dir"]));
+    t.toggle("src/lib");
+    t.listed("a", "src/lib", listing(["x.py", "file"]));
+    t.toggle("docs");
+    t.listed("a", "docs", listing(["a.md", "file"]));
+    t.toggle("docs"); // closed again
+    expect(t.refresh()).toEqual(["", "src", "src/lib"]);
+    expect(t.folders.has("docs")).toBe(false);
+    expect(t.rows().map((r) => r.path)).toContain("src/lib/x.py"); // shown as it was meanwhile
+  });
+});

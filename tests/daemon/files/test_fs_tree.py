@@ -242,3 +242,31 @@ def test_completion_expands_the_home(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "code").mkdir()
     assert tree.complete("~/co", None).directories == [str(tmp_path / "code")]
+
+
+# --- keys and Shard's own state ----------------------------------------------------------------
+
+
+def test_keys_and_shard_home_inside_the_folder_are_never_shown(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    (home / ".shard" / "security").mkdir(parents=True)
+    (home / "code").mkdir()
+    (home / "code" / "key-link").symlink_to(home / ".ssh" / "id_ed25519")
+    hidden = (str(home / ".shard"), str(home / ".ssh"))
+    listed = tree.list_folder(str(home), [], hidden)
+    assert names(listed) == {"code": "dir"}
+    assert listed.hidden == 2
+    assert names(tree.list_folder(str(home), ["code"], hidden)) == {}
+    for path in (".ssh/id_ed25519", "code/key-link"):
+        refused(lambda p=path: tree.read_file(str(home), parts_of(p), hidden), ErrorCode.PERMISSION_DENIED)
+    refused(lambda: tree.list_folder(str(home), [".shard"], hidden), ErrorCode.PERMISSION_DENIED)
+
+
+def test_a_folder_inside_a_hidden_place_was_chosen_and_is_shown(tmp_path: Path) -> None:
+    worktree = tmp_path / "shard-home" / "worktrees" / "ws-1"
+    worktree.mkdir(parents=True)
+    (worktree / "main.py").write_text("x = 1\n")
+    read = tree.read_file(str(worktree), ["main.py"], (str(tmp_path / "shard-home"),))
+    assert read.text == "x = 1\n"

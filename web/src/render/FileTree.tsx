@@ -49,6 +49,15 @@ export class FilesPanel {
     this.redraw();
   }
 
+  /** The folder again (the agent may have written since): open folders re-listed, the file re-read. */
+  refresh(): void {
+    const agentId = this.tree.agentId;
+    if (!agentId) return;
+    for (const path of this.tree.refresh()) this.list(agentId, path);
+    if (this.tree.file) this.open(this.tree.file.path);
+    this.draw();
+  }
+
   toggle(path: string): void {
     if (this.tree.toggle(path) && this.tree.agentId) this.list(this.tree.agentId, path);
     this.redraw();
@@ -77,6 +86,9 @@ function FilesView({ panel }: { panel: FilesPanel; version: number }) {
   return (
     <div class="files-body">
       <nav class="file-tree" aria-label="Files of the agent's folder">
+        <button type="button" class="files-refresh" onClick={() => panel.refresh()} title="List the folder again: the agent may have changed it">
+          Refresh
+        </button>
         {root === "loading" ? <p class="files-note">Loading…</p> : null}
         {root && typeof root === "object" && "error" in root ? <p class="files-note error">{root.error}</p> : null}
         <ul class="tree-rows">

@@ -121,6 +121,14 @@ export class FileTree {
     this.version += 1;
   }
 
+  /** What a refresh asks again: every open folder (the root first), each shown as it was until its
+   * new listing comes; a folder closed meanwhile is forgotten, so it is listed afresh when opened. */
+  refresh(): string[] {
+    for (const path of [...this.folders.keys()]) if (!this.expanded.has(path)) this.folders.delete(path);
+    this.version += 1;
+    return [...this.expanded].filter((p) => this.folders.has(p)).sort((a, b) => a.length - b.length);
+  }
+
   /** The lines of the tree in order: each open folder's entries under it. */
   rows(): Row[] {
     const out: Row[] = [];

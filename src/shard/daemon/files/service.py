@@ -10,9 +10,11 @@ user's own, and an enrolled client can already read the folder through the agent
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
+from shard._secret_places import HOME_SECRETS
 from shard.daemon import wire
 from shard.daemon.desk import Desk
 from shard.daemon.effects import Client, Offload
@@ -38,10 +40,17 @@ class FolderView:
             return
         cwd = self.desk.slot(command.agent_id).record.cwd  # NOT_FOUND for an unknown agent
         parts = parts_of(command.path or "")
+        hidden = self._hidden()
         if isinstance(command, FsList):
-            self._offload(client, command, lambda: tree.list_folder(cwd, parts))
+            self._offload(client, command, lambda: tree.list_folder(cwd, parts, hidden))
         else:
-            self._offload(client, command, lambda: tree.read_file(cwd, parts))
+            self._offload(client, command, lambda: tree.read_file(cwd, parts, hidden))
+
+    def _hidden(self) -> tuple[str, ...]:
+        """``$SHARD_HOME`` and the home's credential places, as written (resolved in the thread)."""
+        home = os.path.expanduser("~")
+        places = [os.path.join(home, p) for p in HOME_SECRETS]
+        return tuple([self.shard_home] if self.shard_home else []) + tuple(places)
 
     def _offload(self, client: Client, command: FsCommand, work: Callable[[], WireModel]) -> None:
         client.waiting = True

@@ -15,6 +15,11 @@ What is shown of an agent's folder, and what is not:
   grep and find see the folder (``shard._ignore``); a file reached through a symlink is checked at
   both its names. Ignored entries are counted (``hidden``), never named; opened, they are
   PERMISSION_DENIED.
+* **No keys.** ``$SHARD_HOME`` (sessions, enrollment, ``state.db``) and the home's credential
+  places (``shard._secret_places``: ``~/.ssh``, ``~/.aws``, …, the list the bash sandbox hides) are
+  neither listed nor opened when they lie inside the folder — an agent made in ``$HOME`` shows the
+  home without them. One that *contains* the folder is not applied: a workspace's worktree lives
+  under ``$SHARD_HOME/worktrees``, and a folder chosen inside ``~/.ssh`` was chosen.
 * **Bounded.** A listing holds at most :data:`MAX_ENTRIES` entries, a read at most :data:`MAX_READ`
   bytes (``truncated`` beyond); a file with a NUL byte in its first :data:`SNIFF` bytes, or that is
   not UTF-8, is ``binary`` and sent without its text.
@@ -46,11 +51,17 @@ def _root(cwd: str) -> str:
 
 
 class _Rules:
-    """The ignore rules of one folder, walked down from its root one directory at a time."""
+    """The ignore rules of one folder, walked down from its root one directory at a time, and the
+    places (resolved) never shown inside it."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, hidden: tuple[str, ...]) -> None:
         self.root = root
         self.base, self.anchor = anchor_stack(Path(root))
+        places = (os.path.realpath(h) for h in hidden)
+        self.hidden = tuple(h for h in places if not inside(h, root))  # one holding the folder: chosen
+
+    def secret(self, real: str) -> bool:
+        return any(inside(h, real) for h in self.hidden)
 
     def key(self, parts: list[str]) -> bytes:
         return self.anchor + os.fsencode("/".join(parts))
@@ -74,24 +85,31 @@ class _Rules:
         return not parts or not stack.ignored(self.key(parts), is_dir)
 
 
-def _resolve(cwd: str, parts: list[str], is_dir: bool) -> tuple[_Rules, str, list[str]]:
+def _resolve(
+    cwd: str, parts: list[str], is_dir: bool, hidden: tuple[str, ...]
+) -> tuple[_Rules, str, list[str]]:
     """The rules, the resolved path and its components, once every check of the module passed."""
     root = _root(cwd)
-    rules = _Rules(root)
+    rules = _Rules(root, hidden)
     shown_path = "/".join(parts) or "."
     if not rules.shows(parts, is_dir):
         raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} is ignored, so not shown")
     real = os.path.realpath(os.path.join(root, *parts))
     if not inside(root, real):
         raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} leads outside the agent's folder")
+    if rules.secret(real):
+        raise ShardError(
+            ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} holds keys or Shard's state: not shown"
+        )
     real_parts = relative(root, real)
     if real_parts != parts and not rules.shows(real_parts, is_dir):
         raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} leads to something not shown")
     return rules, real, real_parts
 
 
-def list_folder(cwd: str, parts: list[str]) -> FsListResult:
-    rules, real, real_parts = _resolve(cwd, parts, True)
+def list_folder(cwd: str, parts: list[str], hidden: tuple[str, ...] = ()) -> FsListResult:
+    """``hidden``: resolved paths never shown (``$SHARD_HOME``, the home's credential places)."""
+    rules, real, real_parts = _resolve(cwd, parts, True, hidden)
     path = "/".join(parts)
     stack = rules.folder(real_parts)
     assert stack is not None  # _resolve checked it
@@ -107,7 +125,7 @@ def list_folder(cwd: str, parts: list[str]) -> FsListResult:
     entries: list[FsEntry] = []
     hidden = 0
     for entry in found:
-        listed = _entry(rules, stack, real_parts, entry)
+        listed = _entry(rules, stack, real, real_parts, entry)
         if listed is None:
             hidden += 1
         else:
@@ -121,8 +139,10 @@ def list_folder(cwd: str, parts: list[str]) -> FsListResult:
     )
 
 
-def _entry(rules: _Rules, stack: IgnoreStack, at: list[str], entry: os.DirEntry[str]) -> FsEntry | None:
-    if entry.name == HIDDEN_ALWAYS:
+def _entry(
+    rules: _Rules, stack: IgnoreStack, folder: str, at: list[str], entry: os.DirEntry[str]
+) -> FsEntry | None:
+    if entry.name == HIDDEN_ALWAYS or rules.secret(os.path.join(folder, entry.name)):
         return None
     try:
         link = entry.is_symlink()
@@ -134,6 +154,8 @@ def _entry(rules: _Rules, stack: IgnoreStack, at: list[str], entry: os.DirEntry[
         return None
     if link:
         target = os.path.realpath(entry.path)
+        if rules.secret(target):
+            return None
         if not inside(rules.root, target) or not (is_dir or is_file):
             return FsEntry(name=entry.name, kind="link")
     marked = {"symlink": True} if link else {}
@@ -148,8 +170,8 @@ def _entry(rules: _Rules, stack: IgnoreStack, at: list[str], entry: os.DirEntry[
     return FsEntry(name=entry.name, kind="file", size=size, **marked)
 
 
-def read_file(cwd: str, parts: list[str]) -> FsReadResult:
-    rules, real, _ = _resolve(cwd, parts, False)
+def read_file(cwd: str, parts: list[str], hidden: tuple[str, ...] = ()) -> FsReadResult:
+    rules, real, _ = _resolve(cwd, parts, False, hidden)
     path = "/".join(parts)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -167,7 +189,8 @@ def read_file(cwd: str, parts: list[str]) -> FsReadResult:
         raise ShardError(ErrorCode.INVALID_REQUEST, f"{shown(path)} {what}")
     with os.fdopen(fd, "rb") as f:
         opened = f"/proc/self/fd/{f.fileno()}"
-        if os.path.exists(opened) and not inside(rules.root, os.path.realpath(opened)):
+        again = os.path.realpath(opened) if os.path.exists(opened) else real
+        if not inside(rules.root, again) or rules.secret(again):
             raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(path)} changed while being opened")
         data = f.read(MAX_READ + 1)
     truncated = len(data) > MAX_READ
