@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tui_helpers import info
 
-from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged
+from shard.protocol.events import AgentActivity, AgentChanged, AgentExited, AgentSpawned, AgentStatusChanged
 from shard.tui.roster import Roster
 
 
@@ -86,3 +86,17 @@ def test_the_model_is_named_once_and_the_list_is_ordered_by_recent_activity():
     spawned = info("a4", name="kid", created_at=50)
     relisted.apply(AgentSpawned(agent_id="a4", info=spawned), at=500)
     assert relisted.ordered()[0].agent_id == "a4"
+
+
+def test_a_rename_renames_the_row_and_keeps_what_it_learnt():
+    """``agent_changed`` (agent.rename) to every client: the row takes the new name, or its derived
+    one when the name is cleared; its activity and order stay."""
+    roster = Roster.of([info("a1", name="one")])
+    busy = AgentActivity(agent_id="a1", timestamp=50, phase="tool", status="streaming", tool_name="bash")
+    roster.apply(busy)
+    assert roster.apply(AgentChanged(agent_id="a1", info=info("a1", name="Fix the parser")))
+    row = roster.rows["a1"]
+    assert (row.title, row.activity, row.last) == ("Fix the parser", "tool: bash", 50)
+    assert roster.apply(AgentChanged(agent_id="a1", info=info("a1")))
+    assert roster.rows["a1"].title == "p #a1"
+    assert not roster.apply(AgentChanged(agent_id="ghost", info=info("ghost")))

@@ -1,6 +1,6 @@
 """The agent list as a pure fold: ``agent.list`` once, then the orchestrator events every client
-receives (PROTOCOL §10.2) — spawned, exited, status changed, activity, removed. No Textual, no
-asyncio.
+receives (PROTOCOL §10.2) — spawned, changed (a rename), exited, status changed, activity, removed.
+No Textual, no asyncio.
 
 The list is ordered by recent activity: each row keeps the time of the last event about its agent
 (``agent_activity``'s own timestamp; for the events that carry none, the time the client received
@@ -15,6 +15,7 @@ from shard.protocol import words
 from shard.protocol.agents import AgentInfo, AgentStatus, RuntimeState
 from shard.protocol.events import (
     AgentActivity,
+    AgentChanged,
     AgentExited,
     AgentRemoved,
     AgentSpawned,
@@ -145,6 +146,10 @@ class Roster:
             return True
         if isinstance(event, AgentRemoved):
             return self.rows.pop(event.agent_id, None) is not None
+        if isinstance(event, AgentChanged) and event.agent_id in self.rows:
+            seen = self.rows[event.agent_id]
+            self.rows[event.agent_id] = new = replace(row_of(event.info, seen), activity=seen.activity)
+            return new != seen
         row = self.rows.get(getattr(event, "agent_id", None) or "")
         if row is None:
             return False
