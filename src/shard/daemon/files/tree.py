@@ -63,6 +63,11 @@ class _Rules:
     def secret(self, real: str) -> bool:
         return any(inside(h, real) for h in self.hidden)
 
+    def secret_names(self, folder: str) -> frozenset[str]:
+        """The entries of ``folder`` (resolved, itself shown) that are hidden places: one inside a
+        hidden place is the place itself, since the folder is not inside one."""
+        return frozenset(os.path.basename(h) for h in self.hidden if os.path.dirname(h) == folder)
+
     def key(self, parts: list[str]) -> bytes:
         return self.anchor + os.fsencode("/".join(parts))
 
@@ -124,8 +129,9 @@ def list_folder(cwd: str, parts: list[str], hidden: tuple[str, ...] = ()) -> FsL
         raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(path)}: permission denied") from None
     entries: list[FsEntry] = []
     hidden = 0
+    secrets = rules.secret_names(real)
     for entry in found:
-        listed = _entry(rules, stack, real, real_parts, entry)
+        listed = None if entry.name in secrets else _entry(rules, stack, real_parts, entry)
         if listed is None:
             hidden += 1
         else:
@@ -139,10 +145,8 @@ def list_folder(cwd: str, parts: list[str], hidden: tuple[str, ...] = ()) -> FsL
     )
 
 
-def _entry(
-    rules: _Rules, stack: IgnoreStack, folder: str, at: list[str], entry: os.DirEntry[str]
-) -> FsEntry | None:
-    if entry.name == HIDDEN_ALWAYS or rules.secret(os.path.join(folder, entry.name)):
+def _entry(rules: _Rules, stack: IgnoreStack, at: list[str], entry: os.DirEntry[str]) -> FsEntry | None:
+    if entry.name == HIDDEN_ALWAYS:
         return None
     try:
         link = entry.is_symlink()
