@@ -97,8 +97,6 @@ def _resolve(
     root = _root(cwd)
     rules = _Rules(root, hidden)
     shown_path = "/".join(parts) or "."
-    if not rules.shows(parts, is_dir):
-        raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} is ignored, so not shown")
     real = os.path.realpath(os.path.join(root, *parts))
     if not inside(root, real):
         raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} leads outside the agent's folder")
@@ -106,6 +104,9 @@ def _resolve(
         raise ShardError(
             ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} holds keys or Shard's state: not shown"
         )
+    # the way out first, then the ignore files: none is read outside the folder
+    if not rules.shows(parts, is_dir):
+        raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} is ignored, so not shown")
     real_parts = relative(root, real)
     if real_parts != parts and not rules.shows(real_parts, is_dir):
         raise ShardError(ErrorCode.PERMISSION_DENIED, f"{shown(shown_path)} leads to something not shown")
