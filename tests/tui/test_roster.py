@@ -100,3 +100,16 @@ def test_a_rename_renames_the_row_and_keeps_what_it_learnt():
     assert roster.apply(AgentChanged(agent_id="a1", info=info("a1")))
     assert roster.rows["a1"].title == "p #a1"
     assert not roster.apply(AgentChanged(agent_id="ghost", info=info("ghost")))
+
+
+def test_a_renamed_subagent_shows_the_name_a_person_gave():
+    """A subagent's own name is its alias, shown as its display name until a person renames it."""
+    child = info("kid", name="scout", alias="scout", display_name="Explorer · scout")
+    roster = Roster.of([child])
+    assert roster.rows["kid"].title == "Explorer · scout"
+    roster.apply(
+        AgentChanged(
+            agent_id="kid", info=info("kid", name="Parser", alias="scout", display_name="Explorer · scout")
+        )
+    )
+    assert roster.rows["kid"].title == "Parser"

@@ -175,3 +175,17 @@ describe("agent_changed", () => {
     expect(s.offers("fs-read")).toBe(false);
   });
 });
+
+describe("names", () => {
+  it("prefers the name a person gave a subagent to its display name, and falls back when cleared", async () => {
+    const { agentName } = await import("../src/store/names");
+    const s = store();
+    const child = s.upsert({ agent_id: "c", cwd: "/p", status: "idle", runtime_state: "running", parent_agent_id: "a", name: "scout", alias: "scout", display_name: "Explorer · scout" });
+    expect(agentName(child)).toBe("Explorer · scout");
+    s.receive({ type: "agent_changed", agent_id: "c", info: { ...child.info, name: "Look at the parser" } });
+    expect(agentName(s.agent("c")!)).toBe("Look at the parser");
+    const { name: _, ...cleared } = child.info;
+    s.receive({ type: "agent_changed", agent_id: "c", info: cleared });
+    expect(agentName(s.agent("c")!)).toBe("Explorer · scout");
+  });
+});

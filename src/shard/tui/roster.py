@@ -83,7 +83,8 @@ def model_name(provider: str | None, model: str | None) -> str | None:
 def row_of(info: AgentInfo, seen: Row | None = None) -> Row:
     """The row of ``info``; ``seen``: the row it replaces, whose activity time stays, and whose
     model too when the registry names none (the runtime's default, learnt from the agent)."""
-    label = info.display_name or info.name or info.alias or info.agent_id
+    renamed = info.name if info.name and info.name != info.alias else None  # agent.rename's, a person's
+    label = renamed or info.display_name or info.name or info.alias or info.agent_id
     return Row(
         info.agent_id,
         label,
