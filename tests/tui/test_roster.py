@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tui_helpers import info
 
-from shard.protocol.events import AgentActivity, AgentExited, AgentSpawned, AgentStatusChanged
+from shard.protocol.events import AgentActivity, AgentChanged, AgentExited, AgentSpawned, AgentStatusChanged
 from shard.tui.roster import Roster
 
 
@@ -94,3 +94,30 @@ def test_an_agent_on_another_host_says_where_it_runs():
     assert roster.rows["a1"].title == "one @box"
     assert roster.rows["agent-00000000000000b2"].line().startswith("p #00b2 @gpu · idle")
     assert Roster.of([info("a3", name="three")]).rows["a3"].title == "three"
+
+
+def test_a_rename_renames_the_row_and_keeps_what_it_learnt():
+    """``agent_changed`` (agent.rename) to every client: the row takes the new name, or its derived
+    one when the name is cleared; its activity and order stay."""
+    roster = Roster.of([info("a1", name="one")])
+    busy = AgentActivity(agent_id="a1", timestamp=50, phase="tool", status="streaming", tool_name="bash")
+    roster.apply(busy)
+    assert roster.apply(AgentChanged(agent_id="a1", info=info("a1", name="Fix the parser")))
+    row = roster.rows["a1"]
+    assert (row.title, row.activity, row.last) == ("Fix the parser", "tool: bash", 50)
+    assert roster.apply(AgentChanged(agent_id="a1", info=info("a1")))
+    assert roster.rows["a1"].title == "p #a1"
+    assert not roster.apply(AgentChanged(agent_id="ghost", info=info("ghost")))
+
+
+def test_a_renamed_subagent_shows_the_name_a_person_gave():
+    """A subagent's own name is its alias, shown as its display name until a person renames it."""
+    child = info("kid", name="scout", alias="scout", display_name="Explorer · scout")
+    roster = Roster.of([child])
+    assert roster.rows["kid"].title == "Explorer · scout"
+    roster.apply(
+        AgentChanged(
+            agent_id="kid", info=info("kid", name="Parser", alias="scout", display_name="Explorer · scout")
+        )
+    )
+    assert roster.rows["kid"].title == "Parser"

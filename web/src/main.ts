@@ -12,6 +12,10 @@ import { permissionDialog, uiDialog } from "./render/requests.js";
 import { Conversation } from "./render/conversation.js";
 import { resolutionText, statusWords } from "./words.js";
 import { Composer } from "./composer.js";
+import { CreateForm } from "./create_form";
+import { HeadActions } from "./head_actions";
+import { createCommand, createdAgent } from "./store/create";
+import { recentFolders } from "./store/folders";
 import { Sessions } from "./sessions.js";
 import { Store } from "./store/store";
 import { agentName, descends } from "./store/names";
@@ -36,6 +40,8 @@ export class App {
   controls: AnyEl;
   composer: AnyEl;
   sessions: AnyEl;
+  head: HeadActions;
+  createForm: CreateForm;
   scrollQueued = false;
 
   constructor() {
@@ -54,6 +60,9 @@ export class App {
     this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: { id: string }, type: string, data: unknown) => this.catalogArrived(agent, type, data));
     this.composer = new Composer(this);
     this.sessions = new Sessions(this);
+    const request = (m: Record<string, unknown>) => this.conn.request(m);
+    this.head = new HeadActions(this.store, request, (t, k) => this.toast(t, k));
+    this.createForm = new CreateForm(this.store, request);
     $("create").addEventListener("submit", (e) => this.create(e));
     $("terminate").addEventListener("click", () => this.lifecycle("agent.terminate"));
     $("kill").addEventListener("click", () => this.lifecycle("agent.kill"));
@@ -123,6 +132,7 @@ export class App {
   // After every hello: the registry, then re-attach to every agent this page watched.
   async opened(hello: Event, generation: number): Promise<void> {
     this.store.hello(hello, generation);
+    this.head.offered();
     remember(this.myIds);
     let reply;
     try {
@@ -189,8 +199,7 @@ export class App {
 
   // The folders of the agents known and of those made here, newest first, as completions.
   fillRecentFolders(): void {
-    const folders = [...new Set([...(storedJson(FOLDERS) || []), ...[...this.agents.values()].map((a) => a.info.cwd)])].slice(0, 20);
-    $("recent-folders").replaceChildren(...folders.map((f) => h("option", { value: f })));
+    this.createForm.setRecent(recentFolders([...this.agents.values()].map((a) => a.info.cwd), storedJson(FOLDERS) || []));
   }
 
   // "(2) Shard" while agents this page is not showing wait for an answer; a notification too when
@@ -294,6 +303,7 @@ export class App {
     $("agent").hidden = !agent;
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
+    this.head.agentShown();
     if (!agent) {
       this.store.flush();
       return;
@@ -349,6 +359,7 @@ export class App {
     this.store.flush();
     switch (m.type) {
       case "agent_spawned":
+      case "agent_changed":
       case "agent_status_changed":
       case "agent_activity":
         if (agent) this.refresh(agent);
@@ -495,19 +506,17 @@ export class App {
   async create(event: SubmitEvent): Promise<void> {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
-    const fields: Record<string, string> = { cwd: String(form.get("cwd") || "").trim() };
-    for (const key of ["model", "mode"]) {
-      const value = String(form.get(key) || "").trim();
-      if (value) fields[key] = value;
-    }
+    const field = (key: string) => String(form.get(key) || "");
+    const fields = createCommand({ cwd: field("cwd"), model: field("model"), mode: field("mode"), sandbox: field("sandbox"), workspace: form.get("workspace") === "on" });
     $("create-error").textContent = "";
     try {
-      const reply = await this.conn.request({ type: "agent.create", ...fields });
+      const reply = await this.conn.request(fields);
       if (!reply.success) {
         $("create-error").textContent = reply.error.message;
         return;
       }
-      const id = reply.data.agent_id;
+      const id = createdAgent(reply.data);
+      if (!id) return;
       store(FOLDERS, JSON.stringify([fields.cwd, ...(storedJson(FOLDERS) || []).filter((f: string) => f !== fields.cwd)].slice(0, 20)));
       this.fillRecentFolders();
       if (!this.agents.has(id)) this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode });

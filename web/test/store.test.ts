@@ -151,3 +151,41 @@ describe("status", () => {
     expect(s.agent("a")!.info.status).toBe("streaming");
   });
 });
+
+describe("agent_changed", () => {
+  it("replaces the agent's info: a rename shows, a cleared name goes", () => {
+    const s = store();
+    s.receive({ type: "agent_changed", agent_id: "a", info: { agent_id: "a", cwd: "/p", status: "idle", runtime_state: "running", name: "Fix it" } });
+    expect(s.agent("a")?.info.name).toBe("Fix it");
+    s.receive({ type: "agent_changed", agent_id: "a", info: { agent_id: "a", cwd: "/p", status: "idle", runtime_state: "running" } });
+    expect(s.agent("a")?.info.name).toBeUndefined();
+  });
+  it("keeps the status an attached agent's own stream gave", () => {
+    const s = store();
+    s.setRole("a", "interactive");
+    s.receive(sync({ status: "streaming" }));
+    s.receive({ type: "status", agent_id: "a", status: "streaming" });
+    const before = s.agent("a")!.info.status;
+    s.receive({ type: "agent_changed", agent_id: "a", info: { agent_id: "a", cwd: "/p", status: "idle", runtime_state: "running", name: "n" } });
+    expect(s.agent("a")!.info.status).toBe(before);
+  });
+  it("tells the capabilities the daemon offers", () => {
+    const s = store();
+    expect(s.offers("agent-remove")).toBe(true);
+    expect(s.offers("fs-read")).toBe(false);
+  });
+});
+
+describe("names", () => {
+  it("prefers the name a person gave a subagent to its display name, and falls back when cleared", async () => {
+    const { agentName } = await import("../src/store/names");
+    const s = store();
+    const child = s.upsert({ agent_id: "c", cwd: "/p", status: "idle", runtime_state: "running", parent_agent_id: "a", name: "scout", alias: "scout", display_name: "Explorer · scout" });
+    expect(agentName(child)).toBe("Explorer · scout");
+    s.receive({ type: "agent_changed", agent_id: "c", info: { ...child.info, name: "Look at the parser" } });
+    expect(agentName(s.agent("c")!)).toBe("Look at the parser");
+    const { name: _, ...cleared } = child.info;
+    s.receive({ type: "agent_changed", agent_id: "c", info: cleared });
+    expect(agentName(s.agent("c")!)).toBe("Explorer · scout");
+  });
+});

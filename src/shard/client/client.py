@@ -47,6 +47,7 @@ from shard.protocol.commands import (
     SubagentWait,
     UiResponse,
 )
+from shard.protocol.daemon_commands import AgentRename
 from shard.protocol.events import (
     AgentEvent,
     AgentRemoved,
@@ -64,6 +65,7 @@ from shard.protocol.results import (
     AgentCreateResult,
     AgentListResult,
     AgentRemoveResult,
+    AgentRenameResult,
     AgentTerminateResult,
     SubagentCreateResult,
     SubagentRelaunchResult,
@@ -369,6 +371,12 @@ class ShardClient:
         for gone in removed:
             self._forget(gone)
         return removed
+
+    async def rename_agent(self, agent_id: str, name: str | None) -> AgentInfo:
+        """``agent.rename`` (capability ``agent-rename``): the name people see, kept by the daemon and
+        told to every client (``agent_changed``); None gives the derived name back."""
+        data = (await self.request(AgentRename(agent_id=agent_id, name=name))).data
+        return AgentRenameResult.model_validate(data).info
 
     async def shutdown_daemon(self, *, force: bool | None = None) -> None:
         fields: dict[str, Any] = {"force": force} if force is not None else {}

@@ -19,7 +19,8 @@ them with sockets, processes and timers, ``shard.testing.broker`` in memory.
   shown to its nearest interactive ancestor's clients. Whether anyone can answer is told to the
   runtime (``runtime.responders``), whose headless policy then decides.
 * **Departments** (``agent.*``: ``orchestrator.py``; ``subagent.*``: ``jobs/``; ``workspace.*``:
-  ``workspaces/``) are given the broker as their :class:`~shard.daemon.desk.Desk` only, and told
+  ``workspaces/``; ``fs.*``, which only reads: ``files/``) are given the broker as their
+  :class:`~shard.daemon.desk.Desk` only, and told
   what happens through one :class:`~shard.daemon.desk.Department` loop. Supervision:
   ``supervisor.py``; the daemon's own commands: ``admin.py``.
 """
@@ -52,6 +53,7 @@ from shard.daemon.effects import (
     TimerKey,
     ToRuntime,
 )
+from shard.daemon.files.service import FS_COMMANDS, FolderView
 from shard.daemon.jobs.coordinator import Coordinator
 from shard.daemon.jobs.store import JobStore
 from shard.daemon.lifecycle import Responders, Role
@@ -106,16 +108,18 @@ class Broker:
         self.subscribers.append(self.coordinator)
         self.workspaces = Workspaces(self, manifests)
         self.orchestrator = Orchestrator(self, self.coordinator)
+        self.files = FolderView(self)  # fs.*: the agents' folders, read-only
         self.departments: tuple[Department, ...] = (self.orchestrator, self.coordinator, self.workspaces)
         self.admin = DaemonCommands(
             self.send, lambda force: self.supervisor.shutdown(force=force), lambda: self.provider_env
         )
-        # by command family, the first that matches: per-agent, agent.*, subagent.*, workspace.*, daemon
+        # by command family, the first that matches: per-agent, agent.*, subagent.*, workspace.*, fs.*, daemon
         self.routes: tuple[tuple[type | tuple[type, ...], Handler], ...] = (
             (cmd.AgentCommand, self._per_agent),
             (AGENT_COMMANDS, self.orchestrator.handle),
             (cmd.SubagentCommand, self.coordinator.handle),
             (cmd.WorkspaceCommand, self.workspaces.handle),
+            (FS_COMMANDS, self.files.handle),
             (DAEMON_COMMANDS, self.admin.handle),
         )
 

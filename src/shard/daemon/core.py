@@ -101,6 +101,7 @@ class Daemon:
         self.open_link: Callable[[Path, str], Awaitable[LinkEnd]] | None = None
         self.broker.workspaces.root = home / "worktrees"
         self.broker.workspaces.remote_git = self._remote_git
+        self.broker.files.shard_home = str(home)
         # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
         self.broker.provider_env = Holder(
             lambda name: _secrets.get(name) or None, lambda: [*_secrets.held(), *os.environ], _secrets.asked

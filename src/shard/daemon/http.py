@@ -98,7 +98,7 @@ class Route:
 
 def response(
     status: int,
-    body: str = "",
+    body: str | bytes = "",
     headers: tuple[tuple[str, str], ...] = (),
     *,
     content_type: str = "text/plain; charset=utf-8",
@@ -106,7 +106,7 @@ def response(
     """A complete response that ends the connection. Every one but a 101 carries the security
     headers; a page that names its own Content-Security-Policy replaces the default one (two would
     both apply, and the default allows no script at all)."""
-    payload = body.encode("utf-8")
+    payload = body.encode("utf-8") if isinstance(body, str) else body
     lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}"]
     lines += [f"{name}: {value}" for name, value in headers]
     if status != 101:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shard.daemon import removal, wire
+from shard.daemon import removal, rename, wire
 from shard.daemon.catalog import selection
 from shard.daemon.desk import Department, OrchestratorDesk
 from shard.daemon.effects import Client, Generation
@@ -17,6 +17,7 @@ from shard.daemon.record import AgentRecord
 from shard.daemon.slot import AgentSlot, Answer
 from shard.protocol import commands as cmd
 from shard.protocol.base import WireModel
+from shard.protocol.daemon_commands import AgentRename
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.ids import new_id
 from shard.protocol.results import (
@@ -36,6 +37,7 @@ AGENT_COMMANDS = (
     cmd.AgentTerminate,
     cmd.AgentKill,
     cmd.AgentRemove,
+    AgentRename,
 )
 
 DAEMON_SET_FIELDS = (
@@ -74,6 +76,8 @@ class Orchestrator(Department):
             self._terminate(client, command)
         elif isinstance(command, cmd.AgentRemove):
             removal.remove(d, client, command)
+        elif isinstance(command, AgentRename):
+            rename.rename(d, client, command)
         elif isinstance(command, cmd.AgentKill):
             slot = d.slot(command.agent_id)
             self._when_ended(client, command, slot, d.kill(slot, force=bool(command.force)), None)

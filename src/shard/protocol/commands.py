@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from shard.protocol import daemon_commands as dc
 from shard.protocol.base import WireModel
 from shard.protocol.bounds import AgentName, Choice, ClientName, DirectoryPath, HostName, ToolList
 from shard.protocol.command_base import CommandBase as CommandBase
@@ -375,7 +376,11 @@ OrchestratorCommand = Annotated[
     | SubagentSteer
     | SubagentRelaunch
     | SubagentStatus
-    | SubagentStop,
+    | SubagentStop
+    | dc.AgentRename
+    | dc.FsList
+    | dc.FsRead
+    | dc.FsComplete,
     Field(discriminator="type"),
 ]
 
@@ -426,4 +431,8 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     SubagentRelaunch,
     SubagentStatus,
     SubagentStop,
+    dc.AgentRename,
+    dc.FsList,
+    dc.FsRead,
+    dc.FsComplete,
 )

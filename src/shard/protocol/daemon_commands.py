@@ -1,6 +1,7 @@
 """Workspace (PROTOCOL §10.1a) and subagent job (§10.3) commands: orchestrator-level, addressed by
-opaque workspace or job handles, never by a routing ``agent_id``. ``shard.protocol.commands``
-re-exports them with the rest of the catalog."""
+opaque workspace or job handles, never by a routing ``agent_id``; and the additive commands of the
+web client's file tree, folder completion and renaming (``agent_id`` as payload, as in
+``agent.attach``). ``shard.protocol.commands`` re-exports them with the rest of the catalog."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from shard.protocol.bounds import Choice, HostName, TaskName
+from shard.protocol.bounds import AgentName, Choice, DirectoryPath, HostName, TaskName
 from shard.protocol.command_base import CommandBase
 from shard.protocol.jobs import JobStrategy, TaskSpec
 from shard.protocol.workspaces import BranchDisposition
@@ -147,3 +148,41 @@ class SubagentStatus(SubagentCommand):
 class SubagentStop(SubagentCommand):
     type: Literal["subagent.stop"] = "subagent.stop"
     handle: str
+
+
+# --- the agent's folder, read-only, and its name (Shard, protocol v1 additive) --------------------
+
+
+class FsList(CommandBase):
+    """The entries of a folder inside the agent's ``cwd``: ``path`` is relative to it, '/'-separated
+    (absent or "" for the folder itself). Offered when ``hello.capabilities`` holds ``fs-read``."""
+
+    type: Literal["fs.list"] = "fs.list"
+    agent_id: str
+    path: DirectoryPath | None = None
+
+
+class FsRead(CommandBase):
+    """One file inside the agent's ``cwd``, read-only (capability ``fs-read``)."""
+
+    type: Literal["fs.read"] = "fs.read"
+    agent_id: str
+    path: Annotated[DirectoryPath, Field(min_length=1)]
+
+
+class FsComplete(CommandBase):
+    """The folders an absolute path (or ``~/…``) being typed may go on with: directories only, for a
+    new agent's folder (capability ``fs-complete``)."""
+
+    type: Literal["fs.complete"] = "fs.complete"
+    prefix: Annotated[DirectoryPath, Field(min_length=1)]
+
+
+class AgentRename(CommandBase):
+    """The name people see for an agent (``AgentInfo.name``), kept with its manifest; ``null`` gives
+    the client's derived name back. Told to every connection as ``agent_changed`` (capability
+    ``agent-rename``)."""
+
+    type: Literal["agent.rename"] = "agent.rename"
+    agent_id: str
+    name: AgentName | None

@@ -1,11 +1,12 @@
-"""The daemon's workspace broadcasts (PROTOCOL §10.2) and ``subagent_run_changed`` (§10.3):
-orchestrator-level events about workspaces and job runs. ``shard.protocol.events`` re-exports them
-with the rest of the catalog."""
+"""The daemon's workspace broadcasts (PROTOCOL §10.2), ``subagent_run_changed`` (§10.3) and the
+additive ``agent_changed``: orchestrator-level events about workspaces, job runs and agents.
+``shard.protocol.events`` re-exports them with the rest of the catalog."""
 
 from __future__ import annotations
 
 from typing import Literal
 
+from shard.protocol.agents import AgentInfo
 from shard.protocol.event_base import EventBase
 from shard.protocol.jobs import RunState
 from shard.protocol.workspaces import WorkspaceDetail
@@ -32,6 +33,15 @@ class WorkspaceConflict(EventBase):
     type: Literal["workspace_conflict"] = "workspace_conflict"
     workspace: WorkspaceDetail
     reason: str
+
+
+class AgentChanged(EventBase):
+    """Additive (Shard): what the registry knows of an agent changed other than its status (a
+    rename); to every connection. ``agent_id`` is payload, as in ``agent_spawned``."""
+
+    type: Literal["agent_changed"] = "agent_changed"
+    agent_id: str
+    info: AgentInfo
 
 
 class SubagentRunChanged(EventBase):

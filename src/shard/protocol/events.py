@@ -21,6 +21,7 @@ from shard.protocol.agents import (
 )
 from shard.protocol.base import WireModel
 from shard.protocol.content import Message, ToolResultContent
+from shard.protocol.daemon_events import AgentChanged as AgentChanged
 from shard.protocol.daemon_events import (
     SubagentRunChanged as SubagentRunChanged,
 )
@@ -348,6 +349,7 @@ Event = Annotated[
     | AgentStatusChanged
     | AgentActivity
     | AgentRemoved
+    | AgentChanged
     | WorkspaceCreated
     | WorkspaceAttached
     | WorkspaceRetired
@@ -385,6 +387,7 @@ EVENTS: dict[str, type[EventBase]] = {
         AgentStatusChanged,
         AgentActivity,
         AgentRemoved,
+        AgentChanged,
         WorkspaceCreated,
         WorkspaceAttached,
         WorkspaceRetired,
@@ -400,6 +403,7 @@ ORCHESTRATOR_EVENT_TYPES: frozenset[str] = frozenset(
         "agent_status_changed",
         "agent_activity",
         "agent_removed",
+        "agent_changed",
         "workspace_created",
         "workspace_attached",
         "workspace_retired",

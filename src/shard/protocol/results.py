@@ -146,6 +146,47 @@ class AgentRemoveResult(WireModel):
     removed: list[str]
 
 
+class AgentRenameResult(WireModel):
+    """``agent.rename`` (additive): the agent as every connection now sees it."""
+
+    info: AgentInfo
+
+
+class FsEntry(WireModel):
+    """One entry of ``fs.list``. ``kind`` is what a click opens: a ``dir`` or a ``file`` (a symlink
+    inside the folder counts as its target, with ``symlink: true``); ``link`` is a symlink that
+    leads outside the folder or nowhere, listed but never followed or opened."""
+
+    name: str
+    kind: Literal["dir", "file", "link"]
+    size: int | None = None  # bytes, for a file
+    symlink: bool | None = None
+
+
+class FsListResult(WireModel):
+    path: str  # relative to the agent's cwd, '/'-separated; "" for the folder itself
+    entries: list[FsEntry]
+    hidden: int  # entries not listed: .git and what the ignore files exclude
+    truncated: bool
+
+
+class FsReadResult(WireModel):
+    """``text`` is absent for a binary file (a NUL byte, or not UTF-8); at most ``limit`` bytes of a
+    longer file are read (``truncated``)."""
+
+    path: str
+    size: int
+    binary: bool
+    truncated: bool
+    limit: int
+    text: str | None = None
+
+
+class FsCompleteResult(WireModel):
+    directories: list[str]  # absolute paths, sorted
+    truncated: bool
+
+
 class ClientIdentifyResult(WireModel):
     """``client.identify`` (additive): this connection's id (``permission_resolved.source``) and the
     label its answers now carry (``source_label``)."""
@@ -269,6 +310,10 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "agent.status": (AgentListResult,),
     "agent.terminate": (AgentTerminateResult,),
     "agent.remove": (AgentRemoveResult,),
+    "agent.rename": (AgentRenameResult,),
+    "fs.list": (FsListResult,),
+    "fs.read": (FsReadResult,),
+    "fs.complete": (FsCompleteResult,),
     "client.identify": (ClientIdentifyResult,),
     "daemon.compare_env": (CompareEnvResult,),
     "workspace.create": (WorkspaceResult,),

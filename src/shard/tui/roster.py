@@ -1,6 +1,6 @@
 """The agent list as a pure fold: ``agent.list`` once, then the orchestrator events every client
-receives (PROTOCOL §10.2) — spawned, exited, status changed, activity, removed. No Textual, no
-asyncio.
+receives (PROTOCOL §10.2) — spawned, changed (a rename), exited, status changed, activity, removed.
+No Textual, no asyncio.
 
 The list is ordered by recent activity: each row keeps the time of the last event about its agent
 (``agent_activity``'s own timestamp; for the events that carry none, the time the client received
@@ -15,6 +15,7 @@ from shard.protocol import words
 from shard.protocol.agents import AgentInfo, AgentStatus, RuntimeState
 from shard.protocol.events import (
     AgentActivity,
+    AgentChanged,
     AgentExited,
     AgentRemoved,
     AgentSpawned,
@@ -84,7 +85,8 @@ def model_name(provider: str | None, model: str | None) -> str | None:
 def row_of(info: AgentInfo, seen: Row | None = None) -> Row:
     """The row of ``info``; ``seen``: the row it replaces, whose activity time stays, and whose
     model too when the registry names none (the runtime's default, learnt from the agent)."""
-    label = info.display_name or info.name or info.alias or info.agent_id
+    renamed = info.name if info.name and info.name != info.alias else None  # agent.rename's, a person's
+    label = renamed or info.display_name or info.name or info.alias or info.agent_id
     return Row(
         info.agent_id,
         label,
@@ -148,6 +150,10 @@ class Roster:
             return True
         if isinstance(event, AgentRemoved):
             return self.rows.pop(event.agent_id, None) is not None
+        if isinstance(event, AgentChanged) and event.agent_id in self.rows:
+            seen = self.rows[event.agent_id]
+            self.rows[event.agent_id] = new = replace(row_of(event.info, seen), activity=seen.activity)
+            return new != seen
         row = self.rows.get(getattr(event, "agent_id", None) or "")
         if row is None:
             return False

@@ -3,6 +3,7 @@
 // RenderDescriptor (§11) or from a unified diff's text (a permission request's "diff" detail,
 // parsed with the `diff` package). Every line is a text node: nothing in a diff becomes markup.
 import { parsePatch } from "diff";
+import { pairedSegments, type Segment } from "./word_diff";
 
 export interface Hunk {
   old_start: number;
@@ -12,7 +13,7 @@ export interface Hunk {
   lines: string[];
 }
 
-type Row = { kind: "add" | "del" | "ctx"; old: number | null; new: number | null; text: string };
+type Row = { kind: "add" | "del" | "ctx"; old: number | null; new: number | null; text: string; words?: Segment[] };
 
 function el(tag: string, cls?: string, text?: string): HTMLElement {
   const node = document.createElement(tag);
@@ -25,9 +26,10 @@ function rows(hunk: Hunk): Row[] {
   let old = hunk.old_start;
   let now = hunk.new_start;
   const out: Row[] = [];
-  for (const line of hunk.lines) {
-    if (line.startsWith("+")) out.push({ kind: "add", old: null, new: now++, text: line });
-    else if (line.startsWith("-")) out.push({ kind: "del", old: old++, new: null, text: line });
+  const words = pairedSegments(hunk.lines);
+  for (const [i, line] of hunk.lines.entries()) {
+    if (line.startsWith("+")) out.push({ kind: "add", old: null, new: now++, text: line, words: words.get(i) });
+    else if (line.startsWith("-")) out.push({ kind: "del", old: old++, new: null, text: line, words: words.get(i) });
     else if (line.startsWith("\\")) continue; // "\ No newline at end of file"
     else out.push({ kind: "ctx", old: old++, new: now++, text: line });
   }
@@ -47,7 +49,7 @@ export function renderHunks(hunks: Hunk[]): HTMLElement[] {
       const line = el("span", `line line-${row.kind}`);
       line.dataset.old = row.old === null ? "" : String(row.old);
       line.dataset.new = row.new === null ? "" : String(row.new);
-      line.append(el("span", row.kind, row.text), document.createTextNode("\n"));
+      line.append(withWords(el("span", row.kind), row.text.slice(0, 1), row), document.createTextNode("\n"));
       unified.append(line);
     }
     // side by side: a deletion pairs with the addition that follows it
@@ -73,7 +75,19 @@ function cell(row: Row | null, side: "left" | "right"): HTMLElement {
   const node = el("span", `split-cell split-${side} split-${row ? row.kind : "none"}`);
   if (!row) return node;
   const number = side === "left" ? row.old : row.new;
-  node.append(el("span", "split-no", number === null ? "" : String(number)), el("span", "split-text", row.text.slice(1)));
+  node.append(el("span", "split-no", number === null ? "" : String(number)), withWords(el("span", "split-text"), "", row));
+  return node;
+}
+
+/** The line's text into `node` after `marker`: whole, or with its changed words marked (<mark>, so
+ * the change is in the markup a screen reader and a copy see, not in colour alone). */
+function withWords(node: HTMLElement, marker: string, row: Row): HTMLElement {
+  if (!row.words) {
+    node.textContent = marker + row.text.slice(1);
+    return node;
+  }
+  if (marker) node.append(marker);
+  for (const part of row.words) node.append(part.changed ? el("mark", `word-${row.kind}`, part.text) : document.createTextNode(part.text));
   return node;
 }
 

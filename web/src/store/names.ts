@@ -1,5 +1,5 @@
-// What a person calls an agent: its subagent's display name or alias, its own name, else its folder
-// and the first thing it was asked ("shard: fix the flaky test"); and how agents group: by folder,
+// What a person calls an agent: the name a person gave it, its subagent's display name or alias, its
+// own name, else its folder and the first thing it was asked ("shard: fix the flaky test"); and how agents group: by folder,
 // children under their parent.
 import type { AgentState } from "./agent";
 
@@ -10,7 +10,9 @@ export function folderName(cwd: string): string {
 
 export function agentName(agent: AgentState): string {
   const info = agent.info;
-  const given = info.display_name || info.alias || info.name;
+  // a name a person gave (agent.rename) wins; a subagent's own name is its alias until then
+  const renamed = info.name && info.name !== info.alias ? info.name : null;
+  const given = renamed || info.display_name || info.alias || info.name;
   if (given) return given;
   return agent.firstPrompt ? `${folderName(info.cwd)}: ${agent.firstPrompt}` : `${folderName(info.cwd)} (new agent)`;
 }

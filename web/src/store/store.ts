@@ -22,7 +22,7 @@ export interface Asked {
 }
 
 export interface State {
-  connection: { state: ConnectionState; text: string; generation: number; canRemove: boolean };
+  connection: { state: ConnectionState; text: string; generation: number; canRemove: boolean; capabilities: string[] };
   agents: Map<string, AgentState>;
   selected: string | null;
   catalogs: Map<string, Catalogs>;
@@ -34,7 +34,7 @@ type Listener = (changed: ReadonlySet<string> | null) => void;
 
 export class Store {
   state: State = {
-    connection: { state: "connecting", text: "Connecting…", generation: 0, canRemove: true },
+    connection: { state: "connecting", text: "Connecting…", generation: 0, canRemove: true, capabilities: [] },
     agents: new Map(),
     selected: null,
     catalogs: new Map(),
@@ -77,8 +77,9 @@ export class Store {
   /** After every hello: this tab's id, the daemon's capabilities; bumps the generation. */
   hello(hello: Event, generation: number): void {
     if (hello.client_id) this.state.myIds.add(hello.client_id);
-    const canRemove = Array.isArray(hello.capabilities) && hello.capabilities.includes("agent-remove");
-    this.state.connection = { ...this.state.connection, generation, canRemove };
+    const capabilities = Array.isArray(hello.capabilities) ? hello.capabilities.filter((c): c is string => typeof c === "string") : [];
+    const canRemove = capabilities.includes("agent-remove");
+    this.state.connection = { ...this.state.connection, generation, canRemove, capabilities };
     this.touch(null);
   }
 
@@ -100,6 +101,23 @@ export class Store {
       if (info.mode) agent.mode = info.mode;
       agent.version += 1;
     }
+    this.touch(agent.id);
+    return agent;
+  }
+
+  /** Whether the daemon offers a command family (hello.capabilities: "fs-read", "agent-rename" …). */
+  offers(capability: string): boolean {
+    return this.state.connection.capabilities.includes(capability);
+  }
+
+  /** agent_changed: the daemon's whole AgentInfo replaces the page's (a field it no longer has — a
+   * name cleared — goes), except the status of an agent this page attached, whose own stream rules. */
+  infoChanged(info: AgentInfo): AgentState {
+    const agent = this.state.agents.get(info.agent_id);
+    if (!agent) return this.upsert(info);
+    const status = agent.role && agent.synced ? { status: agent.info.status } : {};
+    agent.info = { ...info, ...status };
+    agent.version += 1;
     this.touch(agent.id);
     return agent;
   }
@@ -149,6 +167,8 @@ export class Store {
     switch (ev.type) {
       case "agent_spawned":
         return this.upsert(ev.info);
+      case "agent_changed":
+        return this.infoChanged(ev.info);
       case "agent_removed":
         this.forget(ev.agent_id!);
         return undefined;

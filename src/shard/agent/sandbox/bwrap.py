@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
+from shard._secret_places import HOME_SECRETS
 from shard.agent.sandbox import places
 
 if TYPE_CHECKING:
@@ -51,29 +52,7 @@ if TYPE_CHECKING:
 
 SandboxMode = Literal["off", "ask", "auto"]
 # Where keys and credentials live in a home: hidden inside the sandbox (relative to $HOME).
-SECRETS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".config/gh",
-    ".local/share/keyrings",
-    ".password-store",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".mozilla",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".shard",
-)
+SECRETS = HOME_SECRETS
 # Sockets through which a confined command could have something run outside the sandbox, hidden like
 # the secrets: a container engine's (a container mounts the host), the system bus and systemd's own
 # socket (a daemon run as root could start a unit), GNU screen's sessions (keys typed into a shell).

@@ -37,8 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from shard._ignore import compile_bytes, glob_to_regex, walk
 from shard.agent.tools.base import ToolFailure
-from shard.agent.tools.ignore import compile_bytes, glob_to_regex, walk
 
 MAX_LINE_CHARS = 500
 _BUFFER = 64 * 1024  # ripgrep's read buffer: where binary detection cuts a file off

@@ -22,6 +22,7 @@ _TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml",
+    ".png": "image/png",  # the web-app icons (192 and 512 px, which installers want besides the SVG)
     ".webmanifest": "application/manifest+json",
     ".txt": "text/plain; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
@@ -29,7 +30,7 @@ _TYPES = {
 
 
 def _handler(path: Path, content_type: str) -> Route:
-    body = path.read_text(encoding="utf-8")
+    body: str | bytes = path.read_bytes() if path.suffix == ".png" else path.read_text(encoding="utf-8")
     headers = (("Content-Security-Policy", app_content_security_policy()),)
 
     async def serve(

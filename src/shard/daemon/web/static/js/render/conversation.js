@@ -1,1 +1,1 @@
-import{a,b,c}from"../chunk-7ZXJSQUB.js";import"../chunk-GC7JVXJ7.js";import"../chunk-DCRYGOEK.js";import"../chunk-4H5MHQKP.js";import"../chunk-LYMRXR55.js";import"../chunk-CGDGP5MS.js";export{c as Conversation,a as FIRST_WINDOW,b as PAGE};
+import{b as a,c as b,d as c}from"../chunk-SH7TT2O7.js";import"../chunk-GC7JVXJ7.js";import"../chunk-YAPFQSKN.js";import"../chunk-4H5MHQKP.js";import"../chunk-LYMRXR55.js";import"../chunk-CGDGP5MS.js";export{c as Conversation,a as FIRST_WINDOW,b as PAGE};

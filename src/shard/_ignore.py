@@ -1,4 +1,6 @@
-"""Gitignore matching and the file walk that the pure-Python grep/find fallbacks share.
+"""Gitignore matching and the file walk that the pure-Python grep/find fallbacks share, and the
+matching the daemon's read-only file tree (``shard.daemon.files``) hides ignored files with: below
+both layers, as the one place these rules live.
 
 It reproduces what ``rg --hidden --no-require-git`` walks: every file under the root, hidden ones
 included, without following symlinks, skipping ``.git/`` and whatever the ignore files exclude, with
@@ -145,7 +147,7 @@ class IgnoreStack:
         return False
 
 
-def _read_rules(directory: Path) -> tuple[list[Rule], list[Rule], list[Rule]]:
+def read_rules(directory: Path) -> tuple[list[Rule], list[Rule], list[Rule]]:
     found: list[list[Rule]] = []
     for names in KINDS:
         rules: list[Rule] = []
@@ -156,7 +158,7 @@ def _read_rules(directory: Path) -> tuple[list[Rule], list[Rule], list[Rule]]:
     return found[0], found[1], found[2]
 
 
-def _anchor_stack(root: Path) -> tuple[IgnoreStack, bytes]:
+def anchor_stack(root: Path) -> tuple[IgnoreStack, bytes]:
     """The rules from the root's parents (and the repository's exclude file), and the root's path
     relative to the topmost parent, as the prefix every walked path is matched under."""
     root = Path(os.path.realpath(root))
@@ -167,7 +169,7 @@ def _anchor_stack(root: Path) -> tuple[IgnoreStack, bytes]:
     for directory in ancestors:
         rel = directory.relative_to(top).as_posix()
         prefix = b"" if rel == "." else rel.encode() + b"/"
-        rgignore, ignore, gitignore = _read_rules(directory)
+        rgignore, ignore, gitignore = read_rules(directory)
         if directory == repo:
             with contextlib.suppress(OSError, UnicodeError):
                 exclude = parse_rules((directory / ".git" / "info" / "exclude").read_text(errors="replace"))
@@ -179,7 +181,7 @@ def _anchor_stack(root: Path) -> tuple[IgnoreStack, bytes]:
 
 def walk(root: Path) -> Iterator[str]:
     """Relative paths ('/'-separated) of the files under ``root`` that a search should see, sorted."""
-    stack, anchor = _anchor_stack(root)
+    stack, anchor = anchor_stack(root)
     yield from _walk(root, "", anchor, stack)
 
 
@@ -203,7 +205,7 @@ def _walk(directory: Path, rel: str, anchor: bytes, stack: IgnoreStack) -> Itera
         if stack.ignored(full, is_dir):
             continue
         if is_dir:
-            child = stack.child(full + b"/", _read_rules(Path(entry.path)))
+            child = stack.child(full + b"/", read_rules(Path(entry.path)))
             yield from _walk(Path(entry.path), rel_path, anchor, child)
         elif entry.is_file():
             yield rel_path
