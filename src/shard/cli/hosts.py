@@ -55,6 +55,10 @@ def main_hosts(args: argparse.Namespace) -> int:
         from shard.cli.hosts_git import main_git
 
         return main_git(args.home)
+    if args.action == "fs":
+        from shard.cli.hosts_fs import main_fs
+
+        return main_fs(args.home)
     home = shard_home(args.home)
     try:
         config = load_config(home)

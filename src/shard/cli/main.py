@@ -248,7 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     hosts_git = host_actions.add_parser(
         "git", help="one workspace git operation, JSON on stdin (what a daemon runs on a host over ssh)"
     )
-    for each in (hosts_list, hosts_check, hosts_setup, hosts_git):
+    hosts_fs = host_actions.add_parser(
+        "fs", help="list or read an agent's folder, JSON on stdin (what a daemon runs on a host over ssh)"
+    )
+    for each in (hosts_list, hosts_check, hosts_setup, hosts_git, hosts_fs):
         each.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
     for each in (hosts_check, hosts_setup):
         each.add_argument("name", metavar="NAME", help="the host's name in config.toml")

@@ -50,6 +50,7 @@ from shard.daemon.effects import (
 )
 from shard.daemon.hosts.connections import Masters
 from shard.daemon.hosts.launcher import LinkEnd, remote_launcher
+from shard.daemon.hosts.remote_files import RemoteFiles
 from shard.daemon.hosts.remote_git import RemoteGit
 from shard.daemon.hosts.ssh import explain
 from shard.daemon.jobs.settings import JobSettings
@@ -102,6 +103,7 @@ class Daemon:
         self.broker.workspaces.root = home / "worktrees"
         self.broker.workspaces.remote_git = self._remote_git
         self.broker.files.shard_home = str(home)
+        self.broker.files.remote = self._remote_files
         # what a runtime it starts sees: the keys it holds, else its own environment (never a caller's)
         self.broker.provider_env = Holder(
             lambda name: _secrets.get(name) or None, lambda: [*_secrets.held(), *os.environ], _secrets.asked
@@ -352,6 +354,12 @@ class Daemon:
         if host is None:
             raise ShardError(ErrorCode.INVALID_REQUEST, f"host {name} is not in config.toml ([[hosts]])")
         return RemoteGit(host, self.masters.socket(host))
+
+    def _remote_files(self, name: str) -> RemoteFiles:
+        host = self.hosts(name) if self.hosts is not None else None
+        if host is None:
+            raise ShardError(ErrorCode.INVALID_REQUEST, f"host {name} is not in config.toml ([[hosts]])")
+        return RemoteFiles(host, self.masters.socket(host))
 
     def _config_text(self) -> str:
         """config.toml as the daemon reads it now, for a runtime on a host that uses the daemon's

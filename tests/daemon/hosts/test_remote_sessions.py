@@ -251,3 +251,32 @@ async def test_a_parent_on_the_host_launches_a_child_through_its_own_link(tmp_pa
         assert aliases == ["helper"]
     finally:
         await daemon.stop()
+
+
+async def test_the_file_tree_of_a_remote_agent_is_read_on_its_host(tmp_path, sshd, remote):
+    """fs.list / fs.read of an agent on a host run there (the host's own shard, over ssh): the host's
+    SHARD_HOME inside the folder is hidden as that host's, and a file is read from the host."""
+    daemon = await _daemon(tmp_path, sshd, remote, [text_step("hi")])
+    try:
+        client = await daemon.unix()
+        (remote / "notes.txt").write_text("on the host\n")
+        agent_id = await _create(client, remote, host="box")  # its folder holds the host's SHARD_HOME
+        listed, _ = await client.request({"type": "fs.list", "id": "l", "agent_id": agent_id})
+        assert listed["success"] is True, listed
+        names = [e["name"] for e in listed["data"]["entries"]]
+        assert "notes.txt" in names
+        assert "home" not in names, "the host's SHARD_HOME is never shown"
+        read, _ = await client.request(
+            {"type": "fs.read", "id": "r", "agent_id": agent_id, "path": "notes.txt"}
+        )
+        assert read["data"]["text"] == "on the host\n"
+        secret, _ = await client.request(
+            {"type": "fs.read", "id": "s", "agent_id": agent_id, "path": "home/config.toml"}
+        )
+        assert secret["success"] is False
+        outside, _ = await client.request(
+            {"type": "fs.read", "id": "o", "agent_id": agent_id, "path": "../x"}
+        )
+        assert outside["error"]["code"] == "INVALID_REQUEST"
+    finally:
+        await daemon.stop()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from shard._secret_places import HOME_SECRETS
 from shard.daemon import wire
@@ -23,23 +23,43 @@ from shard.daemon.files.paths import parts_of
 from shard.protocol.base import WireModel
 from shard.protocol.daemon_commands import FsComplete, FsList, FsRead
 from shard.protocol.errors import ErrorCode, ShardError
+from shard.protocol.results import FsListResult, FsReadResult
 
 FS_COMMANDS = (FsList, FsRead, FsComplete)
 FsCommand = FsList | FsRead | FsComplete
+
+
+class RemoteFolders(Protocol):
+    """An agent's folder on another host (``hosts/remote_files.py``)."""
+
+    def list(self, cwd: str, path: str) -> FsListResult: ...
+
+    def read(self, cwd: str, path: str) -> FsReadResult: ...
 
 
 class FolderView:
     def __init__(self, desk: Desk) -> None:
         self.desk = desk
         self.shard_home: str | None = None  # never listed by fs.complete (set by the shell)
+        self.remote: Callable[[str], RemoteFolders] | None = None  # agents on hosts (set by the shell)
 
     def handle(self, client: Client, command: FsCommand) -> None:
         if isinstance(command, FsComplete):
             home = self.shard_home
             self._offload(client, command, lambda: tree.complete(command.prefix, home))
             return
-        cwd = self.desk.slot(command.agent_id).record.cwd  # NOT_FOUND for an unknown agent
-        parts = parts_of(command.path or "")
+        record = self.desk.slot(command.agent_id).record  # NOT_FOUND for an unknown agent
+        cwd, path = record.cwd, command.path or ""
+        if record.host is not None:  # its folder is on that host: the same path here is another machine's
+            if self.remote is None:
+                raise ShardError(ErrorCode.INVALID_REQUEST, f"no file tree for agents on host {record.host}")
+            far = self.remote(record.host)
+            if isinstance(command, FsList):
+                self._offload(client, command, lambda: far.list(cwd, path))
+            else:
+                self._offload(client, command, lambda: far.read(cwd, path))
+            return
+        parts = parts_of(path)
         hidden = self._hidden()
         if isinstance(command, FsList):
             self._offload(client, command, lambda: tree.list_folder(cwd, parts, hidden))

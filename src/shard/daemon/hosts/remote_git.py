@@ -6,13 +6,11 @@ host's SHARD_HOME (``worktrees/``). Blocking: called in a worker thread."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from shard._hosts import HostConfig
-from shard.daemon.hosts import ssh
+from shard.daemon.hosts.remote_call import RemoteFailure, call
 from shard.daemon.workspaces import git
 from shard.daemon.workspaces.invoke import TIMEOUT
 from shard.daemon.workspaces.model import Observed, Workspace
@@ -24,24 +22,10 @@ class RemoteGit:
         self.socket = socket
 
     def _call(self, op: str, **args: Any) -> Any:
-        prelude, start = ssh.shard_command(self.host)
-        home = ssh.remote_word(self.host.home)
-        command = f"cd / && {prelude}exec {start} hosts git --home {home}"
         try:
-            done = subprocess.run(
-                ssh.command_argv(self.host, self.socket, command),
-                input=json.dumps({"op": op, **args}).encode(),
-                capture_output=True,
-                timeout=TIMEOUT + 30,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise git.GitError(f"host {self.host.name}: {exc}") from None
-        try:
-            answer = json.loads(done.stdout)
-        except ValueError:
-            raise git.GitError(
-                ssh.explain(self.host, done.stderr.decode("utf-8", "replace"), done.returncode)
-            ) from None
+            answer = call(self.host, self.socket, "git", {"op": op, **args}, TIMEOUT + 30)
+        except RemoteFailure as exc:
+            raise git.GitError(str(exc)) from None
         if "error" in answer:
             if answer.get("ignored") is not None:
                 raise git.IgnoredFiles(list(answer["ignored"]))
