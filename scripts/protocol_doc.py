@@ -94,6 +94,7 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("fs.list", [results.FsListResult]),
     ("fs.read", [results.FsReadResult]),
     ("fs.complete", [results.FsCompleteResult]),
+    ("host.list", [results.HostListResult]),
     ("client.identify", [results.ClientIdentifyResult]),
     ("agent.detach, agent.kill, daemon.shutdown", []),
     ("daemon.compare_env", [results.CompareEnvResult]),

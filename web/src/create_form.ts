@@ -13,6 +13,7 @@ export class CreateForm {
   private asked = 0; // the newest completion asked; older answers are dropped
   private timer: ReturnType<typeof setTimeout> | null = null;
   recent: string[] = [];
+  private host: HTMLSelectElement;
 
   constructor(
     private store: Store,
@@ -22,6 +23,7 @@ export class CreateForm {
     const cwd = form.elements.namedItem("cwd") as HTMLInputElement;
     const workspace = form.elements.namedItem("workspace") as HTMLInputElement;
     const sandbox = form.elements.namedItem("sandbox") as HTMLSelectElement;
+    this.host = form.elements.namedItem("host") as HTMLSelectElement;
     cwd.addEventListener("input", () => this.typed(cwd.value));
     cwd.addEventListener("focus", () => this.typed(cwd.value));
     // workspace.create takes no sandbox: the choice is greyed out, its title saying why
@@ -37,11 +39,28 @@ export class CreateForm {
     this.fill(suggestions("", folders, []));
   }
 
+  /** The configured hosts (host.list): the Host choice shows only when there is one. */
+  async loadHosts(): Promise<void> {
+    if (!this.store.offers("hosts")) return;
+    try {
+      const reply = await this.request({ type: "host.list" });
+      if (!reply.success) return;
+      const names: string[] = reply.data.hosts;
+      const chosen = this.host.value;
+      this.host.replaceChildren(h("option", { value: "" }, "this machine"), ...names.map((n) => h("option", { value: n }, n)));
+      this.host.value = names.includes(chosen) ? chosen : "";
+      ($("host-choice") as HTMLElement).hidden = names.length === 0;
+    } catch {
+      /* dropped: agents are made on this machine */
+    }
+  }
+
   typed(value: string): void {
     const now = suggestions(value, this.recent, []);
     this.fill(now);
     if (this.timer) clearTimeout(this.timer);
-    if (!completable(value) || !this.store.offers("fs-complete")) return;
+    // fs.complete lists this machine's folders: none of them is a path on another host
+    if (!completable(value) || !this.store.offers("fs-complete") || this.host.value) return;
     const ask = ++this.asked;
     // one question per pause in typing, not per key
     this.timer = setTimeout(async () => {

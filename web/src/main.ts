@@ -18,7 +18,7 @@ import { createCommand, createdAgent } from "./store/create";
 import { recentFolders } from "./store/folders";
 import { Sessions } from "./sessions.js";
 import { Store } from "./store/store";
-import { agentName, descends } from "./store/names";
+import { agentName, descends, whereAt } from "./store/names";
 import { isBusy, type AgentState } from "./store/agent";
 import type { AgentInfo, Event, Request } from "./store/wire";
 
@@ -149,6 +149,7 @@ export class App {
       if (agent.role) this.attach(agent, agent.role);
     }
     this.fillRecentFolders();
+    void this.createForm.loadHosts();
     // the first hello of a reloaded page: the agent that was open opens again
     const reopen = this.reopen;
     this.reopen = null;
@@ -323,7 +324,7 @@ export class App {
   renderHead(agent: AgentState): void {
     const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
     // the name, then where and on what (muted; on a phone only the name, the rest in its title)
-    const where = `${agent.info.cwd}${model ? ` · ${model}` : ""}`;
+    const where = `${whereAt(agent.info.cwd, agent.info.host)}${model ? ` · ${model}` : ""}`;
     $("agent-title").replaceChildren(h("span", { class: "title-name" }, this.label(agent)), h("span", { class: "title-where" }, ` — ${where}`));
     $("agent-title").title = where;
     const status = $("agent-status");
@@ -507,7 +508,14 @@ export class App {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
     const field = (key: string) => String(form.get(key) || "");
-    const fields = createCommand({ cwd: field("cwd"), model: field("model"), mode: field("mode"), sandbox: field("sandbox"), workspace: form.get("workspace") === "on" });
+    const fields = createCommand({
+      cwd: field("cwd"),
+      model: field("model"),
+      mode: field("mode"),
+      sandbox: field("sandbox"),
+      workspace: form.get("workspace") === "on",
+      host: field("host"),
+    });
     $("create-error").textContent = "";
     try {
       const reply = await this.conn.request(fields);
@@ -519,7 +527,8 @@ export class App {
       if (!id) return;
       store(FOLDERS, JSON.stringify([fields.cwd, ...(storedJson(FOLDERS) || []).filter((f: string) => f !== fields.cwd)].slice(0, 20)));
       this.fillRecentFolders();
-      if (!this.agents.has(id)) this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode });
+      if (!this.agents.has(id))
+        this.upsertInfo({ agent_id: id, cwd: fields.cwd, status: "idle", runtime_state: "running", created_at: 0, model: fields.model, mode: fields.mode, host: fields.host });
       await this.select(id);
       $("prompt-text").focus();
     } catch (err) {

@@ -30,3 +30,11 @@ describe("folder suggestions", () => {
     expect(recentFolders(["/old", "/new", "/old"], ["/made-here", "/new"])).toEqual(["/old", "/new", "/made-here"]);
   });
 });
+
+describe("an agent on another host", () => {
+  it("sends the host with the folder, on agent.create and workspace.create", () => {
+    expect(createCommand({ cwd: "/srv/app", host: "box" })).toEqual({ type: "agent.create", cwd: "/srv/app", host: "box" });
+    expect(createCommand({ cwd: "/srv/app", host: "box", workspace: true })).toEqual({ type: "workspace.create", cwd: "/srv/app", host: "box" });
+    expect(createCommand({ cwd: "/srv/app", host: "" })).toEqual({ type: "agent.create", cwd: "/srv/app" });
+  });
+});

@@ -136,6 +136,16 @@ describe("names", () => {
     expect(groupByFolder(s.state.agents.values()).map((g) => [g.cwd, g.roots.map((r) => r.id)])).toEqual([["/p", ["a"]], ["/q/", ["d"]]]);
     expect(children(s.state.agents.values(), "a").map((c) => c.id)).toEqual(["c"]);
   });
+
+  it("keeps the same path on two machines apart, and says where each is", async () => {
+    const { groupByFolder, whereAt } = await import("../src/store/names");
+    const s = store();
+    s.upsert({ agent_id: "far", cwd: "/p", status: "idle", host: "box" });
+    const groups = groupByFolder(s.state.agents.values()).map((g) => [g.cwd, g.host ?? null, g.roots.map((r) => r.id)]);
+    expect(groups).toEqual([["/p", null, ["a"]], ["/p", "box", ["far"]]]);
+    expect(whereAt("/p", "box")).toBe("/p @box");
+    expect(whereAt("/p")).toBe("/p");
+  });
 });
 
 describe("status", () => {

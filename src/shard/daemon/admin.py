@@ -1,5 +1,5 @@
-"""The daemon's own commands (PROTOCOL §10.1), sans-I/O: ``daemon.shutdown``, ``daemon.compare_env``
-and ``client.identify`` — about the daemon or the connection, no agent's."""
+"""The daemon's own commands (PROTOCOL §10.1), sans-I/O: ``daemon.shutdown``, ``daemon.compare_env``,
+``client.identify`` and ``host.list`` — about the daemon or the connection, no agent's."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from shard.daemon import wire
 from shard.daemon.effects import Client
 from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError
-from shard.protocol.results import ClientIdentifyResult, CompareEnvResult
+from shard.protocol.results import ClientIdentifyResult, CompareEnvResult, HostListResult
 
-DAEMON_COMMANDS = (cmd.DaemonShutdown, cmd.DaemonCompareEnv, cmd.ClientIdentify)
-DaemonCommand = cmd.DaemonShutdown | cmd.DaemonCompareEnv | cmd.ClientIdentify
+DAEMON_COMMANDS = (cmd.DaemonShutdown, cmd.DaemonCompareEnv, cmd.ClientIdentify, cmd.HostList)
+DaemonCommand = cmd.DaemonShutdown | cmd.DaemonCompareEnv | cmd.ClientIdentify | cmd.HostList
 
 
 class DaemonCommands:
@@ -22,15 +22,17 @@ class DaemonCommands:
         send: Callable[[Client, bytes], None],
         shutdown: Callable[[bool], None],
         provider_env: Callable[[], Holder],
+        hosts: Callable[[], list[str]] = list,
     ) -> None:
         self.send = send
+        self.hosts = hosts  # the [[hosts]] names as config.toml says now
         self.shutdown = shutdown  # force
         self.provider_env = provider_env  # the shell sets the daemon's own after the broker is made
 
-    def handle(
-        self, client: Client, command: cmd.DaemonShutdown | cmd.DaemonCompareEnv | cmd.ClientIdentify
-    ) -> None:
-        if isinstance(command, cmd.ClientIdentify):
+    def handle(self, client: Client, command: DaemonCommand) -> None:
+        if isinstance(command, cmd.HostList):
+            self.send(client, wire.reply(command, HostListResult(hosts=self.hosts())))
+        elif isinstance(command, cmd.ClientIdentify):
             client.label = command.name
             result = ClientIdentifyResult(client_id=client.source, label=client.label)
             self.send(client, wire.reply(command, result))

@@ -111,7 +111,10 @@ class Broker:
         self.files = FolderView(self)  # fs.*: the agents' folders, read-only
         self.departments: tuple[Department, ...] = (self.orchestrator, self.coordinator, self.workspaces)
         self.admin = DaemonCommands(
-            self.send, lambda force: self.supervisor.shutdown(force=force), lambda: self.provider_env
+            self.send,
+            lambda force: self.supervisor.shutdown(force=force),
+            lambda: self.provider_env,
+            lambda: sorted(catalog.hosts) if (catalog := manifests.catalog()) is not None else [],
         )
         # by command family, the first that matches: per-agent, agent.*, subagent.*, workspace.*, fs.*, daemon
         self.routes: tuple[tuple[type | tuple[type, ...], Handler], ...] = (

@@ -288,6 +288,13 @@ class ClientIdentify(CommandBase):
     name: ClientName
 
 
+class HostList(CommandBase):
+    """Additive (Shard): the machines of config.toml's ``[[hosts]]`` an agent or a workspace may be
+    made on (``agent.create``'s ``host``). Offered when ``hello.capabilities`` holds ``hosts``."""
+
+    type: Literal["host.list"] = "host.list"
+
+
 class AgentStatusQuery(CommandBase):
     type: Literal["agent.status"] = "agent.status"
     agent_id: str | None = None
@@ -365,6 +372,7 @@ OrchestratorCommand = Annotated[
     | AgentStatusQuery
     | DaemonShutdown
     | ClientIdentify
+    | HostList
     | DaemonCompareEnv
     | WorkspaceCreate
     | WorkspaceAttach
@@ -419,6 +427,7 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     AgentStatusQuery,
     DaemonShutdown,
     ClientIdentify,
+    HostList,
     DaemonCompareEnv,
     WorkspaceCreate,
     WorkspaceAttach,

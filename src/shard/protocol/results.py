@@ -187,6 +187,12 @@ class FsCompleteResult(WireModel):
     truncated: bool
 
 
+class HostListResult(WireModel):
+    """``host.list`` (additive): each [[hosts]] entry's name, sorted."""
+
+    hosts: list[str]
+
+
 class ClientIdentifyResult(WireModel):
     """``client.identify`` (additive): this connection's id (``permission_resolved.source``) and the
     label its answers now carry (``source_label``)."""
@@ -315,6 +321,7 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "fs.read": (FsReadResult,),
     "fs.complete": (FsCompleteResult,),
     "client.identify": (ClientIdentifyResult,),
+    "host.list": (HostListResult,),
     "daemon.compare_env": (CompareEnvResult,),
     "workspace.create": (WorkspaceResult,),
     "workspace.attach": (WorkspaceResult,),

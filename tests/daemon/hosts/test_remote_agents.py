@@ -54,6 +54,8 @@ async def test_a_tool_turn_and_a_permission_on_a_remote_agent(tmp_path, sshd, re
         assert not (daemon.home / "sessions").exists() or not list((daemon.home / "sessions").iterdir())
         listed, _ = await client.request({"type": "agent.list", "id": "l"})
         assert [a["host"] for a in listed["data"]["agents"]] == ["box"]
+        hosts, _ = await client.request({"type": "host.list", "id": "h"})
+        assert hosts["data"] == {"hosts": ["box"]}
     finally:
         await daemon.stop()
 

@@ -10,7 +10,7 @@ import { render } from "preact";
 import { memo } from "preact/compat";
 import { useEffect, useState } from "preact/hooks";
 import type { AgentState } from "../store/agent";
-import { agentName, folderName, groupByFolder } from "../store/names";
+import { agentName, folderName, groupByFolder, whereAt } from "../store/names";
 import type { Store } from "../store/store";
 import { statusWords, tokens } from "../words.js";
 
@@ -165,9 +165,10 @@ export function AgentList({ store, actions, query }: { store: Store; actions: Li
         const roots = group.roots.filter(shown);
         if (!roots.length) return null;
         return (
-          <li class="agent-group" key={group.cwd} data-cwd={group.cwd}>
-            <h3 title={group.cwd}>
-              {folderName(group.cwd)} <span class="folder-path">{group.cwd}</span>
+          <li class="agent-group" key={whereAt(group.cwd, group.host)} data-cwd={group.cwd}>
+            <h3 title={whereAt(group.cwd, group.host)}>
+              {folderName(group.cwd)} {group.host ? <span class="host-badge">@{group.host}</span> : null}{" "}
+              <span class="folder-path">{group.cwd}</span>
             </h3>
             <ul aria-label={`Agents in ${group.cwd}`}>{roots.map(row)}</ul>
           </li>

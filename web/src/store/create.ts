@@ -10,6 +10,8 @@ export interface CreateFields {
   sandbox?: string;
   workspace?: boolean;
   label?: string;
+  /** a [[hosts]] machine (host.list); empty: the daemon's own */
+  host?: string;
 }
 
 export const SANDBOXES = ["off", "ask", "auto"];
@@ -20,6 +22,8 @@ export function createCommand(fields: CreateFields): Record<string, string> {
     const value = (fields[key] || "").trim();
     if (value) command[key] = value;
   }
+  const host = (fields.host || "").trim();
+  if (host) command.host = host; // cwd is then a path on that machine
   if (fields.workspace) {
     const label = (fields.label || "").trim();
     if (label) command.label = label;

@@ -3,6 +3,11 @@
 // children under their parent.
 import type { AgentState } from "./agent";
 
+/** Where a folder is, as a person reads it: "/srv/app @box" on a host, the path alone here. */
+export function whereAt(cwd: string, host?: string): string {
+  return host ? `${cwd} @${host}` : cwd;
+}
+
 export function folderName(cwd: string): string {
   const parts = cwd.replace(/\/+$/, "").split("/");
   return parts[parts.length - 1] || cwd || "/";
@@ -19,6 +24,8 @@ export function agentName(agent: AgentState): string {
 
 export interface Group {
   cwd: string;
+  /** the machine the folder is on (absent: the daemon's own): the same path elsewhere is another folder */
+  host?: string;
   /** top-level agents of the folder (those whose parent is not listed), newest first */
   roots: AgentState[];
 }
@@ -30,11 +37,15 @@ export function groupByFolder(agents: Iterable<AgentState>): Group[] {
   const groups = new Map<string, AgentState[]>();
   for (const agent of all) {
     if (agent.info.parent_agent_id && known.has(agent.info.parent_agent_id)) continue;
-    const list = groups.get(agent.info.cwd) || [];
+    const key = `${agent.info.host || ""}\u0000${agent.info.cwd}`;
+    const list = groups.get(key) || [];
     list.push(agent);
-    groups.set(agent.info.cwd, list);
+    groups.set(key, list);
   }
-  return [...groups.entries()].map(([cwd, roots]) => ({ cwd, roots }));
+  return [...groups.values()].map((roots) => {
+    const { cwd, host } = roots[0].info;
+    return host ? { cwd, host, roots } : { cwd, roots };
+  });
 }
 
 /** The agents whose parent is `parent`, in the order they came. */

@@ -33,6 +33,8 @@ export interface AgentInfo {
   alias?: string;
   definition_name?: string;
   display_name?: string;
+  /** the [[hosts]] machine it runs on (over SSH); absent: the daemon's own */
+  host?: string;
   workspace_id?: string;
 }
 
