@@ -21,7 +21,7 @@ import orjson
 from shard.daemon.connection import DEFAULT_OUTBOUND_CAP, Connection
 from shard.daemon.core import Daemon
 from shard.daemon.web.auth import admin_command
-from shard.protocol.framing import LineBuffer
+from shard.protocol.framing import LineBuffer, Record
 
 Admin = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -61,29 +61,15 @@ async def serve_unix(
         else:
             raise OSError(f"{path} exists and is not a socket")
 
+    def screen(conn: Connection, record: Record) -> Record | None:
+        command = admin_command(record) if admin is not None else None
+        if command is not None and admin is not None:
+            conn.send(orjson.dumps(admin(command)))
+            return None
+        return record
+
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = UnixConnection(writer, cap)
-        daemon.connected(conn)
-        framer = LineBuffer(max_line)
-        try:
-            while not conn.closed:
-                chunk = await reader.read(_READ)
-                records = framer.feed(chunk) if chunk else framer.close()
-                for record in records:
-                    if isinstance(record, bytes) and not record.strip():
-                        continue
-                    command = admin_command(record) if admin is not None else None
-                    if command is not None and admin is not None:
-                        conn.send(orjson.dumps(admin(command)))
-                        continue
-                    await daemon.handle(conn, record)
-                if not chunk:
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            daemon.disconnected(conn)
-            conn.close("connection closed")
+        await serve_lines(daemon, UnixConnection(writer, cap), reader, max_line, screen)
 
     old = os.umask(0o177)  # the socket is created 0600: only its owner may connect (§4.2)
     try:
@@ -92,6 +78,34 @@ async def serve_unix(
         os.umask(old)
     os.chmod(path, 0o600)
     return server
+
+
+# What a line is before the broker sees it: the line (maybe rewritten), or None once answered here.
+Screen = Callable[[Connection, Record], Record | None]
+
+
+async def serve_lines(
+    daemon: Daemon, conn: Connection, reader: asyncio.StreamReader, max_line: int, screen: Screen
+) -> None:
+    """One connection's lines, through ``screen``, to the daemon until it closes."""
+    daemon.connected(conn)
+    framer = LineBuffer(max_line)
+    try:
+        while not conn.closed:
+            chunk = await reader.read(_READ)
+            for record in framer.feed(chunk) if chunk else framer.close():
+                if isinstance(record, bytes) and not record.strip():
+                    continue
+                line = screen(conn, record)
+                if line is not None:
+                    await daemon.handle(conn, line)
+            if not chunk:
+                break
+    except (ConnectionError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        daemon.disconnected(conn)
+        conn.close("connection closed")
 
 
 def peer_label(sock: Any) -> str:

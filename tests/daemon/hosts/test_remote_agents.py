@@ -16,6 +16,13 @@ from shard.testing.disk import small_disk
 from shard.testing.sshd import Sshd
 
 
+async def _allow(client, agent_id: str) -> None:
+    """Answer the agent's next permission request: allow."""
+    request = (await client.until_type("permission_request"))[-1]
+    answer = {"type": "permission_response", "agent_id": agent_id, "decision": "allow"}
+    await client.send({**answer, "request_id": request["request_id"]})
+
+
 async def _daemon(tmp_path: Path, sshd, remote: Path, steps: list, extra: str = "") -> DaemonProcess:
     home = write_scripted_home(tmp_path / "home", steps, extra_toml=host_toml(sshd, remote, extra=extra))
     absolute_script(home)
@@ -38,15 +45,7 @@ async def test_a_tool_turn_and_a_permission_on_a_remote_agent(tmp_path, sshd, re
         resp, _ = await client.request({"type": "agent.attach", "id": "a", "agent_id": agent_id})
         assert resp["data"]["info"]["host"] == "box"
         await client.send({"type": "prompt", "agent_id": agent_id, "message": "write it"})
-        request = (await client.until_type("permission_request"))[-1]
-        await client.send(
-            {
-                "type": "permission_response",
-                "agent_id": agent_id,
-                "request_id": request["request_id"],
-                "decision": "allow",
-            }
-        )
+        await _allow(client, agent_id)
         events = await client.until(lambda m: m.get("type") == "status" and m.get("status") == "idle")
         assert any(m["type"] == "message_complete" for m in events)
         assert (project / "a.txt").read_text() == "from the host"
@@ -111,15 +110,7 @@ async def test_a_dropped_connection_ends_that_runtime_alone_and_the_next_prompt_
         local_id = resp["data"]["agent_id"]
         await client.request({"type": "agent.attach", "id": "a", "agent_id": agent_id})
         await client.send({"type": "prompt", "agent_id": agent_id, "message": "first prompt"})
-        request = (await client.until_type("permission_request"))[-1]
-        await client.send(
-            {
-                "type": "permission_response",
-                "agent_id": agent_id,
-                "request_id": request["request_id"],
-                "decision": "allow",
-            }
-        )
+        await _allow(client, agent_id)
         deadline = asyncio.get_running_loop().time() + 30
         while not _pids_with(marker.encode()):
             assert asyncio.get_running_loop().time() < deadline, "the command never started on the host"

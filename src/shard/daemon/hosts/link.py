@@ -22,14 +22,15 @@ import orjson
 
 from shard._home import private_dirs
 from shard.daemon import wire
-from shard.daemon.unix import UnixConnection
+from shard.daemon.connection import Connection
+from shard.daemon.unix import UnixConnection, serve_lines
 from shard.protocol.errors import ErrorCode, ShardError
-from shard.protocol.framing import LineBuffer, Oversized, Record
+from shard.protocol.framing import Oversized, Record
 
 if TYPE_CHECKING:
     from shard.daemon.core import Daemon
 
-_READ = 64 * 1024
+_READ = 64 * 1024  # the listener's buffer
 REMOTE_FOLDER = "/tmp"  # where the host's end goes: a short absolute path every host has
 
 
@@ -67,28 +68,15 @@ async def open_link(daemon: Daemon, folder: Path, agent_id: str, max_line: int) 
     name = f"link-{secrets.token_hex(8)}.sock"
     local = folder / name
 
+    def screen(conn: Connection, record: Record) -> Record | None:
+        line = scoped(record, agent_id)
+        if isinstance(line, ShardError):
+            conn.send(wire.failure(line, id=_id_of(record), command=None))
+            return None
+        return line
+
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = UnixConnection(writer)
-        daemon.connected(conn)
-        framer = LineBuffer(max_line)
-        try:
-            while not conn.closed:
-                chunk = await reader.read(_READ)
-                for record in framer.feed(chunk) if chunk else framer.close():
-                    if isinstance(record, bytes) and not record.strip():
-                        continue
-                    line = scoped(record, agent_id)
-                    if isinstance(line, ShardError):
-                        conn.send(wire.failure(line, id=_id_of(record), command=None))
-                        continue
-                    await daemon.handle(conn, line)
-                if not chunk:
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            daemon.disconnected(conn)
-            conn.close("connection closed")
+        await serve_lines(daemon, UnixConnection(writer), reader, max_line, screen)
 
     old = os.umask(0o177)
     try:
