@@ -52,6 +52,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "fs.read": {"type": "fs.read", "agent_id": "agent-1", "path": "a.txt"},
     "fs.complete": {"type": "fs.complete", "prefix": "/ho"},
     "client.identify": {"type": "client.identify", "name": "my-bot"},
+    "host.list": {"type": "host.list"},
     "agent.status": {"type": "agent.status"},
     "daemon.shutdown": {"type": "daemon.shutdown"},
     "daemon.compare_env": {"type": "daemon.compare_env", "nonce": "0" * 32, "variables": {}},

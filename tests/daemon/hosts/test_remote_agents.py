@@ -111,7 +111,7 @@ async def test_a_dropped_connection_ends_that_runtime_alone_and_the_next_prompt_
         await client.request({"type": "agent.attach", "id": "a", "agent_id": agent_id})
         await client.send({"type": "prompt", "agent_id": agent_id, "message": "first prompt"})
         await _allow(client, agent_id)
-        deadline = asyncio.get_running_loop().time() + 30
+        deadline = asyncio.get_running_loop().time() + 90  # the test kit's cap: a loaded machine is slow
         while not _pids_with(marker.encode()):
             assert asyncio.get_running_loop().time() < deadline, "the command never started on the host"
             await asyncio.sleep(0.02)
