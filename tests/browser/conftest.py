@@ -1,5 +1,10 @@
-"""Browser tests: one real daemon with scripted agents and one real Chromium per module, and one
-browser context enrolled through the link the daemon printed. Waits are on DOM state, never sleeps."""
+"""Browser tests: one real daemon with scripted agents per module, one real Chromium per worker, and
+per module one browser context enrolled through the link the module's daemon printed. Waits are on
+DOM state, never sleeps.
+
+Every fixture and test here runs on the session's event loop (``loop_scope="session"``): Playwright's
+browser belongs to the loop that launched it, and one launch per worker instead of one per module
+saves a Chromium start (seconds on a loaded machine) for every browser module but the first."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from shard.testing import DaemonProcess
 from shard.testing.chromium import MISSING, chromium_path, launched
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def chromium() -> AsyncIterator[Any]:
     """Never a skip: without chromium every browser test fails with the one line saying how."""
     if chromium_path() is None:
@@ -24,7 +29,7 @@ async def chromium() -> AsyncIterator[Any]:
         yield browser
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
     """A context enrolled with the module's ``daemon`` (each module starts its own)."""
     ctx = await enrolled_context(chromium, daemon)

@@ -28,17 +28,17 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [text_step("done one"), text_step("done two")]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_scripted_home(tmp_path_factory.mktemp("web-agents") / "home", SCRIPT)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(home: Path) -> AsyncIterator[DaemonProcess]:
     async for started in start_daemon(home):
         yield started

@@ -24,7 +24,7 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [
     {
@@ -38,7 +38,7 @@ SCRIPT = [
 ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = tmp_path_factory.mktemp("web-keys") / "home"
     write_scripted_home(home, SCRIPT, extensions=["shard.testing.tools:AskTool"])

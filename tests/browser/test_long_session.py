@@ -26,7 +26,7 @@ from playwright.async_api import expect
 
 from shard.testing import write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 MESSAGES = 3000
 WINDOW = 100  # FIRST_WINDOW and PAGE of render/conversation.js
@@ -43,7 +43,7 @@ MARK = "els => els.forEach(e => { e.marked = true; })"
 MARKED = "els => els.filter(e => e.marked).length"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
     home = tmp_path_factory.mktemp("web-long") / "home"
     models = [{"id": "m", "context_window": 10_000_000}]

@@ -14,10 +14,10 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def page(chromium: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
     home = write_scripted_home(tmp_path_factory.mktemp("web-modules") / "home", [])
     daemon: DaemonProcess

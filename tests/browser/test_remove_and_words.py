@@ -24,17 +24,17 @@ from shard.protocol.words import STATUS_WORDS, status, tokens
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 from shard.testing.tools import TEST_TOOLS
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [tool_step("touch", {"path": "a.txt"}), tool_step("touch", {"path": "b.txt"}), text_step("done")]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_scripted_home(tmp_path_factory.mktemp("web-remove") / "home", SCRIPT, extensions=TEST_TOOLS)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(home: Path) -> AsyncIterator[DaemonProcess]:
     async for started in start_daemon(home):
         yield started

@@ -23,7 +23,7 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [
     tool_step("ask", {"kind": "select", "title": "Pick a color", "options": ["red", "blue"]}),
@@ -40,7 +40,7 @@ SCRIPT = [
 ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = tmp_path_factory.mktemp("web-requests") / "home"
     tools = ["shard.testing.tools:AskTool", "shard.testing.tools:SleepTool"]
@@ -49,7 +49,7 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daem
         yield started
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def page(chromium: Any, daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> Any:
     context = await enrolled_context(chromium, daemon)
     page = await open_app(context)

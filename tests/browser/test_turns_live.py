@@ -30,7 +30,7 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, recorded_requests, text_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [
     {
@@ -45,7 +45,7 @@ SCRIPT = [
 MODELS = [{"id": "m", "context_window": 100_000, "reasoning_levels": ["low", "high"]}]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("web-turns") / "home"
     # a tiny kept tail, so a manual compaction of a one-turn session has something to summarize
@@ -54,7 +54,7 @@ async def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(home: Path) -> AsyncIterator[DaemonProcess]:
     async for started in start_daemon(home):
         yield started

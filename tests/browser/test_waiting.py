@@ -17,7 +17,7 @@ from agent.providers._server import Fail, ProviderServer, Stream
 from agent.providers._support import provider_toml, write_home
 from shard.testing import DaemonProcess
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 RETRY = "[retry]\nmax_attempts = 3\nbase_delay = 0.01\nmax_delay = 60\n"  # Retry-After is honoured
 BUSY = {"error": {"message": "The server is busy.", "type": "server_error"}}
@@ -32,7 +32,7 @@ RECORD = """() => {
 }"""
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def server() -> AsyncIterator[ProviderServer]:
     started = await ProviderServer.start()
     try:
@@ -41,7 +41,7 @@ async def server() -> AsyncIterator[ProviderServer]:
         await started.close()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(
     tmp_path_factory: pytest.TempPathFactory, server: ProviderServer
 ) -> AsyncIterator[DaemonProcess]:

@@ -29,7 +29,7 @@ from playwright.async_api import expect
 from shard.testing import DaemonProcess, text_step, write_scripted_home
 from shard.testing.web import enrollment_code
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [
     {
@@ -51,7 +51,7 @@ SCRIPT = [
 ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = tmp_path_factory.mktemp("web") / "home"
     models = [{"id": "m", "context_window": 100_000}, {"id": "big", "context_window": 200_000}]

@@ -17,7 +17,7 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
 SCRIPT = [
@@ -39,14 +39,14 @@ SMALL_TARGETS = """() => [...document.querySelectorAll('button, select, input, t
   .filter(([, h]) => h < 44)"""
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = write_scripted_home(tmp_path_factory.mktemp("web-phone") / "home", SCRIPT)
     async for started in start_daemon(home):
         yield started
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def page(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
     """A phone-sized page. Its context bypasses the CSP only so that the audit can inject axe-core
     (an inline script); nothing else here depends on it."""

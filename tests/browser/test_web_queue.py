@@ -18,17 +18,17 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, recorded_requests, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 STALLED = {"blocks": [{"type": "text", "text": "working on it"}], "stall": True}
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_scripted_home(tmp_path_factory.mktemp("web-queue") / "home", [STALLED, STALLED, STALLED])
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(home: Path) -> AsyncIterator[DaemonProcess]:
     async for started in start_daemon(home):
         yield started

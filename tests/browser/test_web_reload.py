@@ -25,7 +25,7 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 STEPS = [
     tool_step("write", {"path": "plan.txt", "content": "step one\nstep two\n"}, "Writing the plan."),
@@ -34,7 +34,7 @@ STEPS = [
 ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = tmp_path_factory.mktemp("web-reload") / "home"
     write_scripted_home(home, STEPS)

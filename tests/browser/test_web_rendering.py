@@ -27,7 +27,7 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 MARKDOWN = (
     "Here is **the plan**, with `inline code`:\n\n"
@@ -57,14 +57,14 @@ PWNED = (  # nothing ran, and no element a handler or a script could ride on was
 )
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = write_scripted_home(tmp_path_factory.mktemp("web-rendering") / "home", SCRIPT)
     async for started in start_daemon(home):
         yield started
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def page(chromium: Any, daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> Any:
     context = await enrolled_context(chromium, daemon)
     await context.grant_permissions(["clipboard-read", "clipboard-write"])

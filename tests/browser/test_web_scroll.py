@@ -14,7 +14,7 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 LONG = "".join(f"line {n} of a long streamed answer\n\n" for n in range(200))
 SCRIPT = [{"blocks": [{"type": "text", "text": LONG}], "chunk": 24, "delay_ms": 15}]
@@ -23,7 +23,7 @@ GROWS = "([n]) => document.querySelector('#conversation .message.streaming').tex
 LENGTH = "() => document.querySelector('#conversation .message.streaming').textContent.length"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = write_scripted_home(tmp_path_factory.mktemp("web-scroll") / "home", SCRIPT)
     async for started in start_daemon(home):

@@ -16,12 +16,12 @@ from playwright.async_api import expect
 
 from shard.testing import DaemonProcess, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 STALLED = {"blocks": [{"type": "text", "text": "The first half of"}], "stall": True}
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = tmp_path_factory.mktemp("web-stops") / "home"
     write_scripted_home(home, [STALLED])

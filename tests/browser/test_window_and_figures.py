@@ -14,7 +14,7 @@ from playwright.async_api import expect
 
 from shard.testing import write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [
     {
@@ -24,7 +24,7 @@ SCRIPT = [
 ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
     home = tmp_path_factory.mktemp("web-window") / "home"
     write_scripted_home(home, SCRIPT, models=[{"id": "m", "context_window": 8192}], record=False)

@@ -316,13 +316,21 @@ async def test_daemon_restart_keeps_agents(daemon_factory, transport, home, proj
 
 async def test_a_client_that_never_reads_is_dropped(daemon_factory, transport, project):
     """A client that stops reading is closed once its outbound queue passes the cap, while another
-    client keeps streaming to the end.
+    client attached to the same agent keeps streaming to the end.
+
+    The daemon runs with a small cap, and the reading client prompts turn after turn, each once it
+    has read the last: its backlog is at most one turn (half the cap) however loaded the machine, so
+    it is never the one dropped; the stuck client's backlog grows by a turn each time until it
+    passes the cap and the kernel's socket buffers.
 
     Covers: R6.2.3
     """
-    big = "x" * 4000
-    steps = [{"blocks": [{"type": "text", "text": big * 3000}], "chunk": 4000}, text_step("end")]
-    daemon = await daemon_factory(steps)
+    cap = 512 * 1024
+    text = "x" * (cap // 4)  # a turn sends it twice (deltas, then message_complete)
+    most = 60  # turns before giving up: over TCP the kernel's buffers alone hold some 4 MB (16 turns)
+    step = {"blocks": [{"type": "text", "text": text}], "chunk": 4000}
+    models = [{"id": "m", "context_window": 100 * len(text) * most}]  # no compaction on the way
+    daemon = await daemon_factory([step], "--outbound-cap", str(cap), loop=True, models=models, record=False)
     reader = await daemon.unix()
     agent = await create_agent(reader, project)
     await attach(reader, agent)
@@ -333,24 +341,36 @@ async def test_a_client_that_never_reads_is_dropped(daemon_factory, transport, p
     else:
         stuck_in, stuck_out = await raw_websocket(daemon)
         stuck_out.write(masked_text_frame(attach_line))
-    await stuck_out.drain()
-    head = b""
-    while b'"type":"sync"' not in head:  # attached (sync comes last)
-        head += await asyncio.wait_for(stuck_in.read(1 << 16), 30)
-    # From here the stuck client reads nothing: the kernel buffers fill, then the daemon's queue.
-    await reader.send({"type": "prompt", "agent_id": agent, "message": "a lot"})
-    done = await reader.until(lambda m: m["type"] == "turn_end", timeout=120)
-    assert done[-1]["agent_id"] == agent
-    complete = next(
-        m for m in reader.seen if m["type"] == "message_complete" and m["message"]["role"] == "assistant"
-    )
-    assert len(complete["message"]["content"][0]["text"]) == len(big) * 3000, "the reader got all of it"
-    received = 0
-    while chunk := await asyncio.wait_for(stuck_in.read(1 << 20), 30):  # no EOF: TimeoutError
-        received += len(chunk)
-    assert received < len(big) * 3000, "the stuck client was cut off before the stream ended"
-    assert any("does not read fast enough" in line for line in daemon.output), daemon.output[-5:]
-    stuck_out.close()
+    try:  # closed even when the test fails, or its transport's warning fails the next test
+        await stuck_out.drain()
+        got = b""
+        while b'"type":"sync"' not in got:  # attached (sync comes last)
+            got += await asyncio.wait_for(stuck_in.read(1 << 16), 30)
+        # From here the stuck client reads nothing: the kernel's buffers fill, then the daemon's queue.
+
+        def dropped() -> list[str]:
+            return [line for line in daemon.output if "does not read fast enough" in line]
+
+        turns = 0
+        while turns < most and not dropped():
+            await _one_turn(reader, agent, text)
+            turns += 1
+        assert len(dropped()) == 1, f"no client dropped after {turns} turns: {daemon.output[-5:]}"
+        await _one_turn(reader, agent, text)  # the reader is still served after the drop
+        turns += 1
+        while chunk := await asyncio.wait_for(stuck_in.read(1 << 20), 30):  # no EOF: TimeoutError
+            got += chunk
+        assert got.count(b'"type":"turn_end"') < turns, "the stuck client was cut off before the end"
+    finally:
+        stuck_out.close()
+
+
+async def _one_turn(client, agent: str, text: str) -> None:
+    """Prompt ``agent`` and read its turn to the end; the answer must have arrived whole."""
+    await client.send({"type": "prompt", "agent_id": agent, "message": "a lot"})
+    done = await client.until(lambda m: m["type"] == "turn_end" and m.get("agent_id") == agent)
+    complete = [m for m in done if m["type"] == "message_complete" and m["message"]["role"] == "assistant"]
+    assert [m["message"]["content"][0]["text"] for m in complete] == [text], "the reader got all of it"
 
 
 async def test_coalesced_start(daemon_factory, home, project):

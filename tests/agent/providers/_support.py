@@ -30,6 +30,28 @@ def write_home(home: Path, body: str, *, default_model: str | None = None, retry
     return home
 
 
+def server_home(
+    home: Path,
+    server: Any,
+    kind: str,
+    *,
+    name: str = "local",
+    model: str = "m",
+    models: str | None = None,
+    retry: str = FAST_RETRY,
+) -> Path:
+    """``home`` whose one provider, ``name`` of ``kind``, is the local test server ``server``
+    (``models``: the TOML array, by default just ``model``), with ``name/model`` the default model."""
+    url = server.openai_url if kind == "openai" else server.anthropic_url
+    body = provider_toml(name, kind, url, models or f'["{model}"]')
+    return write_home(home, body, default_model=f"{name}/{model}", retry=retry)
+
+
+def of_type(read: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """The messages of type ``kind`` among ``read``, in order."""
+    return [m for m in read if m["type"] == kind]
+
+
 def provider_toml(name: str, kind: str, base_url: str, models: str, *, key_env: str | None = KEY_ENV) -> str:
     """One ``[[providers]]`` table; ``models`` is the TOML array text."""
     lines = ["[[providers]]", f'name = "{name}"', f'kind = "{kind}"', f'base_url = "{base_url}"']

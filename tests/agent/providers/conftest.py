@@ -1,12 +1,19 @@
-"""Fixtures for the provider tests: a clean provider environment and the local SSE test server."""
+"""Fixtures for the provider tests: a clean provider environment, the local SSE test server, a
+project, and ``spawn`` — a real ``shard agent --stdio`` whose config.toml points at that server."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
+from shard.testing import AgentProcess
+
 from ._server import ProviderServer
+from ._support import KEY, KEY_ENV, server_home
+
+Spawn = Callable[..., Awaitable[AgentProcess]]
 
 _PROVIDER_ENV = (
     "ANTHROPIC_API_KEY",
@@ -41,3 +48,43 @@ async def server() -> AsyncIterator[ProviderServer]:
         yield srv
     finally:
         await srv.close()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The project the agents work in: the README the recorded replies talk about."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello\n")
+    (root / "README.md").write_text("# Demo\nThe launch code is 7-4-1.\n")
+    return root
+
+
+@pytest.fixture
+def home_for(tmp_path: Path, server: ProviderServer) -> Callable[[str], Path]:
+    """The SHARD_HOME for a provider kind, written afresh: the test server as ``local/m`` (openai)
+    or ``anth/claude-test`` (anthropic). A module overrides it for its own models or retry policy."""
+
+    def _home(kind: str) -> Path:
+        if kind == "openai":
+            return server_home(tmp_path / "home", server, kind)
+        return server_home(tmp_path / "home", server, kind, name="anth", model="claude-test")
+
+    return _home
+
+
+@pytest.fixture
+async def spawn(home_for: Callable[[str], Path], project: Path) -> AsyncIterator[Spawn]:
+    """``await spawn(kind="openai")``: config.toml for the test server (``home_for``), the agent
+    started and past its handshake; every agent started is killed at the end."""
+    procs: list[AgentProcess] = []
+
+    async def _spawn(kind: str = "openai") -> AgentProcess:
+        proc = await AgentProcess.start(home_for(kind), project, env={KEY_ENV: KEY})
+        procs.append(proc)
+        await proc.handshake()
+        return proc
+
+    yield _spawn
+    for proc in procs:
+        await proc.kill()

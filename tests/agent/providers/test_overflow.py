@@ -8,19 +8,18 @@ error inside a 200 stream, Ollama passing llama-server's JSON on as a string, a 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
 
 from shard.agent.providers.overflow import is_context_overflow
-from shard.testing import AgentProcess, run_shard
+from shard.testing import run_shard
 
 from ._server import ProviderServer, Raw, Stream, recorded
-from ._support import FAST_RETRY, KEY, KEY_ENV, provider_toml, write_home
+from ._support import FAST_RETRY, KEY, KEY_ENV, of_type, server_home
 
-Spawn = Callable[[str], Awaitable[AgentProcess]]
 JSON = "application/json"
 # Keep only the newest prompt when compacting, so two exchanges are enough to have something to cut.
 SMALL_KEEP = FAST_RETRY + "\n[compaction]\nkeep_recent_tokens = 1\n"
@@ -84,41 +83,13 @@ LLAMA_CPP_500 = Raw(
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-def _home(tmp_path: Path, server: ProviderServer, kind: str) -> Path:
-    if kind == "openai":
-        body = provider_toml("local", "openai", server.openai_url, '["m"]')
-        return write_home(tmp_path / "home", body, default_model="local/m", retry=SMALL_KEEP)
-    body = provider_toml("local", "anthropic", server.anthropic_url, '["m"]')
-    return write_home(tmp_path / "home", body, default_model="local/m", retry=SMALL_KEEP)
-
-
-@pytest.fixture
-async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncIterator[Spawn]:
-    procs: list[AgentProcess] = []
-
-    async def _spawn(kind: str) -> AgentProcess:
-        proc = await AgentProcess.start(_home(tmp_path, server, kind), project, env={KEY_ENV: KEY})
-        procs.append(proc)
-        await proc.handshake()
-        return proc
-
-    yield _spawn
-    for proc in procs:
-        await proc.kill()
-
-
-def _of(read: list[dict], kind: str) -> list[dict]:
-    return [m for m in read if m["type"] == kind]
+def home_for(tmp_path: Path, server: ProviderServer) -> Callable[[str], Path]:
+    """Either kind as ``local/m``, compacting down to the newest prompt."""
+    return lambda kind: server_home(tmp_path / "home", server, kind, retry=SMALL_KEEP)
 
 
 def _text(read: list[dict]) -> str:
-    message = _of(read, "message_complete")[-1]["message"]
+    message = of_type(read, "message_complete")[-1]["message"]
     return "".join(b.get("text", "") for b in message["content"] if b["type"] == "text")
 
 
@@ -155,9 +126,9 @@ async def test_a_server_saying_the_request_is_too_long_gets_a_compaction_and_one
     server.replies.extend([overflow, Stream(text), Stream(text)])
     await agent.send({"type": "prompt", "message": SECOND})
     read = await agent.idle()
-    assert _of(read, "error") == []
-    assert [m["status"] for m in _of(read, "status")].count("compacting") == 1
-    assert len(_of(read, "compaction")) == 1
+    assert of_type(read, "error") == []
+    assert [m["status"] for m in of_type(read, "status")].count("compacting") == 1
+    assert len(of_type(read, "compaction")) == 1
     assert _text(read) == "Hello, world!"
     assert len(server.requests) == 4
     refused, summary, retried = (orjson.dumps(r.body).decode() for r in server.requests[1:])
@@ -167,7 +138,7 @@ async def test_a_server_saying_the_request_is_too_long_gets_a_compaction_and_one
     assert SECOND in retried
 
 
-async def test_an_overflow_with_nothing_to_compact_is_one_request_and_one_error(tmp_path, project, server):
+async def test_an_overflow_with_nothing_to_compact_is_one_request_and_one_error(home_for, project, server):
     """``shard run`` whose very first request is refused as too long by an older llama.cpp (a 500
     with ``exceed_context_size_error``): not retried as a server error (one request, no "retrying"),
     nothing before the prompt to compact, so one error saying the context is too long, with the
@@ -176,9 +147,7 @@ async def test_an_overflow_with_nothing_to_compact_is_one_request_and_one_error(
     Covers: R8.17
     """
     server.replies.append(LLAMA_CPP_500)
-    code, out, err = await run_shard(
-        _home(tmp_path, server, "openai"), project, "run", SECOND, env={KEY_ENV: KEY}
-    )
+    code, out, err = await run_shard(home_for("openai"), project, "run", SECOND, env={KEY_ENV: KEY})
     lines = err.decode().splitlines()
     assert code == 1
     assert out == b""

@@ -12,19 +12,18 @@ is made from a recorded one, and says how):
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
 
 from shard.agent.output_limit import CUT_CALL
-from shard.testing import AgentProcess, run_shard, types
+from shard.testing import run_shard, types
 
 from ._server import ProviderServer, Raw, Stream, recorded, sse_events
-from ._support import KEY, KEY_ENV, provider_toml, write_home
+from ._support import KEY, KEY_ENV, of_type, server_home
 
-Spawn = Callable[[str], Awaitable[AgentProcess]]
 # As the recordings asked: an output limit of 12 tokens.
 MODELS = '[{ id = "m", max_output_tokens = 12 }]'
 CUT = {kind: recorded(f"llama-cpp/{kind}-tool-call-cut-stream.txt") for kind in ("openai", "anthropic")}
@@ -68,59 +67,31 @@ def _cut_before_anything(kind: str) -> Raw:
     return Raw(200, cut.content_type, "".join(kept).encode())
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "README.md").write_text("# Demo\nThe launch code is 7-4-1.\n")
-    return root
-
-
-def _home(tmp_path: Path, server: ProviderServer, kind: str) -> Path:
-    url = server.openai_url if kind == "openai" else server.anthropic_url
-    return write_home(tmp_path / "home", provider_toml("local", kind, url, MODELS), default_model="local/m")
-
-
 Ran = tuple[int, str, list[str]]
 
 
-async def _run(tmp_path: Path, project: Path, server: ProviderServer, kind: str) -> Ran:
-    """``shard run`` against the test server: exit status, stdout, stderr's lines."""
-    code, out, err = await run_shard(
-        _home(tmp_path, server, kind), project, "run", "List the project.", env={KEY_ENV: KEY}
-    )
-    return code, out.decode(), err.decode().splitlines()
-
-
 @pytest.fixture
-async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncIterator[Spawn]:
-    procs: list[AgentProcess] = []
-
-    async def _spawn(kind: str) -> AgentProcess:
-        proc = await AgentProcess.start(_home(tmp_path, server, kind), project, env={KEY_ENV: KEY})
-        procs.append(proc)
-        await proc.handshake()
-        return proc
-
-    yield _spawn
-    for proc in procs:
-        await proc.kill()
+def home_for(tmp_path: Path, server: ProviderServer) -> Callable[[str], Path]:
+    """Either kind as ``local/m``, with the output limit the recordings asked for."""
+    return lambda kind: server_home(tmp_path / "home", server, kind, models=MODELS)
 
 
-def _of(read: list[dict], kind: str) -> list[dict]:
-    return [m for m in read if m["type"] == kind]
+async def _run(home: Path, project: Path) -> Ran:
+    """``shard run`` on ``home`` (the test server's): exit status, stdout, stderr's lines."""
+    code, out, err = await run_shard(home, project, "run", "List the project.", env={KEY_ENV: KEY})
+    return code, out.decode(), err.decode().splitlines()
 
 
 def _errors(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith("shard: PROVIDER_ERROR")]
 
 
-async def test_the_anthropic_kind_takes_a_whole_json_message_as_the_reply(tmp_path, project, server):
+async def test_the_anthropic_kind_takes_a_whole_json_message_as_the_reply(home_for, project, server):
     """llama-server answers the streaming Messages request with the whole message as JSON: ``shard
     run`` shows its text after one request — no "retrying", no "stream ended" — and, since the
     message says ``max_tokens``, says the reply was cut and exits 1 as for any cut reply."""
     server.replies.append(recorded("llama-cpp/anthropic-json-reply.json"))
-    code, out, err = await _run(tmp_path, project, server, "anthropic")
+    code, out, err = await _run(home_for("anthropic"), project)
     assert out == "Hello there! I'should've been a little bit confused. I'm here to help with\n"
     assert len(server.requests) == 1
     assert not [line for line in err if "retrying" in line or "stream ended" in line]
@@ -135,7 +106,7 @@ async def test_the_anthropic_kind_takes_a_whole_json_message_as_the_reply(tmp_pa
     [("openai", _usage_only()), ("anthropic", _no_content_block()), ("anthropic", _empty_message())],
     ids=["openai-usage-only", "anthropic-no-content-block", "anthropic-empty-json-message"],
 )
-async def test_an_empty_reply_is_retried_then_one_error(tmp_path, project, server, kind, reply):
+async def test_an_empty_reply_is_retried_then_one_error(home_for, project, server, kind, reply):
     """Every attempt answers with nothing but usage and a stop: ``shard run`` retries it within
     ``[retry] max_attempts`` (3 here), then says the model returned an empty reply and exits 1 —
     nothing on stdout, never a silent exit 0.
@@ -143,7 +114,7 @@ async def test_an_empty_reply_is_retried_then_one_error(tmp_path, project, serve
     Covers: R8.17, R9.4.23
     """
     server.replies.extend([reply] * 3)
-    code, out, err = await _run(tmp_path, project, server, kind)
+    code, out, err = await _run(home_for(kind), project)
     assert out == ""
     assert len(server.requests) == 3
     [error] = _errors(err)
@@ -153,14 +124,14 @@ async def test_an_empty_reply_is_retried_then_one_error(tmp_path, project, serve
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-async def test_a_reply_cut_before_anything_came_is_one_error_not_retried(tmp_path, project, server, kind):
+async def test_a_reply_cut_before_anything_came_is_one_error_not_retried(home_for, project, server, kind):
     """A reply the output limit stopped before any text or call came is no empty reply to retry —
     the same limit would stop it again: one request, one error naming the limit, exit 1.
 
     Covers: R8.17, R9.4.23
     """
     server.replies.append(_cut_before_anything(kind))
-    code, out, err = await _run(tmp_path, project, server, kind)
+    code, out, err = await _run(home_for(kind), project)
     assert out == ""
     assert len(server.requests) == 1
     assert not [line for line in err if "retrying" in line]
@@ -186,9 +157,9 @@ async def test_a_call_cut_by_the_output_limit_never_runs(spawn, server, kind):
     await agent.send({"type": "prompt", "message": "List the project."})
     read = await agent.idle()
     assert "tool_call" not in types(read)
-    results = _of(read, "tool_result")
+    results = of_type(read, "tool_result")
     assert [(r["is_error"], r["content"]["message"]) for r in results] == [(True, CUT_CALL)] * 2
-    [error] = _of(read, "error")
+    [error] = of_type(read, "error")
     assert error["message"] == (
         "the reply was cut at the model's output limit (max_tokens 12) in the middle of a call to 'ls', "
         "which did not run, after the model was told of the cut and asked again. max_output_tokens of "
@@ -200,11 +171,11 @@ async def test_a_call_cut_by_the_output_limit_never_runs(spawn, server, kind):
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-async def test_a_cut_call_made_anew_runs_and_the_run_succeeds(tmp_path, project, server, kind):
+async def test_a_cut_call_made_anew_runs_and_the_run_succeeds(home_for, project, server, kind):
     """The first reply is cut in the call; told so, the model makes the whole call (recorded): it runs,
     the answer follows, and ``shard run`` exits 0 with no error — three requests."""
     server.replies.extend([CUT[kind], WHOLE_CALL[kind], Stream(ANSWER[kind])])
-    code, out, err = await _run(tmp_path, project, server, kind)
+    code, out, err = await _run(home_for(kind), project)
     assert _errors(err) == []
     assert out == ANSWER_TEXT[kind] + "\n"
     assert "» ls path=." in err
@@ -212,11 +183,11 @@ async def test_a_cut_call_made_anew_runs_and_the_run_succeeds(tmp_path, project,
     assert code == 0
 
 
-async def test_shard_run_says_a_cut_call_once(tmp_path, project, server):
+async def test_shard_run_says_a_cut_call_once(home_for, project, server):
     """``shard run`` with both replies cut in the call: exit 1 and one error line; the call is
     never said to have failed on its arguments."""
     server.replies.extend([CUT["openai"], CUT["openai"]])
-    code, _, err = await _run(tmp_path, project, server, "openai")
+    code, _, err = await _run(home_for("openai"), project)
     [error] = _errors(err)
     assert "in the middle of a call to 'ls', which did not run" in error
     assert not [line for line in err if "not valid JSON" in line]
@@ -227,8 +198,8 @@ async def test_shard_run_says_a_cut_call_once(tmp_path, project, server):
 async def test_with_retries_off_a_cut_call_ends_the_turn_at_once(tmp_path, project, server):
     """``[retry] max_attempts = 1`` turns every second try off, this one too: one request, and the
     cut is the one error at once."""
-    body = provider_toml("local", "openai", server.openai_url, MODELS)
-    home = write_home(tmp_path / "home", body, default_model="local/m", retry="[retry]\nmax_attempts = 1\n")
+    retry_off = "[retry]\nmax_attempts = 1\n"
+    home = server_home(tmp_path / "home", server, "openai", models=MODELS, retry=retry_off)
     server.replies.append(CUT["openai"])
     code, _, err = await run_shard(home, project, "run", "List the project.", env={KEY_ENV: KEY})
     [error] = _errors(err.decode().splitlines())

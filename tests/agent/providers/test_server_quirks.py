@@ -7,58 +7,20 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
-from shard.testing import AgentProcess, types
+from shard.testing import types
 
-from ._server import Json, ProviderServer, Stream
-from ._support import KEY, KEY_ENV, provider_toml, session_entries, write_home
+from ._server import Json, Stream
+from ._support import KEY, KEY_ENV, of_type, session_entries
 
-Spawn = Callable[..., Awaitable[AgentProcess]]
 CUT = "the reply was cut at the model's output limit"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "README.md").write_text("# Demo\nThe launch code is 7-4-1.\n")
-    return root
-
-
-def _home(tmp_path: Path, server: ProviderServer, kind: str) -> Path:
-    if kind == "openai":
-        body = provider_toml("local", "openai", server.openai_url, '["m"]')
-        return write_home(tmp_path / "home", body, default_model="local/m")
-    body = provider_toml("anth", "anthropic", server.anthropic_url, '["claude-test"]')
-    return write_home(tmp_path / "home", body, default_model="anth/claude-test")
-
-
-@pytest.fixture
-async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncIterator[Spawn]:
-    """``await spawn(kind="openai")``: config.toml for the test server, the agent started."""
-    procs: list[AgentProcess] = []
-
-    async def _spawn(kind: str = "openai") -> AgentProcess:
-        proc = await AgentProcess.start(_home(tmp_path, server, kind), project, env={KEY_ENV: KEY})
-        procs.append(proc)
-        await proc.handshake()
-        return proc
-
-    yield _spawn
-    for proc in procs:
-        await proc.kill()
-
-
-def _of(read: list[dict], kind: str) -> list[dict]:
-    return [m for m in read if m["type"] == kind]
-
-
 def _assistant(read: list[dict]) -> list[dict]:
-    return [m["message"] for m in _of(read, "message_complete") if m["message"]["role"] == "assistant"]
+    return [m["message"] for m in of_type(read, "message_complete") if m["message"]["role"] == "assistant"]
 
 
 async def test_a_json_completion_is_taken_as_the_reply(spawn, server):
@@ -73,15 +35,15 @@ async def test_a_json_completion_is_taken_as_the_reply(spawn, server):
     await agent.send({"type": "prompt", "message": "What does the README say?"})
     read = await agent.idle()
     assert "error" not in types(read)
-    assert not [m for m in _of(read, "status") if "detail" in m], "nothing was retried"
+    assert not [m for m in of_type(read, "status") if "detail" in m], "nothing was retried"
     first, answer = _assistant(read)
     assert first["content"][0]["type"] == "tool_call"
-    assert [r for r in _of(read, "tool_result") if not r["is_error"]]
+    assert [r for r in of_type(read, "tool_result") if not r["is_error"]]
     assert answer["content"] == [
         {"type": "thinking", "text": "The README names the code."},
         {"type": "text", "text": "The launch code is 7-4-1."},
     ]
-    assert [u["output"] for u in _of(read, "usage")] == [21, 14]
+    assert [u["output"] for u in of_type(read, "usage")] == [21, 14]
     assert len(server.requests) == 2
 
 
@@ -96,7 +58,7 @@ async def test_a_reply_with_nothing_in_it_fails_the_turn_and_records_nothing(spa
     agent = await spawn()
     await agent.send({"type": "prompt", "message": "hello"})
     read = await agent.idle()
-    [error] = _of(read, "error")
+    [error] = of_type(read, "error")
     assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
     assert "the model returned an empty reply" in error["message"]
     assert "finish_reason 'stop'" in error["message"]
@@ -138,7 +100,7 @@ async def test_a_reply_cut_at_the_output_limit_is_kept_and_reported(
     read = await agent.idle()
     [message] = _assistant(read)
     assert message["content"] == [{"type": "text", "text": "Step 1: open the"}]
-    [error] = _of(read, "error")
+    [error] = of_type(read, "error")
     assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
     assert error["message"].startswith(f"{CUT} ({limit}); what arrived is kept.")
     assert "max_output_tokens" in error["message"]
@@ -173,12 +135,12 @@ async def _shard_run(home: Path, project: Path, prompt: str) -> tuple[int, str, 
     return proc.returncode, stdout.decode(), stderr.decode()
 
 
-async def test_shard_run_warns_and_fails_when_the_reply_was_cut(tmp_path, project, server):
+async def test_shard_run_warns_and_fails_when_the_reply_was_cut(home_for, project, server):
     """``shard run`` with a reply cut at the output limit: stdout has what arrived, stderr says the
     reply was cut off and why, and the exit status is 1 — a script never takes half an answer for a
     whole one."""
     server.replies.append(Stream("openai/length.sse"))
-    code, out, err = await _shard_run(_home(tmp_path, server, "openai"), project, "write the steps")
+    code, out, err = await _shard_run(home_for("openai"), project, "write the steps")
     assert out == "Step 1: open the\n"
     warnings = [line for line in err.splitlines() if CUT in line]
     assert warnings == [
@@ -189,11 +151,11 @@ async def test_shard_run_warns_and_fails_when_the_reply_was_cut(tmp_path, projec
     assert code == 1, err
 
 
-async def test_shard_run_takes_json_completions(tmp_path, project, server):
+async def test_shard_run_takes_json_completions(home_for, project, server):
     """``shard run`` against a server answering with whole JSON completions (a tool call, then the
     answer): exit 0 and stdout is the answer."""
     server.replies.extend([Json("openai/llama_server_tool_call.json"), Json("openai/llama_server_text.json")])
-    code, out, err = await _shard_run(_home(tmp_path, server, "openai"), project, "What does the README say?")
+    code, out, err = await _shard_run(home_for("openai"), project, "What does the README say?")
     assert code == 0, err
     assert out == "The launch code is 7-4-1.\n"
     assert len(server.requests) == 2

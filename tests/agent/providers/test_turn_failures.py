@@ -8,7 +8,7 @@ from the configured prices; the key never shows up anywhere but the request's au
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,16 @@ import pytest
 from shard.testing import AgentProcess, types
 
 from ._server import Fail, ProviderServer, Stream
-from ._support import KEY, KEY_ENV, files_containing, provider_toml, session_entries, write_home
+from ._support import (
+    KEY,
+    KEY_ENV,
+    files_containing,
+    of_type,
+    provider_toml,
+    server_home,
+    session_entries,
+    write_home,
+)
 
 OA_MODELS = (
     '[{ id = "m", context_window = 32768, input_price = 2.0, output_price = 8.0, cache_read_price = 0.5 }]'
@@ -29,47 +38,22 @@ SERVER_ERROR = {
     "error": {"message": "The server had an error while processing your request.", "type": "server_error"}
 }
 
-Spawn = Callable[..., Awaitable[AgentProcess]]
-
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "README.md").write_text("# Demo\nThe launch code is 7-4-1.\n")
-    return root
+def home_for(tmp_path: Path, server: ProviderServer) -> Callable[[str], Path]:
+    """Either kind with prices, so usage carries cost."""
 
-
-@pytest.fixture
-async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncIterator[Spawn]:
-    """``await spawn(kind="openai")``: write config.toml for the test server, start the agent."""
-    procs: list[AgentProcess] = []
-
-    async def _spawn(kind: str = "openai") -> AgentProcess:
-        home = tmp_path / "home"
+    def _home(kind: str) -> Path:
         if kind == "openai":
-            write_home(
-                home, provider_toml("local", "openai", server.openai_url, OA_MODELS), default_model="local/m"
-            )
-        else:
-            body = provider_toml("anth", "anthropic", server.anthropic_url, ANTH_MODELS)
-            write_home(home, body, default_model="anth/claude-test")
-        proc = await AgentProcess.start(home, project, env={KEY_ENV: KEY})
-        procs.append(proc)
-        await proc.handshake()
-        return proc
+            return server_home(tmp_path / "home", server, kind, models=OA_MODELS)
+        home = tmp_path / "home"
+        return server_home(home, server, kind, name="anth", model="claude-test", models=ANTH_MODELS)
 
-    yield _spawn
-    for proc in procs:
-        await proc.kill()
-
-
-def _of(read: list[dict], kind: str) -> list[dict]:
-    return [m for m in read if m["type"] == kind]
+    return _home
 
 
 def _final_text(read: list[dict]) -> str:
-    message = _of(read, "message_complete")[-1]["message"]
+    message = of_type(read, "message_complete")[-1]["message"]
     return "".join(b.get("text", "") for b in message["content"] if b["type"] == "text")
 
 
@@ -125,11 +109,11 @@ async def test_a_closed_local_port_fails_after_one_short_retry(tmp_path, project
         read = await agent.idle()
     finally:
         await agent.kill()
-    details = [m.get("detail") for m in _of(read, "status") if m["status"] == "streaming"]
+    details = [m.get("detail") for m in of_type(read, "status") if m["status"] == "streaming"]
     retries = [d for d in details if d is not None]
     assert retries == ["retrying in 0.5 s: connection refused (attempt 2 of 2)"]
     assert details[-1] is None  # cleared before the error: no client is left showing a retry
-    [error] = _of(read, "error")
+    [error] = of_type(read, "error")
     assert error["message"] == (
         f"local: nothing is listening at {url}: is the server running? (gave up after 2 attempts)"
     )
@@ -147,14 +131,14 @@ async def test_persistent_500_gives_up_with_one_nonfatal_error(spawn, server):
     agent = await spawn()
     await agent.send({"type": "prompt", "message": "hello"})
     read = await agent.idle()
-    errors = _of(read, "error")
+    errors = of_type(read, "error")
     assert len(errors) == 1
     error = errors[0]
     assert set(error) == {"type", "code", "message", "fatal"}
     assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
     assert "500" in error["message"]
     assert "gave up after 3 attempts" in error["message"]
-    details = [m["detail"] for m in _of(read, "status") if "detail" in m]
+    details = [m["detail"] for m in of_type(read, "status") if "detail" in m]
     assert len(details) == 2
     assert all("retrying" in d and "500" in d for d in details)
     assert "turn_end" in types(read)
@@ -181,13 +165,13 @@ async def test_401_is_one_clear_error_naming_the_key_variable(spawn, server):
     agent = await spawn()
     await agent.send({"type": "prompt", "message": "hello"})
     read = await agent.idle()
-    errors = _of(read, "error")
+    errors = of_type(read, "error")
     assert len(errors) == 1
     assert (errors[0]["code"], errors[0]["fatal"]) == ("PROVIDER_ERROR", False)
     assert KEY_ENV in errors[0]["message"]
     assert "401" in errors[0]["message"]
     assert KEY not in errors[0]["message"]
-    assert not [m for m in _of(read, "status") if "detail" in m]
+    assert not [m for m in of_type(read, "status") if "detail" in m]
     assert len(server.requests) == 1
 
 
@@ -205,10 +189,10 @@ async def test_stream_cut_mid_message_keeps_partial_and_is_not_retried(spawn, se
     read = await agent.idle()
     seq = [t for t in types(read) if t not in ("message_delta", "status")]
     assert seq == ["response", "turn_start", "message_complete", "message_complete", "error", "turn_end"]
-    partial = _of(read, "message_complete")[-1]
+    partial = of_type(read, "message_complete")[-1]
     assert partial["message"]["role"] == "assistant"
     assert partial["message"]["content"] == [{"type": "text", "text": "Hello, world"}]
-    error = _of(read, "error")[0]
+    error = of_type(read, "error")[0]
     assert (error["code"], error["fatal"]) == ("PROVIDER_ERROR", False)
     assert len(server.requests) == 1
     entry = next(e for e in session_entries(tmp_path / "home") if e.get("id") == partial["message_id"])
@@ -235,7 +219,7 @@ async def test_usage_carries_cost_from_configured_prices(spawn, server):
     agent = await spawn("anthropic")
     await agent.send({"type": "prompt", "message": "hello"})
     read = await agent.idle()
-    usage = _of(read, "usage")
+    usage = of_type(read, "usage")
     assert len(usage) == 1
     u = usage[0]
     expected_cost = (12 * 3.0 + 42 * 15.0 + 20000 * 0.3 + 1500 * 3.75) / 1_000_000  # = 0.012291
@@ -250,7 +234,7 @@ async def test_usage_carries_cost_from_configured_prices(spawn, server):
     assert u["cost"] == pytest.approx(expected_cost, abs=1e-9)
     assert u["cost"] == pytest.approx(0.012291, abs=1e-9)
     assert types(read).index("usage") > types(read).index("message_complete")
-    end = _of(read, "turn_end")[0]
+    end = of_type(read, "turn_end")[0]
     assert end["usage"]["cost"] == pytest.approx(expected_cost, abs=1e-9)
     assert end["usage"]["input"] == 12
 
@@ -265,14 +249,14 @@ async def test_usage_cost_accumulates_over_provider_calls(spawn, server):
     agent = await spawn()
     await agent.send({"type": "prompt", "message": "read the readme"})
     read = await agent.idle()
-    usage = _of(read, "usage")
+    usage = of_type(read, "usage")
     assert len(usage) == 2
     first = (402 * 2.0 + 17 * 8.0) / 1_000_000
     second = (86 * 2.0 + 300 * 8.0 + 1920 * 0.5) / 1_000_000
     assert usage[0]["cost"] == pytest.approx(first, abs=1e-9)
     assert usage[1]["cost"] == pytest.approx(second, abs=1e-9)
     assert (usage[1]["input"], usage[1]["cache_read"], usage[1]["context_tokens"]) == (86, 1920, 2306)
-    assert _of(read, "turn_end")[0]["usage"]["cost"] == pytest.approx(first + second, abs=1e-9)
+    assert of_type(read, "turn_end")[0]["usage"]["cost"] == pytest.approx(first + second, abs=1e-9)
 
 
 async def test_api_key_never_leaks_into_events_stderr_or_home(spawn, server, tmp_path):
@@ -308,23 +292,18 @@ async def test_api_key_never_leaks_into_events_stderr_or_home(spawn, server, tmp
     assert files_containing(home, KEY) == []
 
 
-async def test_unset_key_variable_is_reported_when_a_prompt_needs_it(tmp_path, project, server):
+async def test_unset_key_variable_is_reported_when_a_prompt_needs_it(home_for, project, server):
     """The default model's api_key_env is not set: the agent still starts, and a prompt ends in one
     non-fatal PROVIDER_ERROR naming the variable — without contacting the server.
 
     Covers: R8.17, R9.4.25
     """
-    home = write_home(
-        tmp_path / "home",
-        provider_toml("local", "openai", server.openai_url, OA_MODELS),
-        default_model="local/m",
-    )
-    agent = await AgentProcess.start(home, project)
+    agent = await AgentProcess.start(home_for("openai"), project)
     try:
         await agent.handshake()
         await agent.send({"type": "prompt", "message": "hello"})
         read = await agent.idle()
-        errors = _of(read, "error")
+        errors = of_type(read, "error")
         assert len(errors) == 1
         assert (errors[0]["code"], errors[0]["fatal"]) == ("PROVIDER_ERROR", False)
         assert KEY_ENV in errors[0]["message"]
