@@ -21,7 +21,7 @@ from test_web_phone_and_audit import OVERFLOW, PHONE, SMALL_TARGETS, WIDE, audit
 
 from shard.testing import DaemonProcess, text_step, tool_step, write_scripted_home
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 SCRIPT = [
     tool_step(
@@ -32,14 +32,14 @@ SCRIPT = [
 ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = write_scripted_home(tmp_path_factory.mktemp("web-files") / "home", SCRIPT)
     async for started in start_daemon(home):
         yield started
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
     """Enrolled; the CSP is bypassed only so that the audit can inject axe-core."""
     assert daemon.enrollment_link, daemon.output
@@ -55,7 +55,7 @@ async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
     await ctx.close()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def page(context: Any) -> AsyncIterator[Any]:
     page = await context.new_page()
     await page.goto("/")

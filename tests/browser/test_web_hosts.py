@@ -19,7 +19,7 @@ from test_web_phone_and_audit import OVERFLOW, PHONE, WIDE, audit
 from shard.testing import DaemonProcess, text_step, write_scripted_home
 from shard.testing.sshd import Sshd
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def remote(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(
     tmp_path_factory: pytest.TempPathFactory, sshd: Sshd, remote: Path
 ) -> AsyncIterator[DaemonProcess]:
@@ -58,7 +58,7 @@ async def daemon(
         yield started
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def page(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
     assert daemon.enrollment_link, daemon.output
     ctx = await chromium.new_context(
