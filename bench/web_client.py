@@ -61,7 +61,9 @@ LOAD_ALL = """async () => {
     conv.querySelector(':scope > .show-earlier button').click();
     await new Promise((r) => requestAnimationFrame(r));
   }
-  return conv.querySelectorAll(':scope > .message').length;
+  // every message rendered (as an element); those far from the viewport are detached (virtualized)
+  const shown = window.shard.views.get(window.shard.shown).conversation;
+  return [shown.messages.size, conv.querySelectorAll(':scope > .message').length];
 }"""
 
 SCROLL = """async () => {
@@ -134,7 +136,27 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run(quick: bool) -> dict[str, Any]:
+async def traced(browser: Any, page: Any, trace: Path | None, name: str) -> Any:
+    """Starts a Chromium trace of the page into trace/name.json (when tracing); what stops it."""
+    if trace is None:
+        return None
+    await asyncio.to_thread(trace.mkdir, parents=True, exist_ok=True)
+    await browser.start_tracing(page=page, path=str(trace / f"{name}.json"), categories=TRACE_CATEGORIES)
+    return browser.stop_tracing
+
+
+TRACE_CATEGORIES = [
+    "devtools.timeline",
+    "disabled-by-default-devtools.timeline",
+    "disabled-by-default-devtools.timeline.frame",
+    "toplevel",
+    "blink",
+    "cc",
+    "v8.execute",
+]
+
+
+async def run(quick: bool, trace: Path | None = None) -> dict[str, Any]:
     messages = 500 if quick else 5000
     agents = 4 if quick else 20
     stream_s = 3.0 if quick else 10.0
@@ -191,8 +213,11 @@ async def run(quick: bool) -> dict[str, Any]:
                     f"() => document.querySelectorAll('.agent-row').length >= {agents + 1}"
                 )
                 usable = await page.evaluate(OPEN_AND_WAIT, [long_agent, texts[-1][:40]])
-                rendered = await page.evaluate(LOAD_ALL)
+                rendered, in_dom = await page.evaluate(LOAD_ALL)
+                stop = await traced(browser, page, trace, "scroll")
                 frames = await page.evaluate(SCROLL)
+                if stop:
+                    await stop()
                 await cdp.send("HeapProfiler.collectGarbage")
                 heap = (await metrics(cdp))["JSHeapUsedSize"] / 2**20
                 rss = renderer_rss_mb()
@@ -210,9 +235,12 @@ async def run(quick: bool) -> dict[str, Any]:
                     "() => document.querySelector('#conversation .message.streaming')"
                 )
                 pid = renderer_pid()
+                stop = await traced(browser, page, trace, "streaming")
                 before, cpu0, t0 = await metrics(cdp), cpu_seconds(pid), time.monotonic()
                 await asyncio.sleep(stream_s)
                 after, cpu1, wall = await metrics(cdp), cpu_seconds(pid), time.monotonic() - t0
+                if stop:
+                    await stop()
                 busy = (after["TaskDuration"] - before["TaskDuration"]) / wall
                 script = (after["ScriptDuration"] - before["ScriptDuration"]) / wall
                 layout = (
@@ -235,6 +263,7 @@ async def run(quick: bool) -> dict[str, Any]:
         "long_session": {
             "usable_after_click_ms": round(usable, 1),
             "messages_rendered_when_fully_loaded": rendered,
+            "messages_in_dom_when_fully_loaded": in_dom,
             "scroll_frames": len(frames),
             "frame_ms": {
                 "p50": round(percentile(frames, 0.5), 1),
@@ -266,8 +295,15 @@ async def run(quick: bool) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: small session, few agents")
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        metavar="DIR",
+        help="save Chromium traces of the scroll and the streaming (DIR/scroll.json, DIR/streaming.json;"
+        " they slow both, so the figures of such a run are not comparable)",
+    )
     args = parser.parse_args()
-    result = asyncio.run(run(args.quick))
+    result = asyncio.run(run(args.quick, args.trace))
     ls, st, b, frame = (
         result["long_session"],
         result["streaming"],
@@ -279,7 +315,11 @@ def main() -> None:
         f"{result['first_load_ms']['median']} ms (median of 3)",
     )
     print(f"{result['messages']}-message session: usable {ls['usable_after_click_ms']} ms after the click")
-    print(f"full scroll ({ls['messages_rendered_when_fully_loaded']} messages rendered):", end=" ")
+    print(
+        f"full scroll ({ls['messages_rendered_when_fully_loaded']} messages rendered,",
+        f"{ls['messages_in_dom_when_fully_loaded']} of them in the DOM):",
+        end=" ",
+    )
     print(f"frame p50 {frame['p50']} ms, p95 {frame['p95']} ms, max {frame['max']} ms")
     print(
         f"fully loaded: JS heap {ls['js_heap_mb']} MB,",
