@@ -1,1 +1,1 @@
-import{a,b,c}from"../chunk-7ZXJSQUB.js";import"../chunk-GC7JVXJ7.js";import"../chunk-DCRYGOEK.js";import"../chunk-4H5MHQKP.js";import"../chunk-LYMRXR55.js";import"../chunk-CGDGP5MS.js";export{c as Conversation,a as FIRST_WINDOW,b as PAGE};
+import{a,b,c,d,e,f,g}from"../chunk-BUDPLE5H.js";import"../chunk-GC7JVXJ7.js";import"../chunk-DCRYGOEK.js";import"../chunk-4H5MHQKP.js";import"../chunk-LYMRXR55.js";import"../chunk-CGDGP5MS.js";export{c as ALL_UP_TO,f as AT_BOTTOM,g as Conversation,e as DELTA_INTERVAL,a as FIRST_WINDOW,d as KEEP,b as PAGE};
