@@ -4,8 +4,8 @@ enrolled page. Measures
 - first load: from navigation to an interactive agent list (20 agents listed), on loopback;
 - a 5,000-message session: from the click on its row to its last message on screen ("usable"); then
   every earlier page loaded and a full scroll from top to bottom, one step a frame (frame times:
-  p50/p95/max); the renderer's memory once fully loaded (the JS heap, and the renderer process's
-  RSS from /proc);
+  p50/p95/max, and the main thread's work per frame); the renderer's memory once fully loaded (the
+  JS heap, and the renderer process's RSS from /proc);
 - 20 agents streaming at once, one of them open: the page's main thread busy share (Chromium's
   cumulative TaskDuration over the wall time);
 - the bundle's size (static/bundle.json: bytes and gzipped).
@@ -14,6 +14,7 @@ Prints the figures and saves bench/results/web_client.json.
 
     .venv/bin/python bench/web_client.py            # the full run (about a minute)
     .venv/bin/python bench/web_client.py --quick    # 500 messages, 4 agents, 3 s of streaming
+    .venv/bin/python bench/web_client.py --trace /tmp/t  # with traces of the scroll and the streaming
 """
 
 from __future__ import annotations
@@ -215,7 +216,9 @@ async def run(quick: bool, trace: Path | None = None) -> dict[str, Any]:
                 usable = await page.evaluate(OPEN_AND_WAIT, [long_agent, texts[-1][:40]])
                 rendered, in_dom = await page.evaluate(LOAD_ALL)
                 stop = await traced(browser, page, trace, "scroll")
+                scroll_before = await metrics(cdp)
                 frames = await page.evaluate(SCROLL)
+                scroll_task = (await metrics(cdp))["TaskDuration"] - scroll_before["TaskDuration"]
                 if stop:
                     await stop()
                 await cdp.send("HeapProfiler.collectGarbage")
@@ -270,6 +273,9 @@ async def run(quick: bool, trace: Path | None = None) -> dict[str, Any]:
                 "p95": round(percentile(frames, 0.95), 1),
                 "max": round(max(frames), 1),
             },
+            # the main thread's work per frame (TaskDuration over the scroll / frames): what the page
+            # costs a frame, apart from how long a loaded machine made it wait for a core
+            "main_thread_ms_per_frame": round(1000 * scroll_task / len(frames), 2),
             "js_heap_mb": round(heap, 1),
             "renderer_rss_mb": round(rss, 1),
             "dom_nodes": int(nodes),
@@ -320,7 +326,8 @@ def main() -> None:
         f"{ls['messages_in_dom_when_fully_loaded']} of them in the DOM):",
         end=" ",
     )
-    print(f"frame p50 {frame['p50']} ms, p95 {frame['p95']} ms, max {frame['max']} ms")
+    print(f"frame p50 {frame['p50']} ms, p95 {frame['p95']} ms, max {frame['max']} ms;", end=" ")
+    print(f"main thread {ls['main_thread_ms_per_frame']} ms a frame")
     print(
         f"fully loaded: JS heap {ls['js_heap_mb']} MB,",
         f"renderer RSS {ls['renderer_rss_mb']} MB, {ls['dom_nodes']} nodes",
