@@ -383,7 +383,7 @@ export class Conversation {
     if (!el.isConnected || !el.clientHeight) return;
     const items = this.rendered();
     const total = this.above.length + items.length + this.below.length;
-    if (total <= this.allUpTo) {
+    if (total <= this.allUpTo || !items.length) {
       if (this.above.length || this.below.length) this.restore();
       return;
     }
@@ -442,8 +442,8 @@ export class Conversation {
     if (this.above.length) {
       if (!this.topSpacer.isConnected) el.insertBefore(this.topSpacer, all[from]);
     } else this.topSpacer.remove();
-    if (this.below.length) el.append(this.bottomSpacer);
-    else this.bottomSpacer.remove();
+    if (!this.below.length) this.bottomSpacer.remove();
+    else if (el.lastElementChild !== this.bottomSpacer) el.append(this.bottomSpacer);
     if (atEnd) el.scrollTop = el.scrollHeight;
     else el.scrollTop += all[g].getBoundingClientRect().top - y - offset; // the item at the top stays there
   }
