@@ -3,9 +3,10 @@ enrolled page. Measures
 
 - first load: from navigation to an interactive agent list (20 agents listed), on loopback;
 - a 5,000-message session: from the click on its row to its last message on screen ("usable"); then
-  every earlier page loaded and a full scroll from top to bottom, one step a frame (frame times:
-  p50/p95/max); the renderer's memory once fully loaded (the JS heap, and the renderer process's
-  RSS from /proc);
+  every earlier page loaded and a full scroll from top to bottom, one step a frame (frame times
+  p50/p95/max, from performance.now() in each callback and from rAF's own frame timestamp, and
+  the main thread's work per frame); the renderer's memory once fully loaded (the
+  JS heap, and the renderer process's RSS from /proc);
 - 20 agents streaming at once, one of them open: the page's main thread busy share (Chromium's
   cumulative TaskDuration over the wall time);
 - the bundle's size (static/bundle.json: bytes and gzipped).
@@ -14,6 +15,7 @@ Prints the figures and saves bench/results/web_client.json.
 
     .venv/bin/python bench/web_client.py            # the full run (about a minute)
     .venv/bin/python bench/web_client.py --quick    # 500 messages, 4 agents, 3 s of streaming
+    .venv/bin/python bench/web_client.py --trace /tmp/t  # with traces of the scroll and the streaming
 """
 
 from __future__ import annotations
@@ -61,24 +63,31 @@ LOAD_ALL = """async () => {
     conv.querySelector(':scope > .show-earlier button').click();
     await new Promise((r) => requestAnimationFrame(r));
   }
-  return conv.querySelectorAll(':scope > .message').length;
+  // every message rendered (as an element); those far from the viewport are detached (virtualized)
+  const shown = window.shard.views.get(window.shard.shown).conversation;
+  return [shown.messages.size, conv.querySelectorAll(':scope > .message').length];
 }"""
 
 SCROLL = """async () => {
   const conv = document.getElementById('conversation');
   conv.scrollTop = 0;
   await new Promise((r) => requestAnimationFrame(r));
-  const frames = [];
+  const frames = [], stamps = [];
   let last = performance.now();
+  let lastStamp = await new Promise((r) => requestAnimationFrame(r));
   const step = Math.max(120, conv.clientHeight / 3);
   while (conv.scrollTop + conv.clientHeight < conv.scrollHeight - 1) {
     conv.scrollTop += step;
-    await new Promise((r) => requestAnimationFrame(r));
+    const stamp = await new Promise((r) => requestAnimationFrame(r));
     const now = performance.now();
     frames.push(now - last);
+    stamps.push(stamp - lastStamp);
     last = now;
+    lastStamp = stamp;
   }
-  return frames;
+  // when each callback ran (jitters with the work before it in its frame), and each frame's own
+  // start (rAF's timestamp: a frame skipped shows as 33 ms, a callback late within its frame does not)
+  return [frames, stamps];
 }"""
 
 
@@ -134,7 +143,27 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run(quick: bool) -> dict[str, Any]:
+async def traced(browser: Any, page: Any, trace: Path | None, name: str) -> Any:
+    """Starts a Chromium trace of the page into trace/name.json (when tracing); what stops it."""
+    if trace is None:
+        return None
+    await asyncio.to_thread(trace.mkdir, parents=True, exist_ok=True)
+    await browser.start_tracing(page=page, path=str(trace / f"{name}.json"), categories=TRACE_CATEGORIES)
+    return browser.stop_tracing
+
+
+TRACE_CATEGORIES = [
+    "devtools.timeline",
+    "disabled-by-default-devtools.timeline",
+    "disabled-by-default-devtools.timeline.frame",
+    "toplevel",
+    "blink",
+    "cc",
+    "v8.execute",
+]
+
+
+async def run(quick: bool, trace: Path | None = None) -> dict[str, Any]:
     messages = 500 if quick else 5000
     agents = 4 if quick else 20
     stream_s = 3.0 if quick else 10.0
@@ -191,8 +220,13 @@ async def run(quick: bool) -> dict[str, Any]:
                     f"() => document.querySelectorAll('.agent-row').length >= {agents + 1}"
                 )
                 usable = await page.evaluate(OPEN_AND_WAIT, [long_agent, texts[-1][:40]])
-                rendered = await page.evaluate(LOAD_ALL)
-                frames = await page.evaluate(SCROLL)
+                rendered, in_dom = await page.evaluate(LOAD_ALL)
+                stop = await traced(browser, page, trace, "scroll")
+                scroll_before = await metrics(cdp)
+                frames, stamps = await page.evaluate(SCROLL)
+                scroll_task = (await metrics(cdp))["TaskDuration"] - scroll_before["TaskDuration"]
+                if stop:
+                    await stop()
                 await cdp.send("HeapProfiler.collectGarbage")
                 heap = (await metrics(cdp))["JSHeapUsedSize"] / 2**20
                 rss = renderer_rss_mb()
@@ -210,9 +244,12 @@ async def run(quick: bool) -> dict[str, Any]:
                     "() => document.querySelector('#conversation .message.streaming')"
                 )
                 pid = renderer_pid()
+                stop = await traced(browser, page, trace, "streaming")
                 before, cpu0, t0 = await metrics(cdp), cpu_seconds(pid), time.monotonic()
                 await asyncio.sleep(stream_s)
                 after, cpu1, wall = await metrics(cdp), cpu_seconds(pid), time.monotonic() - t0
+                if stop:
+                    await stop()
                 busy = (after["TaskDuration"] - before["TaskDuration"]) / wall
                 script = (after["ScriptDuration"] - before["ScriptDuration"]) / wall
                 layout = (
@@ -235,12 +272,21 @@ async def run(quick: bool) -> dict[str, Any]:
         "long_session": {
             "usable_after_click_ms": round(usable, 1),
             "messages_rendered_when_fully_loaded": rendered,
+            "messages_in_dom_when_fully_loaded": in_dom,
             "scroll_frames": len(frames),
             "frame_ms": {
                 "p50": round(percentile(frames, 0.5), 1),
                 "p95": round(percentile(frames, 0.95), 1),
                 "max": round(max(frames), 1),
             },
+            "frame_start_ms": {
+                "p50": round(percentile(stamps, 0.5), 1),
+                "p95": round(percentile(stamps, 0.95), 1),
+                "max": round(max(stamps), 1),
+            },
+            # the main thread's work per frame (TaskDuration over the scroll / frames): what the page
+            # costs a frame, apart from how long a loaded machine made it wait for a core
+            "main_thread_ms_per_frame": round(1000 * scroll_task / len(frames), 2),
             "js_heap_mb": round(heap, 1),
             "renderer_rss_mb": round(rss, 1),
             "dom_nodes": int(nodes),
@@ -266,8 +312,15 @@ async def run(quick: bool) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: small session, few agents")
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        metavar="DIR",
+        help="save Chromium traces of the scroll and the streaming (DIR/scroll.json, DIR/streaming.json;"
+        " they slow both, so the figures of such a run are not comparable)",
+    )
     args = parser.parse_args()
-    result = asyncio.run(run(args.quick))
+    result = asyncio.run(run(args.quick, args.trace))
     ls, st, b, frame = (
         result["long_session"],
         result["streaming"],
@@ -279,8 +332,15 @@ def main() -> None:
         f"{result['first_load_ms']['median']} ms (median of 3)",
     )
     print(f"{result['messages']}-message session: usable {ls['usable_after_click_ms']} ms after the click")
-    print(f"full scroll ({ls['messages_rendered_when_fully_loaded']} messages rendered):", end=" ")
-    print(f"frame p50 {frame['p50']} ms, p95 {frame['p95']} ms, max {frame['max']} ms")
+    print(
+        f"full scroll ({ls['messages_rendered_when_fully_loaded']} messages rendered,",
+        f"{ls['messages_in_dom_when_fully_loaded']} of them in the DOM):",
+        end=" ",
+    )
+    print(f"frame p50 {frame['p50']} ms, p95 {frame['p95']} ms, max {frame['max']} ms;", end=" ")
+    print(f"main thread {ls['main_thread_ms_per_frame']} ms a frame;", end=" ")
+    start = ls["frame_start_ms"]
+    print(f"by rAF's timestamp p50 {start['p50']} ms, p95 {start['p95']} ms, max {start['max']} ms")
     print(
         f"fully loaded: JS heap {ls['js_heap_mb']} MB,",
         f"renderer RSS {ls['renderer_rss_mb']} MB, {ls['dom_nodes']} nodes",

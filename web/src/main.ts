@@ -353,9 +353,11 @@ export class App {
     const asked = known && m.request_id ? known.requests.get(m.request_id) : undefined;
     if (asked) this.asked.set(asked.request_id, asked); // a resolution is worded from its request
     // whether the reader is at the bottom, read before the event adds anything (a scroll is
-    // already queued for this frame: nothing to read, no layout forced per delta)
-    const el = known && known.id === this.selected && !this.scrollQueued ? this.view(known).conversation.el : null;
-    const atBottom = el ? el.scrollHeight - el.scrollTop - el.clientHeight <= 80 : false;
+    // already queued for this frame: nothing to read). Not for a delta: the conversation appends
+    // deltas in batches and follows them itself (Conversation.flush), so none forces a layout.
+    const conv = known && known.id === this.selected && !this.scrollQueued && m.type !== "message_delta" ? this.view(known).conversation : null;
+    const el = conv ? conv.el : null;
+    const atBottom = conv ? conv.atBottom() : false;
     const agent = this.store.receive(m); // the state first; then the views
     this.store.flush();
     switch (m.type) {
