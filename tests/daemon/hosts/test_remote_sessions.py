@@ -280,3 +280,51 @@ async def test_the_file_tree_of_a_remote_agent_is_read_on_its_host(tmp_path, ssh
         assert outside["error"]["code"] == "INVALID_REQUEST"
     finally:
         await daemon.stop()
+
+
+async def test_a_host_with_its_own_config_gets_no_key_and_answers_with_its_own_provider(
+    tmp_path, sshd, remote
+):
+    """`config = "remote"`: the runtime on the host reads the host's own config.toml (its own
+    scripted provider answers, not the daemon's). Such a handoff carries no key
+    (tests/test_secrets.py::test_a_handoff_without_keys_carries_none)."""
+    far_home = remote / "home"
+    write_scripted_home(far_home, [text_step("the host's own model")], loop=True)
+    absolute_script(far_home)
+    home = write_scripted_home(
+        tmp_path / "home",
+        [text_step("the daemon's model")],
+        extra_toml=host_toml(sshd, remote, extra='config = "remote"'),
+    )
+    absolute_script(home)
+    daemon = await DaemonProcess.start(home, env={"OPENAI_API_KEY": KEY})
+    try:
+        client = await daemon.unix()
+        agent_id = await _create(client, remote / "project", host="box")
+        await client.request({"type": "agent.attach", "id": "a", "agent_id": agent_id})
+        events = await _turn(client, agent_id, "hello")
+        assert any(
+            "the host's own model" in str(m.get("message")) for m in events if m["type"] == "message_complete"
+        )
+    finally:
+        await daemon.stop()
+
+
+async def test_the_sandbox_confines_commands_on_the_host(tmp_path, sshd, remote):
+    """sandbox "auto" on a remote agent: its bash runs confined by the host's bubblewrap (a private
+    /tmp there: a file it makes in /tmp is not on the host's /tmp) and without asking."""
+    marker = f"shard-escape-{os.getpid()}-{id(tmp_path)}"
+    steps = [tool_step("bash", {"command": f"touch /tmp/{marker} && echo made"}), text_step("done")]
+    daemon = await _daemon(tmp_path, sshd, remote, steps)
+    try:
+        client = await daemon.unix()
+        agent_id = await _create(client, remote / "project", host="box", sandbox="auto")
+        await client.request({"type": "agent.attach", "id": "a", "agent_id": agent_id})
+        events = await _turn(client, agent_id, "try it")
+        assert not [m for m in events if m["type"] == "permission_request"], "auto: confined, no prompt"
+        results = [m for m in events if m["type"] == "tool_result"]
+        assert results
+        assert "made" in str(results[-1])
+        assert not Path(f"/tmp/{marker}").exists(), "the command's /tmp was the sandbox's own"
+    finally:
+        await daemon.stop()
