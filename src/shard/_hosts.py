@@ -21,3 +21,4 @@ class HostConfig(NamedTuple):
     # runtimes one connection carries: sshd's MaxSessions (10 unless the server says otherwise);
     # past it another connection is opened
     sessions: int = 10
+    python: str = "python3"  # the host's interpreter for `shard hosts setup` (3.11 or later)

@@ -5,6 +5,7 @@ ready with nothing fetched there, and an agent then runs on it with the shard th
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,3 +108,23 @@ async def test_check_names_an_unknown_host_key_and_an_unknown_host(tmp_path, ssh
     assert code == 0
     assert out.decode().startswith("stranger\tstranger")
     await asyncio.sleep(0)
+
+
+async def test_setup_with_wheels_installs_from_wheels_fetched_here(tmp_path, sshd):
+    """The path a host on another Python or platform takes (forced here with --wheels, on the same
+    one): wheels for the host's interpreter fetched on this machine, installed there offline
+    (pip --no-index) into its SHARD_HOME; the host is then ready."""
+    remote_home = tmp_path / "remote-home"
+    entry = _entry(sshd, remote_home) + f'python = "{Path(sys.base_prefix) / "bin" / "python3"}"\n'
+    home = write_scripted_home(tmp_path / "home", [text_step("x")], extra_toml=entry)
+    code, out, err = await run_shard(home, tmp_path, "hosts", "setup", "--wheels", "box", timeout=600)
+    assert code == 0, err.decode()
+    assert "fetching its wheels here" in err.decode()
+    assert "ready: agents can run on box" in out.decode()
+    venv = remote_home / "runtime" / "venv"
+    assert (venv / "pyvenv.cfg").exists()
+    installed = list((venv / "lib").glob("python3.*/site-packages/shard-*.dist-info"))
+    assert installed, "shard was installed from its wheel"
+    tree = str(Path(__file__).resolve().parents[2])
+    hooks = [p.read_text() for p in (venv / "lib").glob("python3.*/site-packages/*.pth")]
+    assert not [h for h in hooks if tree in h], "not an editable path into this tree"

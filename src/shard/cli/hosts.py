@@ -27,6 +27,7 @@ from pathlib import Path
 from shard._hosts import HostConfig
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.agent.config.settings import ConfigError, load_config, shard_home
+from shard.cli import hosts_wheels
 from shard.daemon.hosts import ssh
 
 EXIT_NOT_READY = 1
@@ -37,7 +38,7 @@ _ABOUT = (
     "print('%d.%d.%d' % v[:3], sys.implementation.cache_tag, sysconfig.get_platform())"
 )
 _PROBE = r"""
-py=$(command -v python3 || true)
+py=$(command -v {python} || true)
 if [ -n "$py" ]; then
   echo "python=$("$py" -c {about} 2>/dev/null)"
 fi
@@ -77,7 +78,7 @@ def main_hosts(args: argparse.Namespace) -> int:
         print(f"shard: no host {args.name!r} in {home / 'config.toml'} (hosts: {known})", file=sys.stderr)
         return EXIT_USAGE
     if args.action == "setup":
-        return _setup(host)
+        return _setup(host, wheels=args.wheels)
     return _check(host)
 
 
@@ -89,6 +90,7 @@ def probe(host: HostConfig) -> tuple[dict[str, str] | None, str, float]:
     prelude, start = ssh.shard_command(host)
     script = _PROBE.format(
         about=ssh.remote_word(_ABOUT),
+        python=ssh.remote_word(host.python),
         prelude=prelude,
         start=start,
         install=ssh.install_dir(host),
@@ -184,7 +186,7 @@ D={install}
 N="$D/venv.new"
 rm -rf "$N"
 mkdir -p "$D"
-python3 -m venv --without-pip "$N"
+{python} -m venv --without-pip "$N"
 SP=$("$N/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -203,23 +205,40 @@ rm -rf "$D/venv.old"
 """
 
 
-def _setup(host: HostConfig) -> int:
+def _setup(host: HostConfig, *, wheels: bool = False) -> int:
     found, why, _ = probe(host)
     if found is None:
         print(f"shard: {why}", file=sys.stderr)
         return EXIT_NOT_READY
-    mismatch = interpreter_mismatch(found.get("python", ""))
-    if mismatch:
+    python = found.get("python", "")
+    mismatch = interpreter_mismatch(python)
+    words = python.split()
+    if (mismatch or wheels) and len(words) == 3 and _python_ok(words[0]):  # its interpreter's own wheels
+        print(
+            f"shard: {host.name} runs {words[1]} on {words[2]}: fetching its wheels here…",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            payload = hosts_wheels.wheelhouse(".".join(words[0].split(".")[:2]), words[1], words[2])
+        except hosts_wheels.WheelError as exc:
+            print(f"shard: host {host.name}: {exc}", file=sys.stderr)
+            return EXIT_NOT_READY
+        script = hosts_wheels.INSTALL.format(
+            install=ssh.install_dir(host), python=ssh.remote_word(host.python)
+        )
+    elif mismatch:
         print(f"shard: host {host.name}: {mismatch}", file=sys.stderr)
         return EXIT_NOT_READY
-    print(
-        f"shard: packing shard {__version__} and its dependencies for {host.name}…",
-        file=sys.stderr,
-        flush=True,
-    )
-    payload = bundle()
+    else:
+        print(
+            f"shard: packing shard {__version__} and its dependencies for {host.name}…",
+            file=sys.stderr,
+            flush=True,
+        )
+        payload = bundle()
+        script = _INSTALL.format(install=ssh.install_dir(host), python=ssh.remote_word(host.python))
     print(f"shard: sending {len(payload) // 1024} KiB to {host.name}…", file=sys.stderr, flush=True)
-    script = _INSTALL.format(install=ssh.install_dir(host))
     try:
         done = subprocess.run(
             ssh.direct_argv(host, f"sh -c {ssh.remote_word(script)}"),
@@ -250,8 +269,8 @@ def interpreter_mismatch(python: str) -> str:
     here_tag, here_platform = sys.implementation.cache_tag, sysconfig.get_platform()
     if (tag, platform) != (here_tag, here_platform):
         return (
-            f"runs {tag} on {platform}, this machine {here_tag} on {here_platform}: setup ships this "
-            "machine's installed packages, which need the same; install shard there with pip instead"
+            f"runs {tag} on {platform}, this machine {here_tag} on {here_platform}: its wheels are "
+            "fetched here"
         )
     return ""
 

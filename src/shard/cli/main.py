@@ -253,6 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for each in (hosts_list, hosts_check, hosts_setup, hosts_git, hosts_fs):
         each.add_argument("--home", help="SHARD_HOME (default: $SHARD_HOME or ~/.shard)")
+    hosts_setup.add_argument(
+        "--wheels",
+        action="store_true",
+        help="fetch wheels for the host's Python here and install them there (the default when its Python "
+        "or platform is not this machine's)",
+    )
     for each in (hosts_check, hosts_setup):
         each.add_argument("name", metavar="NAME", help="the host's name in config.toml")
 

@@ -25,7 +25,7 @@ from shard.agent.config.mistakes import KeyPath, Mistake
 
 __all__ = ["HostConfig", "parse_hosts"]
 
-KEYS = ("name", "ssh", "port", "ssh_config", "shard", "home", "config", "sessions")
+KEYS = ("name", "ssh", "port", "ssh_config", "shard", "home", "config", "sessions", "python")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -75,6 +75,7 @@ def _host(table: object, at: KeyPath) -> HostConfig:
         home=_text(table, "home", at) or DEFAULT_HOME,
         config=config,
         sessions=sessions,
+        python=_text(table, "python", at) or "python3",
     )
 
 
