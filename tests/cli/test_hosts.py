@@ -14,6 +14,8 @@ import pytest
 from shard.testing import DaemonProcess, run_shard, text_step, write_scripted_home
 from shard.testing.sshd import Sshd
 
+pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
+
 
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:

@@ -10,10 +10,14 @@ import socket
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import absolute_script, host_toml
 from shard.testing import DaemonProcess, recorded_requests, text_step, tool_step, write_scripted_home
 from shard.testing.disk import small_disk
 from shard.testing.sshd import Sshd
+
+pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
 
 
 async def _allow(client, agent_id: str) -> None:

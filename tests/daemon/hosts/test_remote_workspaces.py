@@ -7,8 +7,12 @@ import asyncio
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import absolute_script, host_toml
 from shard.testing import DaemonProcess, text_step, write_scripted_home
+
+pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
 
 
 def _git(cwd: Path, *args: str) -> str:
