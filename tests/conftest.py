@@ -52,19 +52,3 @@ async def daemon_factory(home: Path) -> AsyncIterator[Any]:
     yield _start
     for daemon in started:
         await daemon.kill()
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules whose tests are marked slow are handed out first (``./test`` passes
-    ``--no-loadscope-reorder``, so xdist gives each worker the next module in this order): a module of
-    three long tests sorted last by its test count would otherwise be the suite's tail. A module's
-    weight is its tests, a slow one counted ten times; the order inside a module does not change."""
-    weight: dict[str, int] = {}
-    first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        module = item.nodeid.split("::", 1)[0]
-        weight[module] = weight.get(module, 0) + (10 if item.get_closest_marker("slow") else 1)
-        first.setdefault(module, index)
-    items.sort(
-        key=lambda item: (-weight[item.nodeid.split("::", 1)[0]], first[item.nodeid.split("::", 1)[0]])
-    )
