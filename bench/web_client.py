@@ -91,9 +91,10 @@ SCROLL = """async () => {
 }"""
 
 
-def renderer_pid() -> int:
-    """The chromium renderer process with the largest RSS: the page's (others are spare)."""
-    best, pid = 0.0, 0
+def largest_renderer() -> tuple[int, float]:
+    """The chromium renderer process with the largest RSS (the page's; others are spare or
+    utility): its pid and its RSS in MB ((0, 0.0) when none runs)."""
+    best, pid = 0, 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -106,31 +107,13 @@ def renderer_pid() -> int:
                     best, pid = int(line.split()[1]), int(entry.name)
         except OSError:
             continue
-    return pid
+    return pid, best / 1024
 
 
 def cpu_seconds(pid: int) -> float:
     """User and system CPU time of a process (all its threads) so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def renderer_rss_mb() -> float:
-    """The largest chromium renderer process's RSS (the page's; others are spare or utility)."""
-    best = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if not any(b"--type=renderer" in a for a in argv):
-                continue
-            for line in (entry / "status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    best = max(best, int(line.split()[1]) / 1024)
-        except OSError:
-            continue
-    return best
 
 
 async def metrics(cdp: Any) -> dict[str, float]:
@@ -229,7 +212,7 @@ async def run(quick: bool, trace: Path | None = None) -> dict[str, Any]:
                     await stop()
                 await cdp.send("HeapProfiler.collectGarbage")
                 heap = (await metrics(cdp))["JSHeapUsedSize"] / 2**20
-                rss = renderer_rss_mb()
+                rss = largest_renderer()[1]
                 nodes = (await metrics(cdp))["Nodes"]
 
                 # 20 agents streaming, one of them open (the first)
@@ -243,7 +226,7 @@ async def run(quick: bool, trace: Path | None = None) -> dict[str, Any]:
                 await page.wait_for_function(
                     "() => document.querySelector('#conversation .message.streaming')"
                 )
-                pid = renderer_pid()
+                pid = largest_renderer()[0]
                 stop = await traced(browser, page, trace, "streaming")
                 before, cpu0, t0 = await metrics(cdp), cpu_seconds(pid), time.monotonic()
                 await asyncio.sleep(stream_s)

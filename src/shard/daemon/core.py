@@ -264,10 +264,9 @@ class Daemon:
     async def _start(self, gen: Generation, record: AgentRecord, overrides: bool) -> None:
         host = None
         if record.host is not None:
-            host = self.hosts(record.host) if self.hosts is not None else None
-            if host is None:
-                why = f"host {record.host} is not in config.toml ([[hosts]]) any more"
-                gone = ShardError(ErrorCode.RUNTIME_START_FAILED, why)
+            try:
+                host = self._host(record.host, ErrorCode.RUNTIME_START_FAILED)
+            except ShardError as gone:
                 self._perform(self.broker.runtime_failed(gen, gone))
                 return
             argv = self._runtime_args(record, overrides, fresh=record.started_at is None, remote=True)
@@ -302,7 +301,7 @@ class Daemon:
 
     def _on_line(self, gen: Generation, record: Record) -> None:
         try:
-            if _FULL_DISK in record and gen in self._remote:
+            if gen in self._remote and _FULL_DISK in record:  # a dict miss for every local line
                 record = _naming_host(self._remote[gen], record)
             if isinstance(record, Oversized):
                 self._perform(self.broker.runtime_oversized(gen, record))
@@ -349,16 +348,19 @@ class Daemon:
             argv += ["--sandbox", r.sandbox]
         return argv
 
-    def _remote_git(self, name: str) -> RemoteGit:
+    def _host(self, name: str, code: ErrorCode = ErrorCode.INVALID_REQUEST) -> HostConfig:
+        """The [[hosts]] entry ``name`` as config.toml says now; ``code`` when it is gone."""
         host = self.hosts(name) if self.hosts is not None else None
         if host is None:
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"host {name} is not in config.toml ([[hosts]])")
+            raise ShardError(code, f"host {name} is not in config.toml ([[hosts]]) any more")
+        return host
+
+    def _remote_git(self, name: str) -> RemoteGit:
+        host = self._host(name)
         return RemoteGit(host, self.masters.socket(host))
 
     def _remote_files(self, name: str) -> RemoteFiles:
-        host = self.hosts(name) if self.hosts is not None else None
-        if host is None:
-            raise ShardError(ErrorCode.INVALID_REQUEST, f"host {name} is not in config.toml ([[hosts]])")
+        host = self._host(name)
         return RemoteFiles(host, self.masters.socket(host))
 
     def _config_text(self) -> str:

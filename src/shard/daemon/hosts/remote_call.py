@@ -20,8 +20,7 @@ class RemoteFailure(Exception):
 def call(
     host: HostConfig, socket: Path, action: str, request: dict[str, Any], timeout: float
 ) -> dict[str, Any]:
-    prelude, start = ssh.shard_command(host)
-    command = f"cd / && {prelude}exec {start} hosts {action} --home {ssh.remote_word(host.home)}"
+    command = ssh.shard_line(host, ["hosts", action, "--home", host.home])
     try:
         done = subprocess.run(
             ssh.command_argv(host, socket, command),

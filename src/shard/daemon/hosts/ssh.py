@@ -128,10 +128,14 @@ def runtime_command(host: HostConfig, args: list[str], link: str | None = None) 
     """``shard agent --stdio --handoff …`` on the host: its keys, config and instructions come on
     stdin (never its command line, its environment or its disk). ``link``: the host's end of the
     runtime's own socket to the daemon (its subagent tools)."""
-    words = " ".join(remote_word(a) for a in ["agent", "--stdio", "--handoff", "--home", host.home, *args])
-    prelude, start = shard_command(host)
     env = f"SHARD_DAEMON_SOCKET={remote_word(link)}; export SHARD_DAEMON_SOCKET; " if link else ""
-    return f"cd / && {env}{prelude}exec {start} {words}"
+    return shard_line(host, ["agent", "--stdio", "--handoff", "--home", host.home, *args], env)
+
+
+def shard_line(host: HostConfig, args: list[str], env: str = "") -> str:
+    """The host's shell command that runs ``shard ARGS`` there (each word quoted), from ``/``."""
+    prelude, start = shard_command(host)
+    return f"cd / && {env}{prelude}exec {start} {' '.join(remote_word(a) for a in args)}"
 
 
 # --- what a failure means ------------------------------------------------------------------------
