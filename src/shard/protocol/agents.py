@@ -1,7 +1,5 @@
 """Agent-level shared types: statuses, Usage, descriptors, AgentInfo (PROTOCOL §9.1, §11)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from shard.protocol.base import WireModel

@@ -1,7 +1,5 @@
 """The base of every command (PROTOCOL §5.1), shared by ``commands.py`` and ``daemon_commands.py``."""
 
-from __future__ import annotations
-
 from shard.protocol.base import WireModel
 
 

@@ -5,8 +5,6 @@
 the discriminated union of both for JSON Schema.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_validator
@@ -159,7 +157,7 @@ class SessionOp(AgentCommand):
     _typed_args: WireModel = PrivateAttr()
 
     @model_validator(mode="after")
-    def _check_args(self) -> SessionOp:
+    def _check_args(self) -> "SessionOp":
         try:
             self._typed_args = _SESSION_OP_ARGS[self.op].model_validate(self.args or {})
         except ValidationError as exc:
@@ -191,7 +189,7 @@ class PermissionResponse(AgentCommand):
     reason: str | None = None
 
     @model_validator(mode="after")
-    def _one_form(self) -> PermissionResponse:
+    def _one_form(self) -> "PermissionResponse":
         has_choice = "choice_id" in self.model_fields_set
         has_decision = "decision" in self.model_fields_set
         if has_choice == has_decision:

@@ -1,7 +1,5 @@
 """Conversation content (PROTOCOL §11): Image, Message, ContentBlock, ToolResultContent."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field

@@ -3,8 +3,6 @@ opaque workspace or job handles, never by a routing ``agent_id``; and the additi
 web client's file tree, folder completion and renaming (``agent_id`` as payload, as in
 ``agent.attach``). ``shard.protocol.commands`` re-exports them with the rest of the catalog."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -109,7 +107,7 @@ class SubagentCreate(SubagentCommand):
     host: HostName | None = None
 
     @model_validator(mode="after")
-    def _one_form(self) -> SubagentCreate:
+    def _one_form(self) -> "SubagentCreate":
         single = self.name is not None or self.task is not None
         batch = self.tasks is not None
         if single == batch:

@@ -2,8 +2,6 @@
 additive ``agent_changed``: orchestrator-level events about workspaces, job runs and agents.
 ``shard.protocol.events`` re-exports them with the rest of the catalog."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from shard.protocol.agents import AgentInfo

@@ -1,8 +1,6 @@
 """The bases of every event (PROTOCOL §5, §9), shared by ``events.py`` and the modules whose events
 it gathers into the catalog (``queue.py``, ``daemon_events.py``)."""
 
-from __future__ import annotations
-
 from shard.protocol.base import WireModel
 
 

@@ -5,8 +5,6 @@ turn events (§9.4), permission/UI requests (§9.5), broadcasts (§10.2) and ``s
 Events never carry a correlation ``id`` (R5.1.7); only ``response`` does, echoing its command's.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
@@ -241,7 +239,7 @@ class PermissionResolved(AgentEvent):
     intent: ChoiceIntent | None = None  # additive (Shard): allow, persist or deny
 
     @model_validator(mode="after")
-    def _one_form(self) -> PermissionResolved:
+    def _one_form(self) -> "PermissionResolved":
         if (self.decision is not None) == (self.choice_id is not None):
             raise ValueError("exactly one of 'decision' or 'choice_id' is required")
         return self

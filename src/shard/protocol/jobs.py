@@ -1,7 +1,5 @@
 """Subagent job/run types (PROTOCOL §11.2). Task text is private and has no field here."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from shard.protocol.base import WireModel

@@ -1,8 +1,6 @@
 """What ``sync`` shows of the conversation (PROTOCOL §9.1): the live window, the turns' usage, the
 message in flight, the instruction files the session loaded."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from shard.protocol.agents import Usage

@@ -1,7 +1,5 @@
 """Permission presentation types (PROTOCOL §9.5)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

@@ -10,8 +10,6 @@ turn failed before a steer's model call, the agent stopped — is handed back: `
 so each client can offer its text again, and the session records it (a ``queue_returned`` entry).
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from shard.protocol.base import WireModel

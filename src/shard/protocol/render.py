@@ -8,8 +8,6 @@ Pinned here (open question P6) because the first descriptors ship now:
 * ``TreeNode`` is ``{label, kind?: "file" | "dir", children?: TreeNode[]}``.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -33,7 +31,7 @@ class Hunk(WireModel):
 class TreeNode(WireModel):
     label: str
     kind: Literal["file", "dir"] | None = None
-    children: list[TreeNode] | None = None
+    children: "list[TreeNode] | None" = None
 
 
 class PathEntry(WireModel):

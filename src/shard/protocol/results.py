@@ -1,8 +1,6 @@
 """The ``data`` of successful responses, one model per command that returns data (PROTOCOL §9.2,
 §10.1, §10.3). They give the runtime typed construction and the schema its shapes."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

@@ -5,8 +5,6 @@ ones it names, all optional beyond ``workspace_id``, and extra fields pass throu
 paths other than the worktree ``cwd`` and ``repository_cwd`` are deliberately absent.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from shard.protocol.base import WireModel
