@@ -72,6 +72,7 @@ def main_daemon(args: argparse.Namespace) -> int:
 
     from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
     from shard.daemon.server import StartError, run
+    from shard.daemon.web.tickets import TICKET_TTL
 
     mark("daemon: imports")
     try:
@@ -85,7 +86,7 @@ def main_daemon(args: argparse.Namespace) -> int:
                 max_runtimes=args.max_runtimes or config.max_runtimes or DEFAULT_MAX_RUNTIMES,
                 max_input=args.max_input_bytes or config.max_input_bytes,
                 web=web,
-                ticket_ttl=args.ws_ticket_ttl,
+                ticket_ttl=TICKET_TTL if args.ws_ticket_ttl is None else args.ws_ticket_ttl,
                 fallback_model=fallback_model,
                 jobs=job_settings(home, config, args.run_timeout),
                 warm_pool=warm_pool,

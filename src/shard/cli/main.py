@@ -12,7 +12,6 @@ from typing import NoReturn
 from shard._trace import mark
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-from shard.daemon.web.tickets import TICKET_TTL
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 from shard.protocol.headless import HEADLESS_POLICIES
 
@@ -293,7 +292,7 @@ def _web_flags(daemon: argparse.ArgumentParser) -> None:
     group.add_argument("--forwarded-proto-header", metavar="NAME", help="default: X-Forwarded-Proto")
     group.add_argument("--forwarded-host-header", metavar="NAME", help="default: X-Forwarded-Host")
     # For tests only (expiry without a 30 s sleep); documented in docs/ARCHITECTURE.md, not in --help.
-    daemon.add_argument("--ws-ticket-ttl", type=float, default=TICKET_TTL, help=argparse.SUPPRESS)
+    daemon.add_argument("--ws-ticket-ttl", type=float, help=argparse.SUPPRESS)
 
 
 def _input_cap(value: str) -> int:

@@ -8,7 +8,6 @@ server's error text and the *name* of the variable that holds the key.
 
 from __future__ import annotations
 
-import email.utils
 import errno
 import re
 import socket
@@ -198,6 +197,8 @@ def _retry_after(response: Any) -> float | None:
     try:
         return float(raw)
     except ValueError:
+        import email.utils  # only for an HTTP-date: ~4 ms every start would pay otherwise
+
         parsed = email.utils.parsedate_to_datetime(raw) if raw else None
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
