@@ -140,6 +140,29 @@ def test_ctrl_c_at_any_instant_exits_130_without_a_traceback(tmp_path, project):
         assert "Traceback" not in err, (i, err)
 
 
+def test_a_ctrl_c_cpython_cannot_raise_still_ends_the_command_with_130():
+    """Once asyncio closed its loop SIGINT raises KeyboardInterrupt again; one landing in a callback
+    CPython cannot raise from (an import lock's weakref callback) was "Exception ignored" with a
+    traceback, and the command went on as if no Ctrl-C had come."""
+    probe = (
+        "import weakref, shard.cli.main as cli\n"
+        "def interrupted(_ref):\n"
+        "    raise KeyboardInterrupt\n"
+        "def command():\n"
+        "    class Lock: pass\n"
+        "    lock = Lock(); ref = weakref.ref(lock, interrupted); del lock\n"
+        "    print('went on', flush=True)\n"
+        "    return 0\n"
+        "cli.main = command\n"
+        "cli.entry()\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 130, (run.returncode, run.stderr)
+    assert "went on" not in run.stdout
+    assert "Traceback" not in run.stderr
+    assert "Exception ignored" not in run.stderr
+
+
 def test_ctrl_c_mid_reply_says_the_reply_was_stopped(tmp_path, project):
     """Ctrl-C while the answer streams: stdout keeps what arrived, stderr says "shard: reply stopped
     by you" (the text above is not the whole answer), and the session records the reply aborted.

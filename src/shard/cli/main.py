@@ -7,13 +7,16 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from shard._trace import mark
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
 from shard.protocol.headless import HEADLESS_POLICIES
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -365,6 +368,7 @@ def entry() -> None:
     with unbuffered writes and fsynced at turn end. ``main()`` itself returns normally, for callers
     that run it in-process.
     """
+    sys.unraisablehook = _unraisable
     try:
         code = main()
     except KeyboardInterrupt:  # Ctrl-C between the loop's own handlers: the same quiet 130
@@ -373,3 +377,13 @@ def entry() -> None:
         with contextlib.suppress(OSError, ValueError):  # a reader that left is not our error
             stream.flush()
     os._exit(code)
+
+
+def _unraisable(unraisable: UnraisableHookArgs) -> None:
+    """Once asyncio has closed its loop, SIGINT raises KeyboardInterrupt again; one that lands in a
+    callback CPython cannot raise from (an import lock's weakref callback, a finalizer) was printed as
+    "Exception ignored …" with a traceback, and the Ctrl-C was lost: the command went on. It is the
+    Ctrl-C it was: the same quiet 130."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        os._exit(130)
+    sys.__unraisablehook__(unraisable)
