@@ -48,6 +48,9 @@ from shard.protocol.daemon_commands import (
     WorkspaceCreate as WorkspaceCreate,
 )
 from shard.protocol.daemon_commands import (
+    WorkspaceDiff as WorkspaceDiff,
+)
+from shard.protocol.daemon_commands import (
     WorkspaceList as WorkspaceList,
 )
 from shard.protocol.daemon_commands import (
@@ -379,6 +382,7 @@ OrchestratorCommand = Annotated[
     | WorkspaceList
     | WorkspaceStatus
     | WorkspaceRetire
+    | WorkspaceDiff
     | SubagentCreate
     | SubagentWait
     | SubagentSteer
@@ -434,6 +438,7 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     WorkspaceList,
     WorkspaceStatus,
     WorkspaceRetire,
+    WorkspaceDiff,
     SubagentCreate,
     SubagentWait,
     SubagentSteer,

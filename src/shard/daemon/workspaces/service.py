@@ -56,7 +56,12 @@ from shard.protocol import commands as cmd
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.events import WorkspaceAttached, WorkspaceConflict, WorkspaceCreated, WorkspaceRetired
 from shard.protocol.ids import new_id
-from shard.protocol.results import WorkspaceDetailResult, WorkspaceListResult, WorkspaceResult
+from shard.protocol.results import (
+    WorkspaceDetailResult,
+    WorkspaceDiffResult,
+    WorkspaceListResult,
+    WorkspaceResult,
+)
 
 
 class Workspaces(Department):
@@ -80,6 +85,8 @@ class Workspaces(Department):
             self._status(client, command)
         elif isinstance(command, cmd.WorkspaceRetire):
             self._retire(client, command)
+        elif isinstance(command, cmd.WorkspaceDiff):
+            self._diff(client, command)
         else:
             raise ShardError(ErrorCode.INVALID_REQUEST, f"'{command.type}' is not a workspace command")
 
@@ -260,6 +267,26 @@ class Workspaces(Department):
 
         ops = self._git(ws.host)
         self._offload(client, c, lambda: None if ws.retired else _observe(ops, ws), seen)
+
+    # --- diff -----------------------------------------------------------------------------------
+
+    def _diff(self, client: Client, c: cmd.WorkspaceDiff) -> None:
+        """The worktree against its base (``worktree_diff.py``, here or on the host). Read-only: no
+        other command waits for it, and a retired workspace has no worktree to show."""
+        ws = self._get(c.workspace_id)
+        if ws.retired:
+            raise ShardError(
+                ErrorCode.CONFLICT,
+                f"workspace {ws.workspace_id} is retired: its worktree is gone",
+                _data("retired", ws, "it is retired"),
+            )
+        ops = self._git(ws.host)
+
+        def shown_diff(found: dict[str, Any]) -> None:
+            result = WorkspaceDiffResult.model_validate({**found, "workspace_id": ws.workspace_id})
+            self._answer(client, c, result)
+
+        self._offload(client, c, lambda: ops.diff(ws), shown_diff)
 
     # --- retire ---------------------------------------------------------------------------------
 
