@@ -136,6 +136,9 @@ def _index_copy(ws: Workspace, inside: list[str], gitdir: str, index: str) -> No
                 with os.fdopen(fd, "rb", closefd=False) as src, open(index, "wb") as dst:
                     while block := src.read(1 << 20):
                         dst.write(block)
+                # the index's own time too: git re-reads a file changed in the same second as the
+                # index was written only when it can tell ("racy git"); a fresh time would hide it
+                os.utime(index, ns=(info.st_atime_ns, info.st_mtime_ns))
                 return
         finally:
             os.close(fd)
