@@ -4,10 +4,10 @@
 // workspace ends, and on Refresh) with the Retire action and its dispositions (RetireDialog.tsx).
 // Preact components on the store; the diffs themselves are drawn by render/diff.ts (text nodes only).
 import { render } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { changesOf, type Edit } from "../store/changes";
 import type { Store } from "../store/store";
-import { diffTotals, type Disposition, type FileDiff, type WorkspaceState } from "../store/worktree";
+import { diffTotals, type Disposition, type FileDiff, type WorkspaceState, type WorktreeDiff } from "../store/worktree";
 import { renderHunks, twoSided, type Hunk } from "./diff";
 import { RetireDialog } from "./RetireDialog";
 
@@ -196,6 +196,8 @@ function Worktree({ ws, panel }: { ws: WorkspaceState; panel: ChangesPanel }) {
   const data = ws.diff.data;
   const retired = ws.info.lifecycle === "retired";
   const title = data ? `Worktree against ${data.base.ref}` : "Worktree";
+  // the same answer, the same list: the store's every flush (a streamed delta too) redraws this view
+  const files = useMemo(() => (data ? <WorktreeFiles data={data} /> : null), [data]);
   return (
     <section class="changes-section worktree" aria-labelledby="worktree-title" data-state={retired ? "retired" : ws.diff.state}>
       <header class="worktree-head">
@@ -222,7 +224,7 @@ function Worktree({ ws, panel }: { ws: WorkspaceState; panel: ChangesPanel }) {
       ) : null}
       {!retired && ws.diff.state === "loading" ? <p class="worktree-note" role="status">Asking git…</p> : null}
       {!retired && ws.diff.state === "failed" ? <p class="worktree-note error">{ws.diff.error}</p> : null}
-      {!retired && data ? <WorktreeFiles ws={ws} /> : null}
+      {!retired ? files : null}
     </section>
   );
 }
@@ -234,8 +236,7 @@ function retiredText(ws: WorkspaceState): string {
   return `This workspace is retired: its worktree is gone, ${branch} ${tomb.branch_deleted ? "deleted" : "kept"}.`;
 }
 
-function WorktreeFiles({ ws }: { ws: WorkspaceState }) {
-  const data = ws.diff.data!;
+function WorktreeFiles({ data }: { data: WorktreeDiff }) {
   if (!data.files.length) return <p class="changes-empty">No change against {data.base.ref} yet.</p>;
   const totals = diffTotals(data);
   return (

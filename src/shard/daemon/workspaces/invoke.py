@@ -91,14 +91,17 @@ def run(
     repository: str | None,
     config: Sequence[tuple[str, str]] = (),
     index_file: str | None = None,
+    read: Sequence[tuple[str, str]] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``git args`` pinned as above. ``repository`` is the common dir whose configuration names the
     drivers to pin off; None only before it is known (``rev-parse`` finding it, ``check-ref-format``),
     for commands that read no index and run no driver. ``config``: more pins of the caller's (they
     beat the repository's files too); ``index_file``: the index git reads and writes instead of the
-    repository's own. Output is text, undecodable bytes kept as surrogates (``os.fsencode`` gives the
-    path back)."""
-    pins = [*_FIXED, *(_drivers(repository) if repository is not None else ()), *config]
+    repository's own; ``read``: the repository's driver pins as :func:`drivers` read them for a few
+    calls in a row (else they are read again for this one). Output is text, undecodable bytes kept
+    as surrogates (``os.fsencode`` gives the path back)."""
+    found = read if read is not None else (_drivers(repository) if repository is not None else ())
+    pins = [*_FIXED, *found, *config]
     return _spawn(["git", "--no-pager", *args], pins, index_file)
 
 
@@ -109,11 +112,12 @@ def bounded(
     limit: int,
     config: Sequence[tuple[str, str]] = (),
     index_file: str | None = None,
+    read: Sequence[tuple[str, str]] | None = None,
 ) -> tuple[int, str, bool]:
     """``run``, its standard output read up to ``limit`` bytes: (exit status, output, cut). Past the
     limit git is stopped — a worktree may hold a file of any size — and the status is 0, the output
     what was read. Standard error is not kept (git's message is not needed where this is used)."""
-    pins = [*_FIXED, *_drivers(repository), *config]
+    pins = [*_FIXED, *(read if read is not None else _drivers(repository)), *config]
     env = _environment(pins, index_file)
     try:
         proc = subprocess.Popen(
@@ -157,6 +161,12 @@ def first_line(stderr: str, private: tuple[str, ...]) -> str:
         if path:
             line = line.replace(path, "<repository>")
     return line[:300]
+
+
+def drivers(common_dir: str) -> list[tuple[str, str]]:
+    """The pins for the drivers the repository's configuration names, read now: for a few calls in a
+    row (``run``'s ``read``), which then see the configuration as it was here."""
+    return _drivers(common_dir)
 
 
 def _drivers(common_dir: str) -> list[tuple[str, str]]:

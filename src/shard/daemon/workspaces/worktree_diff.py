@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import tempfile
 from typing import Any
 
@@ -56,6 +57,40 @@ _CONFIG = [
 ]
 
 
+class _Git:
+    """git inside one worktree, its repository's driver pins read once for the whole diff."""
+
+    def __init__(self, ws: Workspace, gitdir: str) -> None:
+        self.ws = ws
+        self.inside = git.inside(ws, gitdir)
+        self.pins = invoke.drivers(ws.common_dir)
+
+    def run(self, *args: str, index: str | None = None) -> subprocess.CompletedProcess[str]:
+        return invoke.run(
+            [*self.inside, *args], repository=self.ws.common_dir, read=self.pins, index_file=index
+        )
+
+    def bounded(self, *args: str, limit: int, index: str) -> tuple[int, str, bool]:
+        return invoke.bounded(
+            [*self.inside, *args],
+            repository=self.ws.common_dir,
+            read=self.pins,
+            limit=limit,
+            config=_CONFIG,
+            index_file=index,
+        )
+
+    def must(self, *args: str, index: str) -> None:
+        result = self.run(*args, index=index)
+        if result.returncode != 0:
+            why = invoke.first_line(result.stderr, (self.ws.common_dir,))
+            raise git.GitError("git could not read the worktree: " + why)
+
+    def rev(self, name: str) -> str | None:
+        found = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", name)
+        return (found.stdout.strip() or None) if found.returncode == 0 else None
+
+
 def diff(ws: Workspace) -> dict[str, Any]:
     """The answer's data but ``workspace_id``: ``{base: {ref, commit}, head, files, truncated,
     total_files}``. Raises GitError (``conflict``) for a worktree that is gone or no longer git's."""
@@ -64,37 +99,27 @@ def diff(ws: Workspace) -> dict[str, Any]:
     gitdir = git.linked(ws)
     if gitdir is None:
         raise git.GitError(UNSAFE, conflict=True)
-    inside = git.inside(ws, gitdir)
-    head = _rev(ws, inside, "HEAD")
+    g = _Git(ws, gitdir)
+    head = g.rev("HEAD")
     if head is None:
         raise git.GitError("the worktree has no commit checked out", conflict=True)
-    base, ref = _base(ws, inside, head)
+    base, ref = _base(g, head)
     with tempfile.TemporaryDirectory(prefix="shard-diff-") as folder:
         index = os.path.join(folder, "index")
-        _index_copy(ws, inside, gitdir, index)
-        untracked, listed_all = _untracked(ws, inside, index)
+        _index_copy(g, gitdir, index)
+        untracked, listed_all = _untracked(g, index)
         added = untracked[: patch.MAX_FILES + 1]
-        add = [*inside, "--literal-pathspecs", "add", "--intent-to-add", "--"]
         for start in range(0, len(added), _ADD_BATCH):
-            _git(ws, [*add, *added[start : start + _ADD_BATCH]], index)
+            batch = added[start : start + _ADD_BATCH]
+            g.must("--literal-pathspecs", "add", "--intent-to-add", "--", *batch, index=index)
         rev = ["--end-of-options", base, "--"]
-        status, listing, list_cut = invoke.bounded(
-            [*inside, "diff", *_OPTIONS, "--raw", "--numstat", "-z", *rev],
-            repository=ws.common_dir,
-            limit=_MAX_LIST,
-            config=_CONFIG,
-            index_file=index,
+        status, listing, list_cut = g.bounded(
+            "diff", *_OPTIONS, "--raw", "--numstat", "-z", *rev, limit=_MAX_LIST, index=index
         )
         if status != 0:
             raise git.GitError("git could not compare the worktree with its base")
         entries = patch.parse_list(listing)
-        status, text, patch_cut = invoke.bounded(
-            [*inside, "diff", *_OPTIONS, "--patch", *rev],
-            repository=ws.common_dir,
-            limit=_MAX_PATCH,
-            config=_CONFIG,
-            index_file=index,
-        )
+        status, text, patch_cut = g.bounded("diff", *_OPTIONS, "--patch", *rev, limit=_MAX_PATCH, index=index)
         if status != 0:
             raise git.GitError("git could not compare the worktree with its base")
     total = len(entries) + len(untracked) - len(added)
@@ -104,25 +129,19 @@ def diff(ws: Workspace) -> dict[str, Any]:
     return {"base": {"ref": ref, "commit": base[:12]}, "head": head[:12], "total_files": total, **data}
 
 
-def _base(ws: Workspace, inside: list[str], head: str) -> tuple[str, str]:
+def _base(g: _Git, head: str) -> tuple[str, str]:
     """(the base commit, the ref it is named by): the merge-base with the integration target, or the
     commit the workspace was made from (the target gone, or sharing no history with HEAD)."""
-    tip = _rev(ws, inside, f"{ws.integration_target}^{{commit}}")
+    ws = g.ws
+    tip = g.rev(f"{ws.integration_target}^{{commit}}")
     if tip is not None:
-        found = invoke.run([*inside, "merge-base", "--end-of-options", head, tip], repository=ws.common_dir)
+        found = g.run("merge-base", "--end-of-options", head, tip)
         if found.returncode == 0 and found.stdout.strip():
             return found.stdout.strip(), ws.integration_target
     return ws.base_sha, ws.base_ref
 
 
-def _rev(ws: Workspace, inside: list[str], name: str) -> str | None:
-    found = invoke.run(
-        [*inside, "rev-parse", "--verify", "--quiet", "--end-of-options", name], repository=ws.common_dir
-    )
-    return found.stdout.strip() or None if found.returncode == 0 else None
-
-
-def _index_copy(ws: Workspace, inside: list[str], gitdir: str, index: str) -> None:
+def _index_copy(g: _Git, gitdir: str, index: str) -> None:
     """The worktree's index copied to ``index`` (so git need not read every file again to compare
     it); when it cannot be — missing, not a regular file, too large — one made from HEAD."""
     try:
@@ -142,18 +161,14 @@ def _index_copy(ws: Workspace, inside: list[str], gitdir: str, index: str) -> No
                 return
         finally:
             os.close(fd)
-    _git(ws, [*inside, "read-tree", "HEAD"], index)
+    g.must("read-tree", "HEAD", index=index)
 
 
-def _untracked(ws: Workspace, inside: list[str], index: str) -> tuple[list[str], bool]:
+def _untracked(g: _Git, index: str) -> tuple[list[str], bool]:
     """The untracked files that are not ignored, as git names them (a nested repository — a folder
     git lists with a ``/`` — is left out), and whether the whole list was read."""
-    status, out, cut = invoke.bounded(
-        [*inside, "ls-files", "--others", "--exclude-standard", "-z"],
-        repository=ws.common_dir,
-        limit=_MAX_LIST,
-        index_file=index,
-    )
+    listing = ("ls-files", "--others", "--exclude-standard", "-z")
+    status, out, cut = g.bounded(*listing, limit=_MAX_LIST, index=index)
     if status != 0:
         raise git.GitError("git could not list the worktree's untracked files")
     paths = out.split("\0")
@@ -170,11 +185,3 @@ def _size(ws: Workspace, path: str) -> int:
         return os.lstat(os.path.join(ws.path, path)).st_size
     except OSError:
         return 0
-
-
-def _git(ws: Workspace, args: list[str], index: str) -> None:
-    result = invoke.run(args, repository=ws.common_dir, index_file=index)
-    if result.returncode != 0:
-        raise git.GitError(
-            "git could not read the worktree: " + invoke.first_line(result.stderr, (ws.common_dir,))
-        )
