@@ -110,6 +110,8 @@ describe("retire", () => {
     expect(step && "sentence" in step && step.sentence).toMatch(/^An agent still runs in this workspace: stop it first/);
     ws.agentsStopped("ws-1", 1);
     expect(ws.get("ws-1").retire).toEqual({ step: "choosing", note: "Its agent was stopped; choose again to retire." });
+    ws.agentsStopped("ws-1", 0); // a live runtime in the folder that is not the workspace's own
+    expect(ws.get("ws-1").retire).toMatchObject({ step: "choosing", note: expect.stringMatching(/^No agent of this workspace was running here/) });
   });
 
   it("keeps nothing of an answer that comes after the dialog was closed but a retirement", () => {

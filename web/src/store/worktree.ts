@@ -152,7 +152,10 @@ export class Worktrees {
 
   /** The live agents were asked to stop: back to the choice, saying so. */
   agentsStopped(id: string, stopped: number): void {
-    this.get(id).retire = { step: "choosing", note: stopped ? `${stopped === 1 ? "Its agent was" : `${stopped} agents were`} stopped; choose again to retire.` : undefined };
+    const note = stopped
+      ? `${stopped === 1 ? "Its agent was" : `${stopped} agents were`} stopped; choose again to retire.`
+      : "No agent of this workspace was running here; another one working in its folder (a subagent, or one made there by hand) must be stopped from its own row.";
+    this.get(id).retire = { step: "choosing", note };
   }
 }
 
