@@ -120,7 +120,8 @@ async def test_nothing_the_repository_names_runs_when_its_worktree_is_diffed(
     daemon_factory, repo: Path, tmp_path: Path
 ):
     """The repository's config and the agent's own .gitattributes name an external diff, a diff
-    driver with a textconv and a command, and an fsmonitor: the daemon's git runs none of them."""
+    driver with a textconv and a command, an fsmonitor, a pager and an index hook: the daemon's git
+    runs none of them."""
     marker = tmp_path / "ran"
     script = marker_script(tmp_path, marker)
     commit(repo, "notes.txt", "one\ntwo\n")
@@ -132,6 +133,8 @@ async def test_nothing_the_repository_names_runs_when_its_worktree_is_diffed(
     git(repo, "config", "diff.pwn.command", str(script))
     git(repo, "config", "core.fsmonitor", str(script))
     git(repo, "config", "core.pager", str(script))
+    hooks = repo / ".git" / "hooks"
+    (hooks / "post-index-change").symlink_to(script)  # git add runs it when the index changes
     (tree / ".gitattributes").write_text("* diff=pwn\n")
     (tree / "notes.txt").write_text("one\nthree\n")
     (tree / "new.txt").write_text("fresh\n")
@@ -139,6 +142,11 @@ async def test_nothing_the_repository_names_runs_when_its_worktree_is_diffed(
     git(tree, "diff", "HEAD")
     assert marker.exists()
     marker.unlink()
+    git(tree, "add", "--intent-to-add", "new.txt")  # the hook, as the diff's own add would run it
+    assert marker.exists()
+    marker.unlink()
+    git(tree, "reset", "-q", "new.txt")
+    marker.unlink(missing_ok=True)  # reset changed the index too
 
     response = await diff_of(client, ws["workspace_id"])
     assert response["success"], response
