@@ -38,6 +38,10 @@ describe("worktree diff", () => {
     expect(ws.get("ws-1").diff.stale).toBe(true);
     expect(ws.wanted("ws-1")).toBe(true);
     expect(ws.get("ws-1").diff.data).toBeTruthy(); // shown until the new answer comes
+    const lost = ws.asking("ws-1");
+    store.hello({ type: "hello", capabilities: ["workspace-diff"] }, 2); // the socket dropped meanwhile
+    expect(ws.wanted("ws-1")).toBe(true);
+    expect(ws.answered("ws-1", lost, { success: true, data: DIFF })).toBe(false);
   });
 
   it("says a failure, and a retired workspace is asked no more", () => {

@@ -84,6 +84,7 @@ export class Store {
     const capabilities = Array.isArray(hello.capabilities) ? hello.capabilities.filter((c): c is string => typeof c === "string") : [];
     const canRemove = capabilities.includes("agent-remove");
     this.state.connection = { ...this.state.connection, generation, canRemove, capabilities };
+    this.state.workspaces.reconnected(); // turns may have ended unheard while the socket was down
     this.touch(null);
   }
 

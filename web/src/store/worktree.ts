@@ -99,6 +99,13 @@ export class Worktrees {
     ws.diff = { ...ws.diff, stale: true };
   }
 
+  /** A new connection: every diff shown may be out of date, and an answer still awaited on the
+   * old one never comes (it is asked again). */
+  reconnected(): void {
+    for (const ws of this.items.values()) ws.diff = { ...ws.diff, state: ws.diff.state === "loading" ? "idle" : ws.diff.state, stale: true };
+    this.asked.clear();
+  }
+
   /** workspace_created / _attached / _retired / _conflict (broadcast to every connection). */
   event(ev: Event): string | null {
     const detail = ev.workspace as ({ workspace_id?: string } & WorkspaceState["info"]) | undefined;
