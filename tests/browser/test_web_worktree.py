@@ -133,6 +133,7 @@ async def test_the_file_tree_is_walked_with_the_keyboard(page, repo):
     await expect(src).to_have_attribute("aria-expanded", "true")
     await expect(src.locator("[role=group] > [role=treeitem]")).to_have_count(2)
     await expect(src.locator('[data-path="src/app.py"]')).to_have_attribute("aria-level", "2")
+    await expect(src).to_have_accessible_name("src")  # its own line, not the entries under it
     await page.keyboard.press("ArrowRight")  # to its first child
     assert await page.evaluate(focused) == "src/app.py"
     await page.keyboard.press("Enter")
