@@ -48,9 +48,6 @@ from shard.protocol.daemon_commands import (
     WorkspaceCreate as WorkspaceCreate,
 )
 from shard.protocol.daemon_commands import (
-    WorkspaceDiff as WorkspaceDiff,
-)
-from shard.protocol.daemon_commands import (
     WorkspaceList as WorkspaceList,
 )
 from shard.protocol.daemon_commands import (
@@ -382,7 +379,7 @@ OrchestratorCommand = Annotated[
     | WorkspaceList
     | WorkspaceStatus
     | WorkspaceRetire
-    | WorkspaceDiff
+    | dc.WorkspaceDiff
     | SubagentCreate
     | SubagentWait
     | SubagentSteer
@@ -438,7 +435,7 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     WorkspaceList,
     WorkspaceStatus,
     WorkspaceRetire,
-    WorkspaceDiff,
+    dc.WorkspaceDiff,
     SubagentCreate,
     SubagentWait,
     SubagentSteer,

@@ -92,7 +92,7 @@ class _Git:
 
 
 def diff(ws: Workspace) -> dict[str, Any]:
-    """The answer's data but ``workspace_id``: ``{base: {ref, commit}, head, files, truncated,
+    """The answer's data: ``{workspace_id, base: {ref, commit}, head, files, truncated,
     total_files}``. Raises GitError (``conflict``) for a worktree that is gone or no longer git's."""
     if not os.path.isdir(ws.path):
         raise git.GitError(MISSING, conflict=True)
@@ -126,7 +126,13 @@ def diff(ws: Workspace) -> dict[str, Any]:
     too_large = {e.path for e in entries if e.added is None and _size(ws, e.path) > BIG_FILE}
     data = patch.answer(entries, patch.split_patch(text), total=total, cut=patch_cut, too_large=too_large)
     data["truncated"] = data["truncated"] or list_cut or not listed_all
-    return {"base": {"ref": ref, "commit": base[:12]}, "head": head[:12], "total_files": total, **data}
+    return {
+        "workspace_id": ws.workspace_id,
+        "base": {"ref": ref, "commit": base[:12]},
+        "head": head[:12],
+        "total_files": total,
+        **data,
+    }
 
 
 def _base(g: _Git, head: str) -> tuple[str, str]:
