@@ -101,6 +101,7 @@ RESPONSE_DATA: list[tuple[str, list[type[BaseModel]]]] = [
     ("workspace.create, workspace.attach", [results.WorkspaceResult]),
     ("workspace.list", [results.WorkspaceListResult]),
     ("workspace.status, workspace.retire", [results.WorkspaceDetailResult]),
+    ("workspace.diff", [results.WorkspaceDiffResult]),
     ("subagent.create", [results.SubagentCreateResult]),
     ("subagent.wait", [results.SubagentWaitResult]),
     ("subagent.steer", [results.SubagentSteerResult]),

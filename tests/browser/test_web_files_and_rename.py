@@ -86,6 +86,11 @@ def tree_row(page: Any, path: str) -> Any:
     return page.locator(f'#files .tree-row[data-path="{path}"]')
 
 
+def tree_item(page: Any, path: str) -> Any:
+    """The row's own line (an open folder's treeitem holds its children's rows too)."""
+    return page.locator(f'#files .tree-row[data-path="{path}"] > .tree-item')
+
+
 async def test_the_files_view_shows_the_folder_read_only_without_what_is_hidden(page, repo):
     await create_agent(page, repo)
     await page.locator("#files-btn").click()
@@ -94,11 +99,11 @@ async def test_the_files_view_shows_the_folder_read_only_without_what_is_hidden(
     assert set(shown) == {"src", ".gitignore", "README.md", "out", "<img src=x onerror=window.pwned=1>.txt"}
     note = page.locator("#files .files-note", has_text="2 hidden (.git and ignored files)")
     await expect(note).to_be_visible()
-    # a link out is listed, marked, and has nothing to click
-    await expect(tree_row(page, "out").locator("button")).to_have_count(0)
-    await tree_row(page, "src").locator("button").click()
-    await expect(tree_row(page, "src").locator("button")).to_have_attribute("aria-expanded", "true")
-    await tree_row(page, "src/app.py").locator("button").click()
+    # a link out is listed, marked, and opens nothing
+    await expect(tree_row(page, "out")).to_have_attribute("aria-disabled", "true")
+    await tree_item(page, "src").click()
+    await expect(tree_row(page, "src")).to_have_attribute("aria-expanded", "true")
+    await tree_item(page, "src/app.py").click()
     code = page.locator("#files .file-code code")
     await expect(code).to_contain_text("answer = 41")
     await expect(code.locator(".hljs-keyword").first).to_have_text("def")
@@ -110,7 +115,7 @@ async def test_the_files_view_shows_the_folder_read_only_without_what_is_hidden(
         await screenshot(page, f"60-files-{scheme}")
     await page.emulate_media(color_scheme="light")
     # a file whose name is markup is text, and so is its content
-    await tree_row(page, "<img src=x onerror=window.pwned=1>.txt").locator("button").click()
+    await tree_item(page, "<img src=x onerror=window.pwned=1>.txt").click()
     await expect(code).to_have_text("<script>window.pwned=2</script>\n")
     made = "() => window.pwned === undefined && !document.querySelector('#files script, #files img')"
     assert await page.evaluate(made)
@@ -120,7 +125,7 @@ async def test_the_files_view_shows_the_folder_read_only_without_what_is_hidden(
 
 async def test_a_changed_line_marks_the_words_that_changed_and_refresh_reads_it_again(page):
     code = page.locator("#files .file-code code")
-    await tree_row(page, "src/app.py").locator("button").click()
+    await tree_item(page, "src/app.py").click()
     await expect(code).to_contain_text("answer = 41")
     await send(page, "change the answer")
     await expect(permission(page)).to_have_count(1)

@@ -55,6 +55,7 @@ EXPECTED_ORCHESTRATOR_COMMANDS = {
     "workspace.list",
     "workspace.status",
     "workspace.retire",
+    "workspace.diff",
     # §10.3
     "subagent.create",
     "subagent.wait",

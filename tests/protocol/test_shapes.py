@@ -364,6 +364,7 @@ def test_agent_info_shape():
         "display_name": "d · scout",
         "session_id": "sess-0",  # additive (Shard): the session the agent runs on
         "host": "box",  # additive (Shard): the [[hosts]] machine it runs on
+        "workspace_id": "ws-0",  # additive (Shard): the workspace it was made in
     }
     ok(agents.AgentInfo, full)
     assert fields_of(agents.AgentInfo) == (

@@ -61,6 +61,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "workspace.list": {"type": "workspace.list"},
     "workspace.status": {"type": "workspace.status", "workspace_id": "ws-1"},
     "workspace.retire": {"type": "workspace.retire", "workspace_id": "ws-1"},
+    "workspace.diff": {"type": "workspace.diff", "workspace_id": "ws-1"},
     "subagent.create": {"type": "subagent.create", "parent_agent_id": "agent-p", "name": "a", "task": "t"},
     "subagent.wait": {"type": "subagent.wait", "parent_agent_id": "agent-p", "handles": ["job-1"]},
     "subagent.steer": {

@@ -69,7 +69,7 @@ export class App {
     $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
     $("back").addEventListener("click", () => this.setView("list"));
-    mountChanges($("changes"), this.store);
+    mountChanges($("changes"), this.store, request);
     $("changes-btn").addEventListener("click", () => {
       const open = $("changes").hidden;
       $("changes").hidden = !open;

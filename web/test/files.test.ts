@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FileTree, childPath, languageOf, sizeText } from "../src/store/files";
+import { FileTree, childPath, languageOf, parentPath, sizeText } from "../src/store/files";
 
 const listing = (...entries: [string, "dir" | "file" | "link"][]) => ({ entries: entries.map(([name, kind]) => ({ name, kind })), hidden: 0, truncated: false });
 
@@ -102,5 +102,61 @@ describe("refreshing the tree", () => {
     expect(t.refresh()).toEqual(["", "src", "src/lib"]);
     expect(t.folders.has("docs")).toBe(false);
     expect(t.rows().map((r) => r.path)).toContain("src/lib/x.py"); // shown as it was meanwhile
+  });
+});
+
+describe("the tree's keys (WAI-ARIA treeview)", () => {
+  const tree = () => {
+    const t = new FileTree();
+    t.show("a");
+    t.listed("a", "", listing(["src", "dir"], ["docs", "dir"], ["out", "link"], ["README.md", "file"]));
+    t.toggle("src");
+    t.listed("a", "src", listing(["deep", "dir"], ["main.py", "file"]));
+    return t;
+  };
+  it("moves up and down the shown rows, to the first and the last", () => {
+    const t = tree();
+    expect(t.key("src", "ArrowDown")).toEqual({ focus: "src/deep" });
+    expect(t.key("src/main.py", "ArrowDown")).toEqual({ focus: "docs" });
+    expect(t.key("src", "ArrowUp")).toBeNull();
+    expect(t.key("README.md", "ArrowDown")).toBeNull();
+    expect(t.key("docs", "Home")).toEqual({ focus: "src" });
+    expect(t.key("src", "End")).toEqual({ focus: "README.md" });
+  });
+  it("opens a closed folder with Right, then goes to its first child; Left closes it, then goes to the parent", () => {
+    const t = tree();
+    expect(t.key("docs", "ArrowRight")).toEqual({ toggle: "docs" });
+    expect(t.key("src", "ArrowRight")).toEqual({ focus: "src/deep" });
+    expect(t.key("src/deep", "ArrowRight")).toEqual({ toggle: "src/deep" });
+    expect(t.key("src/main.py", "ArrowRight")).toBeNull();
+    expect(t.key("src/main.py", "ArrowLeft")).toEqual({ focus: "src" });
+    expect(t.key("src", "ArrowLeft")).toEqual({ toggle: "src" });
+    expect(t.key("docs", "ArrowLeft")).toBeNull(); // closed, at the top
+  });
+  it("opens a file with Enter or Space, toggles a folder, and opens no link", () => {
+    const t = tree();
+    expect(t.key("README.md", "Enter")).toEqual({ open: "README.md" });
+    expect(t.key("src/main.py", " ")).toEqual({ open: "src/main.py" });
+    expect(t.key("docs", "Enter")).toEqual({ toggle: "docs" });
+    expect(t.key("out", "Enter")).toBeNull();
+    expect(t.key("out", "x")).toBeNull();
+  });
+  it("goes to the next row whose name starts with a typed letter, round the end", () => {
+    const t = tree();
+    expect(t.key("src", "r")).toEqual({ focus: "README.md" });
+    expect(t.key("README.md", "S")).toEqual({ focus: "src" });
+    expect(t.key("src", "m")).toEqual({ focus: "src/main.py" });
+  });
+  it("keeps one tab stop: the focused row while shown, else the open file's, else the first", () => {
+    const t = tree();
+    expect(t.tabStop()).toBe("src");
+    t.open("README.md");
+    expect(t.tabStop()).toBe("README.md");
+    t.focus = "src/deep";
+    expect(t.tabStop()).toBe("src/deep");
+    t.toggle("src"); // closed: its rows are not shown
+    expect(t.tabStop()).toBe("README.md");
+    expect(parentPath("src/deep/x.py")).toBe("src/deep");
+    expect(parentPath("top")).toBe("");
   });
 });

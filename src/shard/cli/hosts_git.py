@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from shard.agent.config.settings import shard_home
-from shard.daemon.workspaces import git
+from shard.daemon.workspaces import git, worktree_diff
 from shard.daemon.workspaces.model import Workspace
 
 
@@ -44,6 +44,8 @@ def _run(request: dict[str, Any], root: Path) -> Any:
     ws = Workspace(**request["ws"])
     if op == "observe":
         return asdict(git.observe(ws))
+    if op == "diff":
+        return worktree_diff.diff(ws)
     if op == "merged":
         return git.merged(ws)
     if op == "retire":

@@ -152,6 +152,7 @@ class AgentSlot:
             "display_name": r.display_name,
             "session_id": r.session_id,
             "host": r.host,
+            "workspace_id": r.workspace_id,
             "usage": Usage.model_validate(self.usage) if self.usage else None,
         }
         return AgentInfo(

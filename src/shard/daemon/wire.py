@@ -27,7 +27,15 @@ from shard.protocol.events import (
 from shard.protocol.queue import QueueChanged, QueuedMessage
 
 # Daemon-level commands a client may look for before using them (additive, §7)
-DAEMON_CAPABILITIES = ("agent-remove", "client-identify", "agent-rename", "fs-read", "fs-complete", "hosts")
+DAEMON_CAPABILITIES = (
+    "agent-remove",
+    "client-identify",
+    "agent-rename",
+    "fs-read",
+    "fs-complete",
+    "hosts",
+    "workspace-diff",
+)
 
 
 def hello(transport: str, client_id: str) -> bytes:

@@ -89,3 +89,5 @@ class AgentInfo(WireModel):
     # Additive (Shard): the [[hosts]] entry whose machine runs the agent (over SSH); absent: the
     # daemon's own machine, and ``cwd`` is a path there.
     host: str | None = None
+    # Additive (Shard): the workspace (git worktree) the agent was made in, for ``workspace.*``.
+    workspace_id: str | None = None

@@ -377,6 +377,7 @@ OrchestratorCommand = Annotated[
     | WorkspaceList
     | WorkspaceStatus
     | WorkspaceRetire
+    | dc.WorkspaceDiff
     | SubagentCreate
     | SubagentWait
     | SubagentSteer
@@ -432,6 +433,7 @@ ORCHESTRATOR_COMMANDS: dict[str, type[CommandBase]] = _by_type(
     WorkspaceList,
     WorkspaceStatus,
     WorkspaceRetire,
+    dc.WorkspaceDiff,
     SubagentCreate,
     SubagentWait,
     SubagentSteer,

@@ -84,6 +84,15 @@ class WorkspaceRetire(WorkspaceCommand):
     discard_ignored: bool | None = None  # confirms that git-ignored files may go with the worktree
 
 
+class WorkspaceDiff(WorkspaceCommand):
+    """Additive (Shard): the worktree's changes against its base — the agent's commits, its edits and
+    its untracked files — file by file, with hunks shaped as the diff RenderDescriptor's. Offered
+    when ``hello.capabilities`` holds ``workspace-diff``."""
+
+    type: Literal["workspace.diff"] = "workspace.diff"
+    workspace_id: str
+
+
 # --- §10.3 subagent job commands ----------------------------------------------------------------
 
 

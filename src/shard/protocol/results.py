@@ -15,7 +15,7 @@ from shard.protocol.agents import (
 from shard.protocol.base import WireModel
 from shard.protocol.jobs import JobSnapshot, JobState, JobStrategy, RunSnapshot, RunState
 from shard.protocol.queue import QueuedMessage
-from shard.protocol.workspaces import WorkspaceDetail, WorkspaceSummary
+from shard.protocol.workspaces import DiffBase, FileDiff, WorkspaceDetail, WorkspaceSummary
 
 NextProviderCall = Literal["next_provider_call"]
 
@@ -294,6 +294,19 @@ class WorkspaceDetailResult(WireModel):
     workspace: WorkspaceDetail
 
 
+class WorkspaceDiffResult(WireModel):
+    """``workspace.diff``: the worktree against ``base`` (the merge-base of its HEAD with the
+    integration target) — at most 500 files, 256 KiB of hunk lines per file and 2 MiB in all;
+    ``truncated`` when anything was cut, ``total_files`` counting every changed file."""
+
+    workspace_id: str
+    base: DiffBase
+    head: str
+    files: list[FileDiff]
+    truncated: bool
+    total_files: int
+
+
 # The data models a successful response may carry, by the command it answers (``session_op``'s depend
 # on its op, so any of them fits). Commands absent here answer without data.
 RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
@@ -326,6 +339,7 @@ RESULT_MODELS: dict[str, tuple[type[WireModel], ...]] = {
     "workspace.list": (WorkspaceListResult,),
     "workspace.status": (WorkspaceDetailResult,),
     "workspace.retire": (WorkspaceDetailResult,),
+    "workspace.diff": (WorkspaceDiffResult,),
     "subagent.create": (SubagentCreateResult,),
     "subagent.wait": (SubagentWaitResult,),
     "subagent.steer": (SubagentSteerResult,),

@@ -8,6 +8,7 @@ paths other than the worktree ``cwd`` and ``repository_cwd`` are deliberately ab
 from typing import Any, Literal
 
 from shard.protocol.base import WireModel
+from shard.protocol.render import Hunk
 
 BranchDisposition = Literal["delete_if_merged", "keep", "delete_confirmed"]
 
@@ -32,3 +33,23 @@ class WorkspaceDetail(WorkspaceSummary):
     bindings: list[dict[str, Any]] | None = None
     tombstone: dict[str, Any] | None = None
     conflict: dict[str, Any] | None = None
+
+
+class DiffBase(WireModel):
+    ref: str  # the ref the base is named by: the integration target, or the ref the workspace was made from
+    commit: str  # its commit, short
+
+
+class FileDiff(WireModel):
+    """One changed file of ``workspace.diff``: ``path`` relative to the worktree, '/'-separated;
+    ``old_path`` for a rename. ``binary``: no hunks (git calls it binary); ``truncated``: its hunks
+    were cut, or left out (over the size git diffs, or past the answer's bound)."""
+
+    path: str
+    status: Literal["added", "modified", "deleted", "renamed"]
+    old_path: str | None = None
+    added: int
+    removed: int
+    binary: bool | None = None
+    truncated: bool | None = None
+    hunks: list[Hunk]

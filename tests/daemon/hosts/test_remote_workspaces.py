@@ -1,5 +1,5 @@
-"""A workspace on another host (issue: remote hosts, item 2): the worktree is made, observed and
-retired there by the host's own shard over ssh; its agent runs there."""
+"""A workspace on another host (issue: remote hosts, item 2): the worktree is made, observed, diffed
+and retired there by the host's own shard over ssh; its agent runs there."""
 
 from __future__ import annotations
 
@@ -56,6 +56,13 @@ async def test_a_workspace_on_the_host_is_made_used_and_retired_there(tmp_path, 
         ws_id = made["data"]["workspace"]["workspace_id"]
         status, _ = await client.request({"type": "workspace.status", "id": "s", "workspace_id": ws_id})
         assert status["success"] is True, status
+        (worktree / "README.md").write_text("# changed on the host\n")
+        diff, _ = await client.request({"type": "workspace.diff", "id": "d", "workspace_id": ws_id})
+        assert diff["success"] is True, diff  # run there, by the host's shard
+        assert [(f["path"], f["hunks"][0]["lines"]) for f in diff["data"]["files"]] == [
+            ("README.md", ["-# on the host", "+# changed on the host"])
+        ]
+        (worktree / "README.md").write_text("# on the host\n")
         refused, _ = await client.request({"type": "workspace.retire", "id": "r", "workspace_id": ws_id})
         assert refused["error"]["code"] == "CONFLICT"
         await client.request({"type": "agent.terminate", "id": "t", "agent_id": agent_id})

@@ -77,12 +77,44 @@ export class FilesPanel {
     }
     this.redraw();
   }
+
+  /** A key on the tree's focused row (the WAI-ARIA treeview pattern: store/files.ts decides). */
+  key(path: string, event: KeyboardEvent): void {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const action = this.tree.key(path, event.key);
+    if (!action) return;
+    event.preventDefault();
+    if ("toggle" in action) {
+      this.tree.focus = action.toggle;
+      this.toggle(action.toggle);
+    } else if ("open" in action) {
+      this.tree.focus = action.open;
+      void this.open(action.open);
+    } else this.focusRow(action.focus);
+  }
+
+  /** Moves the tab stop, and the focus, to a row. */
+  focusRow(path: string): void {
+    this.tree.focus = path;
+    this.tree.version += 1;
+    this.draw();
+    (this.el.querySelector(`.tree-row[data-path="${CSS.escape(path)}"]`) as HTMLElement | null)?.focus();
+  }
+
+  /** A row clicked: it takes the tab stop, and a folder opens or closes, a file opens. */
+  clicked(row: Row): void {
+    this.tree.focus = row.path;
+    if (row.kind === "dir") this.toggle(row.path);
+    else if (row.kind === "file") void this.open(row.path);
+    else this.draw();
+  }
 }
 
 // `version` changes with every change of the tree, so a new render redraws what changed
 function FilesView({ panel }: { panel: FilesPanel; version: number }) {
   const tree = panel.tree;
   const root = tree.folders.get("");
+  const stop = tree.tabStop();
   return (
     <div class="files-body">
       <nav class="file-tree" aria-label="Files of the agent's folder">
@@ -91,9 +123,9 @@ function FilesView({ panel }: { panel: FilesPanel; version: number }) {
         </button>
         {root === "loading" ? <p class="files-note">Loading…</p> : null}
         {root && typeof root === "object" && "error" in root ? <p class="files-note error">{root.error}</p> : null}
-        <ul class="tree-rows">
-          {tree.rows().map((row) => (
-            <TreeRow key={row.path} row={row} panel={panel} />
+        <ul class="tree-rows" role="tree" aria-label="Files of the agent's folder">
+          {tree.children("", 0).map((row) => (
+            <TreeRow key={row.path} row={row} panel={panel} stop={stop} />
           ))}
         </ul>
         <FolderNote listing={root} />
@@ -110,38 +142,53 @@ function FolderNote({ listing }: { listing: unknown }) {
   return notes.length ? <p class="files-note">{notes.join("; ")}</p> : null;
 }
 
-function TreeRow({ row, panel }: { row: Row; panel: FilesPanel }) {
+// One entry as a treeitem (roving tabindex: only the tab stop is in the tab order), an open folder's
+// entries in its group under it. The click is the row's own line, not its group's.
+function TreeRow({ row, panel, stop }: { row: Row; panel: FilesPanel; stop: string | null }) {
   const indent = { paddingLeft: `${row.depth * 1.1 + 0.3}em` };
   const selected = panel.tree.file?.path === row.path;
-  if (row.kind === "link")
-    return (
-      <li class="tree-row tree-link" data-path={row.path}>
-        <span class="tree-item" style={indent} title="A link that leads outside the agent's folder: not opened">
-          <span aria-hidden="true">↗ </span>
-          {row.name}
-          <span class="sr-only"> (link outside the folder, not opened)</span>
-        </span>
-      </li>
-    );
   const folder = row.kind === "dir";
+  const link = row.kind === "link";
   const sub = folder ? panel.tree.folders.get(row.path) : undefined;
+  const children = folder && row.open ? panel.tree.children(row.path, row.depth + 1) : [];
   return (
-    <li class={`tree-row tree-${row.kind}${selected ? " selected" : ""}`} data-path={row.path}>
-      <button
-        type="button"
+    <li
+      class={`tree-row tree-${row.kind}${selected ? " selected" : ""}`}
+      data-path={row.path}
+      role="treeitem"
+      aria-level={row.depth + 1}
+      aria-expanded={folder ? row.open : undefined}
+      aria-selected={selected}
+      aria-disabled={link ? true : undefined}
+      tabIndex={row.path === stop ? 0 : -1}
+      onKeyDown={(e) => {
+        if (e.currentTarget === e.target) panel.key(row.path, e);
+      }}
+    >
+      <span
         class="tree-item"
         style={indent}
-        aria-expanded={folder ? row.open : undefined}
-        aria-current={selected ? "true" : undefined}
-        onClick={() => (folder ? panel.toggle(row.path) : panel.open(row.path))}
+        title={link ? "A link that leads outside the agent's folder: not opened" : undefined}
+        onClick={(e) => {
+          e.stopPropagation();
+          if (!link) panel.clicked(row);
+        }}
       >
-        <span aria-hidden="true">{folder ? (row.open ? "▾ " : "▸ ") : "  "}</span>
+        <span class="tree-mark" aria-hidden="true">{link ? "↗" : folder ? (row.open ? "▾" : "▸") : ""}</span>
         {row.name}
+        {link ? <span class="sr-only"> (link outside the folder, not opened)</span> : null}
         {row.symlink ? <span class="tree-size"> (link)</span> : null}
-        {!folder && row.size !== undefined ? <span class="tree-size"> {sizeText(row.size)}</span> : null}
-      </button>
+        {!folder && !link && row.size !== undefined ? <span class="tree-size"> {sizeText(row.size)}</span> : null}
+      </span>
       {folder && row.open && sub === "loading" ? <p class="files-note" style={indent}>Loading…</p> : null}
       {folder && row.open && sub && typeof sub === "object" && "error" in sub ? <p class="files-note error" style={indent}>{sub.error}</p> : null}
+      {children.length ? (
+        <ul role="group" class="tree-group">
+          {children.map((child) => (
+            <TreeRow key={child.path} row={child} panel={panel} stop={stop} />
+          ))}
+        </ul>
+      ) : null}
     </li>
   );
 }

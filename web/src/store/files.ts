@@ -45,12 +45,24 @@ export function childPath(folder: string, name: string): string {
   return folder ? `${folder}/${name}` : name;
 }
 
+/** What a key does in the tree (the WAI-ARIA treeview pattern): move the focus to a row, open or
+ * close a folder (`toggle`), or open a file; null when the key is not the tree's. */
+export type KeyAction = { focus: string } | { toggle: string } | { open: string } | null;
+
+/** The parent folder of a row's path ("" for the top level). */
+export function parentPath(path: string): string {
+  const cut = path.lastIndexOf("/");
+  return cut < 0 ? "" : path.slice(0, cut);
+}
+
 export class FileTree {
   agentId: string | null = null;
   folders = new Map<string, Folder>();
   expanded = new Set<string>([""]);
   file: OpenFile | null = null;
   version = 0;
+  /** the row that holds the tree's one tab stop (roving tabindex); null: the first row */
+  focus: string | null = null;
 
   /** The tree of another agent (or none): everything of the previous one is forgotten. Whether the
    * root must be listed. */
@@ -60,6 +72,7 @@ export class FileTree {
     this.folders.clear();
     this.expanded = new Set([""]);
     this.file = null;
+    this.focus = null;
     this.version += 1;
     if (agentId === null) return false;
     this.folders.set("", "loading");
@@ -129,21 +142,73 @@ export class FileTree {
     return [...this.expanded].filter((p) => this.folders.has(p)).sort((a, b) => a.length - b.length);
   }
 
+  /** The row that takes the tab stop: the focused one while it is shown, else the open file's,
+   * else the first. */
+  tabStop(rows: Row[] = this.rows()): string | null {
+    for (const want of [this.focus, this.file?.path]) if (want && rows.some((r) => r.path === want)) return want;
+    return rows.length ? rows[0].path : null;
+  }
+
+  /** What `key` does with the focus on `path` (arrows, Home, End, Enter, Space, and a letter to go
+   * to the next row whose name starts with it). A link out of the folder opens nothing. */
+  key(path: string, key: string): KeyAction {
+    const rows = this.rows();
+    const at = rows.findIndex((r) => r.path === path);
+    if (at < 0) return rows.length ? { focus: rows[0].path } : null;
+    const row = rows[at];
+    switch (key) {
+      case "ArrowDown":
+        return at + 1 < rows.length ? { focus: rows[at + 1].path } : null;
+      case "ArrowUp":
+        return at > 0 ? { focus: rows[at - 1].path } : null;
+      case "Home":
+        return { focus: rows[0].path };
+      case "End":
+        return { focus: rows[rows.length - 1].path };
+      case "ArrowRight":
+        if (row.kind !== "dir") return null;
+        if (!row.open) return { toggle: row.path };
+        return at + 1 < rows.length && rows[at + 1].depth > row.depth ? { focus: rows[at + 1].path } : null;
+      case "ArrowLeft":
+        if (row.kind === "dir" && row.open) return { toggle: row.path };
+        return row.depth > 0 ? { focus: parentPath(row.path) } : null;
+      case "Enter":
+      case " ":
+        if (row.kind === "dir") return { toggle: row.path };
+        return row.kind === "file" ? { open: row.path } : null;
+    }
+    if (key.length === 1 && key.trim()) {
+      const letter = key.toLowerCase();
+      for (let i = 1; i <= rows.length; i++) {
+        const next = rows[(at + i) % rows.length];
+        if (next.name.toLowerCase().startsWith(letter)) return { focus: next.path };
+      }
+    }
+    return null;
+  }
+
   /** The lines of the tree in order: each open folder's entries under it. */
   rows(): Row[] {
     const out: Row[] = [];
     const walk = (folder: string, depth: number) => {
-      const listing = this.folders.get(folder);
-      if (!listing || typeof listing !== "object" || !("entries" in listing)) return;
-      for (const entry of listing.entries) {
-        const path = childPath(folder, entry.name);
-        const open = entry.kind === "dir" && this.expanded.has(path);
-        out.push({ path, name: entry.name, kind: entry.kind, depth, open, size: entry.size, symlink: entry.symlink });
-        if (open) walk(path, depth + 1);
+      for (const row of this.children(folder, depth)) {
+        out.push(row);
+        if (row.open) walk(row.path, depth + 1);
       }
     };
     walk("", 0);
     return out;
+  }
+
+  /** One folder's entries as rows at `depth` (none until it is listed). */
+  children(folder: string, depth: number): Row[] {
+    const listing = this.folders.get(folder);
+    if (!listing || typeof listing !== "object" || !("entries" in listing)) return [];
+    return listing.entries.map((entry) => {
+      const path = childPath(folder, entry.name);
+      const open = entry.kind === "dir" && this.expanded.has(path);
+      return { path, name: entry.name, kind: entry.kind, depth, open, size: entry.size, symlink: entry.symlink };
+    });
   }
 }
 

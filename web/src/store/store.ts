@@ -5,6 +5,7 @@
 // into them.
 import { foldAgent, newAgent, type AgentState } from "./agent";
 import type { AgentInfo, Event, QueuedMessage } from "./wire";
+import { Worktrees } from "./worktree";
 
 export type ConnectionState = "connecting" | "connected" | "reconnecting" | "unenrolled" | "incompatible";
 
@@ -28,6 +29,8 @@ export interface State {
   catalogs: Map<string, Catalogs>;
   /** this tab's connection ids (hello.client_id): its answers read "you" */
   myIds: Set<string>;
+  /** the worktrees of workspace agents: their diffs, lifecycles and retirements (store/worktree.ts) */
+  workspaces: Worktrees;
 }
 
 type Listener = (changed: ReadonlySet<string> | null) => void;
@@ -39,6 +42,7 @@ export class Store {
     selected: null,
     catalogs: new Map(),
     myIds: new Set(),
+    workspaces: new Worktrees(),
   };
   private listeners = new Set<Listener>();
   private changed = new Set<string>();
@@ -80,6 +84,7 @@ export class Store {
     const capabilities = Array.isArray(hello.capabilities) ? hello.capabilities.filter((c): c is string => typeof c === "string") : [];
     const canRemove = capabilities.includes("agent-remove");
     this.state.connection = { ...this.state.connection, generation, canRemove, capabilities };
+    this.state.workspaces.reconnected(); // turns may have ended unheard while the socket was down
     this.touch(null);
   }
 
@@ -179,11 +184,21 @@ export class Store {
         if (agent) agent.activity = ev;
         return agent;
       }
+      case "workspace_created":
+      case "workspace_attached":
+      case "workspace_retired":
+      case "workspace_conflict":
+        if (this.state.workspaces.event(ev)) this.touch(null);
+        return undefined;
     }
     const agent = this.agent(ev.agent_id);
     if (!agent) return undefined;
     if (ev.type === "sync" && agent.epoch !== null && (ev.runtime_epoch ?? null) !== agent.epoch) this.state.catalogs.delete(agent.id); // a replacement runtime: its catalogs are asked again
     foldAgent(agent, ev);
+    if (ev.type === "turn_end" && typeof agent.info.workspace_id === "string") {
+      this.state.workspaces.turnEnded(agent.info.workspace_id);
+      this.touch(null); // the Changes view follows the open agent, whichever agent of it worked
+    }
     this.touch(agent.id);
     return agent;
   }
@@ -200,6 +215,13 @@ export class Store {
     agent.version += 1;
     this.touch(agent.id);
     return agent;
+  }
+
+  // --- workspaces ---------------------------------------------------------------------------------
+
+  /** A workspace.diff answer, or a retire's, or a workspace.status's (folded as its events are). */
+  workspaceChanged(): void {
+    this.touch(null);
   }
 
   // --- catalogs ----------------------------------------------------------------------------------

@@ -58,3 +58,9 @@ class RemoteGit:
         self._call(
             "retire", ws=dataclasses.asdict(ws), delete_branch=delete_branch, discard_ignored=discard_ignored
         )
+
+    def diff(self, ws: Workspace) -> dict[str, Any]:
+        answer = self._call("diff", ws=dataclasses.asdict(ws))
+        if not isinstance(answer, dict):
+            raise git.GitError(f"host {self.host.name}: its shard answered no diff")
+        return answer

@@ -103,7 +103,7 @@ def observe(ws: Workspace) -> Observed:
     if gitdir is None:
         return Observed(exists=True, registered=False)
     head = invoke.run(
-        [*_inside(ws, gitdir), "rev-parse", "--verify", "--quiet", "HEAD"], repository=ws.common_dir
+        [*inside(ws, gitdir), "rev-parse", "--verify", "--quiet", "HEAD"], repository=ws.common_dir
     )
     changed = _status(ws, gitdir, ignored=False)
     dirty = None if changed is None else len(changed[0])
@@ -181,7 +181,7 @@ def _pointer(path: str, prefix: str) -> str | None:
     return os.path.join(os.path.dirname(path), text[len(prefix) :])
 
 
-def _inside(ws: Workspace, gitdir: str) -> list[str]:
+def inside(ws: Workspace, gitdir: str) -> list[str]:
     return ["-C", ws.path, "--git-dir", gitdir, "--work-tree", ws.path]
 
 
@@ -191,7 +191,7 @@ def _status(ws: Workspace, gitdir: str, *, ignored: bool) -> tuple[list[str], li
     shows, its inner changes do not, and git will not remove a worktree holding one."""
     args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty"]
     result = invoke.run(
-        [*_inside(ws, gitdir), *args, *(["--ignored=matching"] if ignored else [])], repository=ws.common_dir
+        [*inside(ws, gitdir), *args, *(["--ignored=matching"] if ignored else [])], repository=ws.common_dir
     )
     if result.returncode != 0:
         return None

@@ -34,6 +34,7 @@ from __future__ import annotations
 import glob
 import os
 import subprocess
+import threading
 from collections.abc import Sequence
 
 TIMEOUT = 120.0  # seconds: a checkout of a large repository takes a while
@@ -84,13 +85,65 @@ class GitError(Exception):
         self.conflict = conflict  # the request collides with the repository's state (not a bad request)
 
 
-def run(args: Sequence[str], *, repository: str | None) -> subprocess.CompletedProcess[str]:
+def run(
+    args: Sequence[str],
+    *,
+    repository: str | None,
+    config: Sequence[tuple[str, str]] = (),
+    index_file: str | None = None,
+    read: Sequence[tuple[str, str]] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``git args`` pinned as above. ``repository`` is the common dir whose configuration names the
     drivers to pin off; None only before it is known (``rev-parse`` finding it, ``check-ref-format``),
-    for commands that read no index and run no driver. Output is text, undecodable bytes kept as
-    surrogates (``os.fsencode`` gives the path back)."""
-    pins = [*_FIXED, *(_drivers(repository) if repository is not None else ())]
-    return _spawn(["git", "--no-pager", *args], pins)
+    for commands that read no index and run no driver. ``config``: more pins of the caller's (they
+    beat the repository's files too); ``index_file``: the index git reads and writes instead of the
+    repository's own; ``read``: the repository's driver pins as :func:`drivers` read them for a few
+    calls in a row (else they are read again for this one). Output is text, undecodable bytes kept
+    as surrogates (``os.fsencode`` gives the path back)."""
+    found = read if read is not None else (_drivers(repository) if repository is not None else ())
+    pins = [*_FIXED, *found, *config]
+    return _spawn(["git", "--no-pager", *args], pins, index_file)
+
+
+def bounded(
+    args: Sequence[str],
+    *,
+    repository: str,
+    limit: int,
+    config: Sequence[tuple[str, str]] = (),
+    index_file: str | None = None,
+    read: Sequence[tuple[str, str]] | None = None,
+) -> tuple[int, str, bool]:
+    """``run``, its standard output read up to ``limit`` bytes: (exit status, output, cut). Past the
+    limit git is stopped — a worktree may hold a file of any size — and the status is 0, the output
+    what was read. Standard error is not kept (git's message is not needed where this is used)."""
+    pins = [*_FIXED, *(read if read is not None else _drivers(repository)), *config]
+    env = _environment(pins, index_file)
+    try:
+        proc = subprocess.Popen(
+            ["git", "--no-pager", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    assert proc.stdout is not None
+    timer = threading.Timer(TIMEOUT, proc.kill)
+    timer.start()
+    try:
+        data = proc.stdout.read(limit + 1)
+        cut = len(data) > limit
+        if cut:
+            proc.kill()
+        proc.stdout.close()
+        status = proc.wait()
+    finally:
+        timer.cancel()
+    if not cut and status < 0:
+        raise GitError(f"git took longer than {TIMEOUT:g} s")
+    return (0 if cut else status), data[:limit].decode("utf-8", "surrogateescape"), cut
 
 
 def output(args: Sequence[str], *, repository: str | None, private: tuple[str, ...] = ()) -> str:
@@ -108,6 +161,12 @@ def first_line(stderr: str, private: tuple[str, ...]) -> str:
         if path:
             line = line.replace(path, "<repository>")
     return line[:300]
+
+
+def drivers(common_dir: str) -> list[tuple[str, str]]:
+    """The pins for the drivers the repository's configuration names, read now: for a few calls in a
+    row (``run``'s ``read``), which then see the configuration as it was here."""
+    return _drivers(common_dir)
 
 
 def _drivers(common_dir: str) -> list[tuple[str, str]]:
@@ -164,12 +223,21 @@ def _included(including: str, value: str) -> str:
     return path if os.path.isabs(path) else os.path.join(os.path.dirname(including), path)
 
 
-def _spawn(argv: list[str], pins: Sequence[tuple[str, str]]) -> subprocess.CompletedProcess[str]:
+def _environment(pins: Sequence[tuple[str, str]], index_file: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(_ENV, GIT_CONFIG_COUNT=str(len(pins)))
     for i, (key, value) in enumerate(pins):
         env[f"GIT_CONFIG_KEY_{i}"] = key
         env[f"GIT_CONFIG_VALUE_{i}"] = value
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = index_file
+    return env
+
+
+def _spawn(
+    argv: list[str], pins: Sequence[tuple[str, str]], index_file: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = _environment(pins, index_file)
     try:
         return subprocess.run(
             argv,

@@ -6,9 +6,9 @@ through ``effects.Offload``."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from shard.daemon.workspaces import git
+from shard.daemon.workspaces import git, worktree_diff
 from shard.daemon.workspaces.model import Observed, Workspace
 
 
@@ -26,6 +26,8 @@ class GitOps(Protocol):
     def merged(self, ws: Workspace) -> bool: ...
 
     def retire(self, ws: Workspace, *, delete_branch: bool, discard_ignored: bool = False) -> None: ...
+
+    def diff(self, ws: Workspace) -> dict[str, Any]: ...
 
 
 class LocalGit:
@@ -52,3 +54,6 @@ class LocalGit:
 
     def retire(self, ws: Workspace, *, delete_branch: bool, discard_ignored: bool = False) -> None:
         git.retire(ws, delete_branch=delete_branch, discard_ignored=discard_ignored)
+
+    def diff(self, ws: Workspace) -> dict[str, Any]:
+        return worktree_diff.diff(ws)

@@ -17,7 +17,8 @@ through the desk.
   ``confirmation_required``; ``delete_confirmed`` deletes it. git itself refuses to remove a worktree
   with changes; git-ignored files, which it would delete, are looked for just before and answered
   with ``confirmation_required`` naming them unless the command carries ``discard_ignored: true``.
-* One git operation per workspace at a time; a command holds its connection until answered.
+* One git operation per workspace at a time, but for a read-only **diff** (``worktree_diff.py``); a
+  command holds its connection until answered.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ from shard.daemon.workspaces.model import (
 from shard.daemon.workspaces.ops import GitOps, LocalGit
 from shard.daemon.workspaces.store import WorkspaceStore
 from shard.protocol import commands as cmd
+from shard.protocol import results
+from shard.protocol.daemon_commands import WorkspaceDiff
 from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.events import WorkspaceAttached, WorkspaceConflict, WorkspaceCreated, WorkspaceRetired
 from shard.protocol.ids import new_id
@@ -80,6 +83,8 @@ class Workspaces(Department):
             self._status(client, command)
         elif isinstance(command, cmd.WorkspaceRetire):
             self._retire(client, command)
+        elif isinstance(command, WorkspaceDiff):
+            self._diff(client, command)
         else:
             raise ShardError(ErrorCode.INVALID_REQUEST, f"'{command.type}' is not a workspace command")
 
@@ -144,12 +149,7 @@ class Workspaces(Department):
 
     def _attach(self, client: Client, c: cmd.WorkspaceAttach) -> None:
         ws = self._get(c.workspace_id)
-        if ws.retired:
-            raise ShardError(
-                ErrorCode.CONFLICT,
-                f"workspace {ws.workspace_id} is retired",
-                _data("retired", ws, "it is retired"),
-            )
+        _not_retired(ws, "")
         self._busy(ws)
         model = self._model(c)
 
@@ -260,6 +260,19 @@ class Workspaces(Department):
 
         ops = self._git(ws.host)
         self._offload(client, c, lambda: None if ws.retired else _observe(ops, ws), seen)
+
+    # --- diff -----------------------------------------------------------------------------------
+
+    def _diff(self, client: Client, c: WorkspaceDiff) -> None:
+        """The worktree against its base (``worktree_diff.py``, here or on the host), read-only."""
+        ws = self._get(c.workspace_id)
+        _not_retired(ws, ": its worktree is gone")
+        ops = self._git(ws.host)  # asked now: an unknown host is this command's error
+
+        def answered(found: dict[str, Any]) -> None:
+            self._answer(client, c, results.WorkspaceDiffResult.model_validate(found))
+
+        self._offload(client, c, lambda: ops.diff(ws), answered)
 
     # --- retire ---------------------------------------------------------------------------------
 
@@ -387,9 +400,8 @@ class Workspaces(Department):
 
     def _busy(self, ws: Workspace) -> None:
         if ws.workspace_id in self.in_git:
-            raise ShardError(
-                ErrorCode.CONFLICT, f"workspace {ws.workspace_id} is busy with another command; retry"
-            )
+            why = f"workspace {ws.workspace_id} is busy with another command; retry"
+            raise ShardError(ErrorCode.CONFLICT, why)
 
     def _view(self, ws: Workspace, seen: Observed | None = None) -> View:
         bindings = [
@@ -417,6 +429,12 @@ def _observe(ops: GitOps, ws: Workspace) -> Observed | None:
         return ops.observe(ws)
     except git.GitError:
         return None  # the repository is gone: nobody can vouch for the worktree
+
+
+def _not_retired(ws: Workspace, why: str) -> None:
+    if ws.retired:
+        error = f"workspace {ws.workspace_id} is retired{why}"
+        raise ShardError(ErrorCode.CONFLICT, error, _data("retired", ws, "it is retired"))
 
 
 def _label(text: str) -> str:

@@ -1,1 +1,1 @@
-import{h as a,i as b,j as c}from"../chunk-WNOKKBDE.js";import"../chunk-PJ2SUJXM.js";import"../chunk-GC7JVXJ7.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};
+import{i as a,j as b,k as c}from"../chunk-5NNVY26D.js";import"../chunk-PJ2SUJXM.js";import"../chunk-GC7JVXJ7.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};
