@@ -1,17 +1,19 @@
 // The web client (issue 13, issue 29): wires the connection, the store and the views together.
 // One socket carries every agent. Every message from the daemon goes to the store first (the state
-// apart from the page, store/); then the views are told. Only the selected agent is attached
-// interactively; the others this page watches are attached as observers (R4.1.2.29).
-import { confirmAction } from "./confirm.js";
+// apart from the page, store/); then the views, Preact components on the store, redraw from it
+// (the agent list, the conversation, the requests, the prompt box, the queue, Changes). Only the
+// selected agent is attached interactively; the others this page watches are attached as
+// observers (R4.1.2.29).
+import { confirmAction } from "./confirm";
 import { Connection } from "./connection.js";
 import { Controls } from "./controls.js";
 import { h } from "./dom.js";
 import { idleReason, mountAgentList } from "./render/AgentList";
 import { mountChanges } from "./render/ChangesView";
-import { permissionDialog, uiDialog } from "./render/requests.js";
-import { Conversation } from "./render/conversation.js";
-import { resolutionText, statusWords } from "./words.js";
-import { Composer } from "./composer.js";
+import { mountRequests } from "./render/Requests";
+import { ConversationPane, type View } from "./render/ConversationPane";
+import { statusWords } from "./words.js";
+import { Composer } from "./composer";
 import { CreateForm } from "./create_form";
 import { HeadActions } from "./head_actions";
 import { createCommand, createdAgent } from "./store/create";
@@ -24,25 +26,18 @@ import type { AgentInfo, Event, Request } from "./store/wire";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
 
-/** What the page holds of an agent beside its state: its conversation's DOM and where the reader was. */
-interface View {
-  conversation: Conversation;
-  scroll: number | null; // scrollTop to return to when shown again; null: the bottom
-}
-
 type AnyEl = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- the views still in plain JS
 
 export class App {
   store = new Store();
-  views = new Map<string, View>();
   conn: AnyEl;
   list: AnyEl;
   controls: AnyEl;
-  composer: AnyEl;
+  composer: Composer;
   sessions: AnyEl;
   head: HeadActions;
   createForm: CreateForm;
-  scrollQueued = false;
+  pane: ConversationPane;
 
   constructor() {
     for (const id of remembered()) this.store.state.myIds.add(id);
@@ -58,7 +53,18 @@ export class App {
       onRemove: (id: string) => this.lifecycle("agent.remove", id),
     });
     this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: { id: string }, type: string, data: unknown) => this.catalogArrived(agent, type, data));
-    this.composer = new Composer(this);
+    this.pane = new ConversationPane(
+      this.store,
+      { fork: (agent, messageId) => this.fork(agent, messageId), restart: (agent) => this.restart(agent), label: (agent) => this.label(agent) },
+      () => $("conversation"),
+    );
+    mountRequests($("requests"), this.store, {
+      answer: (asker, req, body) => this.answer(asker, req, body),
+      label: (agent) => this.label(agent),
+      toPrompt: () => $("prompt-text").focus(),
+      asked: this.pane.asked,
+    });
+    this.composer = new Composer(this, $("composer"));
     this.sessions = new Sessions(this);
     const request = (m: Record<string, unknown>) => this.conn.request(m);
     this.head = new HeadActions(this.store, request, (t, k) => this.toast(t, k));
@@ -105,15 +111,18 @@ export class App {
     return agentName(agent);
   }
 
-  view(agent: AgentState): View {
-    let view = this.views.get(agent.id);
-    if (!view) {
-      const conversation = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
-      conversation.mine = (answer: { source?: string }) => this.myIds.has(answer.source || "");
-      view = { conversation, scroll: null };
-      this.views.set(agent.id, view);
-    }
-    return view;
+  /** each agent's conversation and where its reader was (the pane's; for the console and the bench) */
+  get views(): Map<string, View> {
+    return this.pane.views;
+  }
+
+  /** the agent whose conversation is in the page */
+  get shown(): string | null {
+    return this.pane.shown;
+  }
+
+  fork(agent: AgentState, messageId: string): Promise<void> {
+    return this.sessions.fork(agent, messageId);
   }
 
   start(): void {
@@ -238,13 +247,10 @@ export class App {
 
   /** The store forgot `id` (removed, or gone from agent.list): its row, view and dialogs go. */
   forgotten(id: string): void {
-    this.views.delete(id);
+    this.pane.forget(id);
     this.store.flush();
     if (this.shown === id) this.show(null);
-    else this.renderSelectedRequests(); // a removed child's requests leave its parent's panel
   }
-
-  shown: string | null = null;
 
   // The list follows the store by itself (render/AgentList.tsx); the head is drawn here.
   refresh(agent: AgentState): void {
@@ -290,14 +296,8 @@ export class App {
   }
 
   show(agent: AgentState | null): void {
-    // where the reader was in the conversation being left: at the bottom (null), or a scrollTop
-    const leaving = this.shown ? this.views.get(this.shown) : undefined;
-    if (leaving && this.shown !== agent?.id) {
-      const el = leaving.conversation.el;
-      leaving.scroll = el.scrollHeight - el.scrollTop - el.clientHeight <= 80 ? null : el.scrollTop;
-    }
+    this.pane.show(agent);
     this.store.select(agent ? agent.id : null);
-    this.shown = agent ? agent.id : null;
     store(OPEN, agent ? agent.id : null); // a reload reopens it
     this.setView(agent ? "conversation" : "list");
     this.updateTitle(); // the agent now in view no longer counts
@@ -309,13 +309,7 @@ export class App {
       this.store.flush();
       return;
     }
-    const view = this.view(agent);
-    const conversation = view.conversation.el;
-    $("conversation").replaceWith(Object.assign(conversation, { id: "conversation" }));
-    conversation.scrollTop = view.scroll ?? conversation.scrollHeight; // a re-inserted list starts at its top
     this.renderHead(agent);
-    this.renderRequests(agent);
-    this.composer.update(agent);
     this.store.flush();
     if (agent.capabilities?.length) this.controls.load(agent);
     else $("controls").replaceChildren();
@@ -343,22 +337,14 @@ export class App {
       ($(id) as HTMLButtonElement).disabled = why !== null;
       $(id).title = why || title;
     }
-    this.composer.update(agent);
   }
 
   // --- events -----------------------------------------------------------------------------------
 
   dispatch(m: Event): void {
-    const known = m.agent_id ? this.agents.get(m.agent_id) : undefined;
-    const asked = known && m.request_id ? known.requests.get(m.request_id) : undefined;
-    if (asked) this.asked.set(asked.request_id, asked); // a resolution is worded from its request
-    // whether the reader is at the bottom, read before the event adds anything (a scroll is
-    // already queued for this frame: nothing to read). Not for a delta: the conversation appends
-    // deltas in batches and follows them itself (Conversation.flush), so none forces a layout.
-    const conv = known && known.id === this.selected && !this.scrollQueued && m.type !== "message_delta" ? this.view(known).conversation : null;
-    const el = conv ? conv.el : null;
-    const atBottom = conv ? conv.atBottom() : false;
+    this.pane.before(m);
     const agent = this.store.receive(m); // the state first; then the views
+    if (agent && m.agent_id && !OVERVIEW.has(m.type)) this.agentEvent(agent, m);
     this.store.flush();
     switch (m.type) {
       case "agent_spawned":
@@ -373,135 +359,44 @@ export class App {
         return;
       case "agent_removed":
         return this.forgotten(m.agent_id!);
-      case "agent_exited":
-        if (agent) {
-          this.view(agent).conversation.note(`The runtime exited: ${m.reason}`, "error");
-          this.refresh(agent);
-        }
-        return;
       case "mode_changed":
-        if (agent) {
-          this.controls.modeChanged(agent, m);
-          this.refresh(agent);
-        }
-        return;
+        if (agent) this.controls.modeChanged(agent, m);
+        break;
     }
-    if (!agent) return;
-    if (atBottom && el) this.followBottom(el);
-    this.agentEvent(agent, m);
-    if (m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
+    if (agent && m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
   }
 
-  // Keep the newest content in view while the reader is at the bottom: one layout read and one
-  // scroll per frame, however many deltas arrive in it.
-  followBottom(el: HTMLElement): void {
-    if (this.scrollQueued) return;
-    this.scrollQueued = true;
-    const from = el.scrollTop;
-    requestAnimationFrame(() => {
-      this.scrollQueued = false;
-      // the reader scrolled up since this was queued: their place holds
-      if (el.scrollTop >= from - 1) el.scrollTop = el.scrollHeight;
-    });
-  }
-
-  // What one of the agent's own events changes on the page (the store has folded it already).
+  // What one of the agent's own events does beside the state the store folded: the conversation
+  // follows it (and notes what is no state), and what is said outside the conversation is said.
   agentEvent(agent: AgentState, m: Event): void {
-    const conv = this.view(agent).conversation;
+    this.pane.event(agent, m);
     const selected = agent.id === this.selected;
     switch (m.type) {
       case "sync":
-        conv.sync(m.live_window);
-        if (selected) {
-          this.renderRequests(agent);
-          this.controls.load(agent);
-        }
+        if (selected) this.controls.load(agent);
         return;
-      case "message_delta":
-        return conv.delta(m);
-      case "message_complete":
-        return conv.complete(m.message);
-      case "tool_call":
-        return conv.toolCall(m);
-      case "tool_result":
-        return conv.toolResult(m);
-      case "turn_end":
-        return conv.turnEnd(m);
-      case "compaction":
-        return conv.compaction(m);
       case "queue_changed":
         if (m.returned?.length) this.composer.queue.handBack(agent, m.returned, m.reason);
-        return;
-      case "error":
-        if (m.fatal) {
-          // The runtime cannot go on (PROTOCOL §9.4): say so, and offer the one recovery there is —
-          // a fresh runtime on the same durable session (the daemon restores it on attach).
-          const restart = h("button", { type: "button", class: "recover", onclick: () => this.restart(agent) }, "Restart the agent");
-          conv.note([`${m.code}: ${m.message} — the agent stopped. `, restart], "fatal");
-        } else conv.note(`${m.code}: ${m.message}`, "error");
         return;
       case "model_changed":
         return this.controls.modelChanged(agent, m);
       case "reasoning_level_changed":
         return this.controls.reasoningChanged(agent, m);
-      case "permission_request":
       case "ui_request":
-        if (m.type === "ui_request" && m.kind === "notify") {
-          this.toast(`${this.label(agent)}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
-          return;
-        }
-        this.renderSelectedRequests();
-        this.updateTitle();
+        if (m.kind === "notify") this.toast(`${this.label(agent)}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
+        else this.updateTitle();
         return;
+      case "permission_request":
       case "permission_resolved":
-      case "ui_resolved": {
-        const req = this.asked.get(m.request_id);
-        // a tool call's answer shows on its card (where a reload shows it too); any other as a note
-        const call = m.type === "permission_resolved" && (m.tool_call_id || (req && req.tool_call_id));
-        if (call) conv.answered(call, m);
-        else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolutionText(m, req, this.myIds.has(m.source))}`, "resolved");
-        this.renderSelectedRequests();
-        this.updateTitle();
-        return;
-      }
+      case "ui_resolved":
+        return this.updateTitle();
     }
   }
 
-  /** every request this page has shown, by id: a resolution is worded from its request */
-  asked = new Map<string, Request>();
-
-  renderSelectedRequests(): void {
-    const agent = this.selected ? this.agents.get(this.selected) : undefined;
-    if (agent) this.renderRequests(agent);
-  }
-
-  // The selected agent's open requests, and those of its descendants (a background child with no
-  // client of its own asks its nearest interactive ancestor, PROTOCOL §6.3): these say who asks.
-  renderRequests(agent: AgentState): void {
-    const panel = $("requests");
-    const open = new Map<string, [AgentState, Request]>();
-    for (const other of this.agents.values()) {
-      if (other === agent || descends(this.agents, other, agent.id)) for (const req of other.requests.values()) open.set(req.request_id, [other, req]);
-    }
-    for (const [, req] of open.values()) this.asked.set(req.request_id, req);
-    const shown = new Map([...panel.children].map((el) => [(el as HTMLElement).dataset.requestId!, el]));
-    for (const [id, el] of shown) if (!open.has(id)) el.remove();
-    for (const [asker, req] of open.values()) {
-      if (shown.has(req.request_id)) continue;
-      const answer = (body: Record<string, unknown>) => this.answer(asker, req, body, dialog);
-      const dialog: HTMLElement = req.type === "ui_request" ? uiDialog(req, (value: unknown) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
-      if (asker !== agent) dialog.prepend(h("p", { class: "asker" }, `Asked by ${this.label(asker)} (${asker.id})`));
-      panel.append(dialog);
-      (dialog.querySelector("button, input, textarea") as HTMLElement | null)?.focus();
-    }
-  }
-
-  answer(agent: AgentState, req: Request, body: Record<string, unknown>, dialog: HTMLElement): void {
+  /** Sends a request's answer; whether it went. */
+  answer(agent: AgentState, req: Request, body: Record<string, unknown>): boolean {
     const type = req.type === "ui_request" ? "ui_response" : "permission_response";
-    if (this.conn.send({ type, agent_id: agent.id, request_id: req.request_id, ...body })) {
-      dialog.classList.add("answered");
-      for (const b of dialog.querySelectorAll("button, input, textarea")) (b as HTMLButtonElement).disabled = true;
-    }
+    return this.conn.send({ type, agent_id: agent.id, request_id: req.request_id, ...body });
   }
 
   // --- commands ---------------------------------------------------------------------------------
@@ -633,6 +528,8 @@ const THEME = "shard.theme";
 const CATALOGS = "shard.catalogs";
 const FOLDERS = "shard.recentFolders";
 const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
+// the overview's events, which every page gets for every agent: no conversation of theirs changes
+const OVERVIEW = new Set(["agent_spawned", "agent_changed", "agent_removed", "agent_status_changed", "agent_activity"]);
 const THEMES = ["auto", "light", "dark"];
 
 function nextTheme(current: string | undefined): string {
