@@ -4,15 +4,16 @@
 // (the agent list, the conversation, the requests, the prompt box, the queue, Changes). Only the
 // selected agent is attached interactively; the others this page watches are attached as
 // observers (R4.1.2.29).
-import { confirmAction } from "./confirm";
 import { Connection } from "./connection.js";
+import { lifecycle, type LifecycleCommand } from "./lifecycle";
+import { CATALOGS, FOLDERS, OPEN, THEME, remember, remembered, store, stored, storedJson } from "./page_storage";
 import { Controls } from "./controls.js";
 import { h } from "./dom.js";
-import { idleReason, mountAgentList } from "./render/AgentList";
+import { mountAgentList } from "./render/AgentList";
+import { mountHead } from "./render/AgentHead";
 import { mountChanges } from "./render/ChangesView";
 import { mountRequests } from "./render/Requests";
 import { ConversationPane, type View } from "./render/ConversationPane";
-import { statusWords } from "./words.js";
 import { Composer } from "./composer";
 import { CreateForm } from "./create_form";
 import { HeadActions } from "./head_actions";
@@ -20,8 +21,8 @@ import { createCommand, createdAgent } from "./store/create";
 import { recentFolders } from "./store/folders";
 import { Sessions } from "./sessions.js";
 import { Store } from "./store/store";
-import { agentName, descends, whereAt } from "./store/names";
-import { isBusy, type AgentState } from "./store/agent";
+import { agentName } from "./store/names";
+import type { AgentState } from "./store/agent";
 import type { AgentInfo, Event, Request } from "./store/wire";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
@@ -55,7 +56,7 @@ export class App {
     this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: { id: string }, type: string, data: unknown) => this.catalogArrived(agent, type, data));
     this.pane = new ConversationPane(
       this.store,
-      { fork: (agent, messageId) => this.fork(agent, messageId), restart: (agent) => this.restart(agent), label: (agent) => this.label(agent) },
+      { fork: (agent, messageId) => this.fork(agent, messageId), restart: (agent) => this.restart(agent) },
       () => $("conversation"),
     );
     mountRequests($("requests"), this.store, {
@@ -75,6 +76,7 @@ export class App {
     $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
     $("back").addEventListener("click", () => this.setView("list"));
+    mountHead(this.store, (agent) => this.label(agent));
     mountChanges($("changes"), this.store);
     $("changes-btn").addEventListener("click", () => {
       const open = $("changes").hidden;
@@ -153,10 +155,8 @@ export class App {
     const before = new Set(this.agents.keys());
     this.store.listed(reply.data.agents as AgentInfo[]);
     for (const id of before) if (!this.agents.has(id)) this.forgotten(id);
-    for (const agent of this.agents.values()) {
-      this.refresh(agent);
-      if (agent.role) this.attach(agent, agent.role);
-    }
+    this.store.flush();
+    for (const agent of this.agents.values()) if (agent.role) this.attach(agent, agent.role);
     this.fillRecentFolders();
     void this.createForm.loadHosts();
     // the first hello of a reloaded page: the agent that was open opens again
@@ -241,7 +241,7 @@ export class App {
 
   upsertInfo(info: AgentInfo): AgentState {
     const agent = this.store.upsert(info);
-    this.refresh(agent);
+    this.store.flush();
     return agent;
   }
 
@@ -250,12 +250,6 @@ export class App {
     this.pane.forget(id);
     this.store.flush();
     if (this.shown === id) this.show(null);
-  }
-
-  // The list follows the store by itself (render/AgentList.tsx); the head is drawn here.
-  refresh(agent: AgentState): void {
-    this.store.flush();
-    if (agent.id === this.selected) this.renderHead(agent);
   }
 
   async attach(agent: AgentState, role: string): Promise<void> {
@@ -269,7 +263,7 @@ export class App {
     } catch {
       /* dropped: the next hello re-attaches */
     }
-    this.refresh(agent);
+    this.store.flush();
   }
 
   async select(id: string): Promise<void> {
@@ -278,7 +272,6 @@ export class App {
     if (!agent || previous === agent) return;
     this.show(agent);
     if (previous && previous.role) this.attach(previous, "observer"); // interactive on one agent only
-    if (previous) this.refresh(previous);
     await this.attach(agent, "interactive");
   }
 
@@ -287,7 +280,7 @@ export class App {
     if (!agent || id === this.selected) return;
     if (on) return this.attach(agent, "observer");
     this.store.setRole(id, null);
-    this.refresh(agent);
+    this.store.flush();
     try {
       await this.conn.request({ type: "agent.detach", agent_id: id });
     } catch {
@@ -305,38 +298,10 @@ export class App {
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
     this.head.agentShown();
-    if (!agent) {
-      this.store.flush();
-      return;
-    }
-    this.renderHead(agent);
     this.store.flush();
+    if (!agent) return;
     if (agent.capabilities?.length) this.controls.load(agent);
     else $("controls").replaceChildren();
-  }
-
-  renderHead(agent: AgentState): void {
-    const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
-    // the name, then where and on what (muted; on a phone only the name, the rest in its title)
-    const where = `${whereAt(agent.info.cwd, agent.info.host)}${model ? ` · ${model}` : ""}`;
-    $("agent-title").replaceChildren(h("span", { class: "title-name" }, this.label(agent)), h("span", { class: "title-where" }, ` — ${where}`));
-    $("agent-title").title = where;
-    const status = $("agent-status");
-    status.textContent = statusWords(agent.info.status);
-    status.className = `badge status-${agent.info.status}`;
-    const detail = $("agent-detail");
-    detail.textContent = agent.statusDetail || "";
-    detail.hidden = !agent.statusDetail;
-    // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
-    ($("compact") as HTMLButtonElement).hidden = !agent.synced;
-    ($("compact") as HTMLButtonElement).disabled = isBusy(agent);
-    // nothing to stop without a runtime: the buttons say why instead of answering "done"
-    const runtime = agent.info.runtime_state || "running";
-    for (const [id, what, title] of [["terminate", "terminate", "Stop its runtime now, or when its turn ends"], ["kill", "kill", "Stop its runtime at once, a running turn with it"]]) {
-      const why = idleReason(runtime, what);
-      ($(id) as HTMLButtonElement).disabled = why !== null;
-      $(id).title = why || title;
-    }
   }
 
   // --- events -----------------------------------------------------------------------------------
@@ -351,7 +316,6 @@ export class App {
       case "agent_changed":
       case "agent_status_changed":
       case "agent_activity":
-        if (agent) this.refresh(agent);
         if (m.type === "agent_status_changed") {
           this.updateTitle();
           if (agent && WAITING.has(m.status)) this.notifyWaiting(agent);
@@ -361,9 +325,8 @@ export class App {
         return this.forgotten(m.agent_id!);
       case "mode_changed":
         if (agent) this.controls.modeChanged(agent, m);
-        break;
+        return;
     }
-    if (agent && m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
   }
 
   // What one of the agent's own events does beside the state the store folded: the conversation
@@ -455,41 +418,10 @@ export class App {
     await this.attach(agent, agent.id === this.selected ? "interactive" : "observer");
   }
 
-  // Terminate, Kill and Remove, in words: Kill and Remove ask first; the toasts say what happened.
-  async lifecycle(type: keyof typeof FAILED, id: string | null = this.selected): Promise<void> {
+  // Terminate, Kill and Remove (lifecycle.ts): Kill and Remove ask first.
+  async lifecycle(type: LifecycleCommand, id: string | null = this.selected): Promise<void> {
     const agent = id ? this.agents.get(id) : undefined;
-    if (!agent) return;
-    if (type === "agent.kill" && !(await this.confirmKill(agent))) return;
-    if (type === "agent.remove" && !(await this.confirmRemove(agent))) return;
-    try {
-      const reply = await this.conn.request({ type, agent_id: agent.id });
-      if (reply.success) this.toast(doneText(type, reply.data), "info");
-      else this.toast(`${FAILED[type]}: ${reply.error.message}`, "error");
-    } catch (err) {
-      this.toast(`${FAILED[type]}: ${(err as Error).message}`, "error");
-    }
-  }
-
-  confirmKill(agent: AgentState): Promise<boolean> {
-    return confirmAction({
-      title: `Kill ${this.label(agent)}?`,
-      lines: ["Its runtime stops at once, a running turn with it.", "The agent and its session are kept; a prompt starts it again."],
-      action: "Kill",
-    });
-  }
-
-  confirmRemove(agent: AgentState): Promise<boolean> {
-    const kids = [...this.agents.values()].filter((a) => descends(this.agents, a, agent.id)).length;
-    const running = idleReason(agent.info.runtime_state || "running", "stop") === null;
-    return confirmAction({
-      title: `Remove ${this.label(agent)}${kids ? ` and its ${kids} subagent${kids > 1 ? "s" : ""}` : ""}?`,
-      lines: [
-        running ? "Its runtime is stopped first, a running turn with it." : null,
-        "It leaves the agent list, for every client.",
-        "Its session is kept: Sessions on an agent of the same folder opens it again.",
-      ].filter((line): line is string => line !== null),
-      action: "Remove",
-    });
+    if (agent) await lifecycle(this, type, agent);
   }
 
   toast(text: string, kind = "info"): void {
@@ -499,34 +431,6 @@ export class App {
   }
 }
 
-// This tab's connection ids survive a reload (sessionStorage: this tab only), so its own answers
-// still read "you" afterwards; the daemon numbers connections from a random point per process, so a
-// later daemon never reuses one.
-const KNOWN_IDS = "shard.clientIds";
-
-function remembered(): string[] {
-  try {
-    const ids = JSON.parse(sessionStorage.getItem(KNOWN_IDS) || "[]");
-    return Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : [];
-  } catch {
-    return [];
-  }
-}
-
-function remember(ids: Set<string>): void {
-  try {
-    sessionStorage.setItem(KNOWN_IDS, JSON.stringify([...ids].slice(-100)));
-  } catch {
-    /* no storage (a private mode): "you" holds until the page is reloaded */
-  }
-}
-
-// What the page keeps between loads: the open agent (this tab), the theme, the catalogs last seen
-// and the folders agents were made in (this browser). Never a secret.
-const OPEN = "shard.openAgent";
-const THEME = "shard.theme";
-const CATALOGS = "shard.catalogs";
-const FOLDERS = "shard.recentFolders";
 const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
 // the overview's events, which every page gets for every agent: no conversation of theirs changes
 const OVERVIEW = new Set(["agent_spawned", "agent_changed", "agent_removed", "agent_status_changed", "agent_activity"]);
@@ -534,47 +438,6 @@ const THEMES = ["auto", "light", "dark"];
 
 function nextTheme(current: string | undefined): string {
   return THEMES[(THEMES.indexOf(current || "auto") + 1) % THEMES.length];
-}
-
-function storage(key: string): Storage {
-  return key === OPEN ? sessionStorage : localStorage;
-}
-
-function stored(key: string): string | null {
-  try {
-    return storage(key).getItem(key);
-  } catch {
-    return null;
-  }
-}
-
-function storedJson(key: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
-  try {
-    return JSON.parse(stored(key) || "null");
-  } catch {
-    return null;
-  }
-}
-
-function store(key: string, value: string | null): void {
-  try {
-    if (value === null) storage(key).removeItem(key);
-    else storage(key).setItem(key, value);
-  } catch {
-    /* no storage (a private mode): nothing is remembered */
-  }
-}
-
-const FAILED = { "agent.terminate": "Could not stop the agent", "agent.kill": "Could not kill the agent", "agent.remove": "Could not remove the agent" };
-
-function doneText(type: string, data: { removed?: string[]; forgotten?: boolean; deferred?: boolean } = {}): string {
-  if (type === "agent.kill") return "Agent killed";
-  if (type === "agent.remove") {
-    const more = (data.removed || []).length - 1;
-    return more > 0 ? `Agent removed with its ${more} subagent${more > 1 ? "s" : ""}` : "Agent removed";
-  }
-  if (data.forgotten) return "Agent removed (it never ran; its session is kept)";
-  return data.deferred ? "Agent stops when its turn ends" : "Agent stopped";
 }
 
 const app = new App();

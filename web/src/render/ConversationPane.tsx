@@ -19,7 +19,6 @@ export interface View {
 export interface PaneActions {
   fork(agent: AgentState, messageId: string): void;
   restart(agent: AgentState): void;
-  label(agent: AgentState): string;
 }
 
 export class ConversationPane {

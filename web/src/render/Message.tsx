@@ -7,7 +7,7 @@
 // Untrusted text stays text: JSX puts strings in text nodes; model markdown goes through
 // renderMarkdown (markdown-it without raw HTML, then DOMPurify) and is inserted as the DOM fragment
 // it returns; render descriptors and diffs are built by descriptors.ts / diff.ts, text nodes only.
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, VNode } from "preact";
 import { Foreign } from "./Foreign";
 import type { LiveBlock } from "../store/transcript";
 import type { Block, Message, Usage } from "../store/wire";
@@ -21,12 +21,28 @@ import { tokensIn } from "../store/agent";
 /** Whose answer a resolution is ("… by you" when this page gave it). */
 export type Mine = (answer: { source?: string }) => boolean;
 
-const markdown = (text: string) => renderMarkdown(text);
+// The model's markdown, placed by a ref (one per text block, so a re-render of its message with the
+// same block places nothing): no component per block, which would cost each of 5,000 messages an
+// instance kept for as long as the message is rendered.
+const markdownRefs = new WeakMap<Block, (el: HTMLElement | null) => void>();
 
-function TextBlock({ block, role }: { block: Block; role: string }) {
+function markdownRef(block: Block): (el: HTMLElement | null) => void {
+  let ref = markdownRefs.get(block);
+  if (!ref) {
+    ref = (el) => el?.replaceChildren(renderMarkdown(block.text || ""));
+    markdownRefs.set(block, ref);
+  }
+  return ref;
+}
+
+function textBlock(block: Block, role: string, key: number): VNode {
   // the model's text is markdown; what a person typed is shown as typed
-  if (role === "assistant") return <Foreign class="text markdown" value={block.text || ""} make={markdown} />;
-  return <div class="text">{block.text}</div>;
+  if (role === "assistant") return <div key={key} class="text markdown" ref={markdownRef(block)} />;
+  return (
+    <div key={key} class="text">
+      {block.text}
+    </div>
+  );
 }
 
 function Thinking({ text, open }: { text: string; open?: boolean }) {
@@ -99,11 +115,11 @@ export interface MessageProps {
   running: ReadonlySet<string>;
   answers: ReadonlyMap<string, Record<string, unknown>>;
   mine: Mine;
-  onFork: (messageId: string) => void;
 }
 
-/** A settled message: "You" or "Agent", its blocks, why it stopped early, Fork. */
-export function MessageBody({ message, results, running, answers, mine, onFork }: MessageProps) {
+/** A settled message: "You" or "Agent", its blocks, why it stopped early, Fork. Called as a
+ * function, not mounted as a component: the list decides when it is rendered again. */
+export function messageBody({ message, results, running, answers, mine }: MessageProps): VNode {
   const stop = stopMarker(message);
   return (
     <>
@@ -111,13 +127,14 @@ export function MessageBody({ message, results, running, answers, mine, onFork }
       {message.content
         .filter((b) => b.type !== "tool_result") // a result shows inside its call's card
         .map((b, i) => {
-          if (b.type === "text") return <TextBlock key={i} block={b} role={message.role} />;
+          if (b.type === "text") return textBlock(b, message.role, i);
           if (b.type === "thinking") return <Thinking key={i} text={b.text || ""} />;
           if (b.type === "tool_call") return <ToolCard key={b.id || i} call={b} result={results.get(b.id || "")} running={running.has(b.id || "")} answer={answers.get(b.id || "")} mine={mine} />;
           return <pre key={i}>{JSON.stringify(b)}</pre>;
         })}
       {stop}
-      <button type="button" class="fork" title="Fork a new session from this message" onClick={() => onFork(message.id)}>
+      {/* its click is the list's (one listener for every message: conversation.tsx) */}
+      <button type="button" class="fork" title="Fork a new session from this message">
         Fork
       </button>
     </>
@@ -125,7 +142,7 @@ export function MessageBody({ message, results, running, answers, mine, onFork }
 }
 
 /** A message in flight: its blocks as they stream (plain text until message_complete settles it). */
-export function StreamingBody({ blocks, mine }: { blocks: Map<number, LiveBlock>; mine: Mine }) {
+export function streamingBody(blocks: Map<number, LiveBlock>, mine: Mine): VNode {
   const ordered = [...blocks.entries()].sort(([a], [b]) => a - b);
   return (
     <>

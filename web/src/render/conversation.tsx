@@ -35,7 +35,7 @@
 import { render, type ComponentChildren, type VNode } from "preact";
 import { emptyTranscript, foldTranscript, type Transcript } from "../store/transcript";
 import type { Block, Event, LiveWindow, Message, TurnSummary } from "../store/wire";
-import { MessageBody, StreamingBody, ToolCard, usageText, type Mine } from "./Message";
+import { messageBody, streamingBody, ToolCard, usageText, type Mine } from "./Message";
 
 export const FIRST_WINDOW = 100; // messages rendered when a conversation is first synced
 export const PAGE = 100; // messages rendered per "show earlier"
@@ -103,6 +103,11 @@ export class Conversation {
         Show earlier messages
       </button>,
     );
+    this.el.addEventListener("click", (event) => {
+      const fork = (event.target as Element).closest(".fork");
+      const id = fork?.closest<HTMLElement>("li[data-id]")?.dataset.id;
+      if (id && this.messages.has(id)) this.onFork(id);
+    });
     this.el.addEventListener("scroll", () => {
       if (this.first && this.el.scrollTop < 120) this.showEarlier();
       this.virtualize();
@@ -162,7 +167,7 @@ export class Conversation {
         li.dataset.id = id;
         this.partials.set(id, li);
         this.push(li);
-        render(<StreamingBody blocks={blocks} mine={this.mine} />, li);
+        render(streamingBody(blocks, this.mine), li);
         continue;
       }
       this.streamed.add(id);
@@ -208,7 +213,7 @@ export class Conversation {
     for (const id of this.streamed) {
       const li = this.partials.get(id);
       const blocks = this.transcript.streaming.get(id);
-      if (li && blocks && !this.messages.has(id)) render(<StreamingBody blocks={blocks} mine={this.mine} />, li);
+      if (li && blocks && !this.messages.has(id)) render(streamingBody(blocks, this.mine), li);
     }
     this.streamed.clear();
     if (follow) this.el.scrollTop = this.el.scrollHeight;
@@ -345,7 +350,7 @@ export class Conversation {
     li.className = `message ${message.role}`;
     li.hidden = onlyResults; // tool results show inside their tool call's card
     if (onlyResults) render(null, li);
-    else render(<MessageBody message={message} results={results} running={this.running} answers={this.answers} mine={this.mine} onFork={this.onFork} />, li);
+    else render(messageBody({ message, results, running: this.running, answers: this.answers, mine: this.mine }), li);
     return li;
   }
 
