@@ -1,7 +1,7 @@
 """The prompt box as a component, in real Chromium against a real daemon (issue 29): ↑ and ↓ go
 through the agent's earlier messages and back to what was typed, the slash commands that match show
-under the box, a command that cannot run keeps its text, and a pasted image travels with the message
-to the model."""
+under the box, a command that cannot run keeps its text, a pasted image travels with the message to
+the model, and what is typed survives a reload."""
 
 from __future__ import annotations
 
@@ -75,4 +75,23 @@ async def test_history_slash_hints_and_a_pasted_image(
     asked = last["messages"][-1]
     assert asked["role"] == "user"
     assert [b["type"] for b in asked["content"]].count("image") == 1
+    await page.close()
+
+
+async def test_what_is_typed_survives_a_reload(context: Any, project: Any) -> None:
+    """Text typed in the box and not sent is there again after the tab reloads; a box emptied stays
+    empty after the next reload.
+
+    Covers: R9.2.1
+    """
+    page = await open_app(context)
+    await create_agent(page, project)
+    await page.fill("#prompt-text", "half a thought\nand a second line")
+    await page.reload()
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    await expect(page.locator("#prompt-text")).to_have_value("half a thought\nand a second line")
+    await page.fill("#prompt-text", "")
+    await page.reload()
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    await expect(page.locator("#prompt-text")).to_have_value("")
     await page.close()

@@ -2,10 +2,12 @@
 // idle; Steer, Follow up and Abort while a turn runs; above it what is queued (queue.tsx); under it
 // the slash commands that match. Pasted or dropped images travel as base64 Image blocks and preview
 // from blob: URLs. What is typed is the Composer's (one box for every agent, as before): a message
-// taken back or handed back is added after it, never in place of it, and the box is cleared only
-// once the daemon took the message.
+// taken back or handed back is added after it, never in place of it, the box is cleared only once
+// the daemon took the message, and its text outlives a reload of the tab (sessionStorage; the
+// images do not).
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import { DRAFT, store, stored } from "./page_storage";
 import { isSlashCommand, recall, SLASH, slashHints, type Recall } from "./prompt_box";
 import { Queue, QueueView, type Box, type QueueHost } from "./queue";
 import { isBusy, type AgentState } from "./store/agent";
@@ -32,6 +34,7 @@ export class Composer implements Box {
     private host: ComposerHost,
     el: HTMLElement,
   ) {
+    this.text = stored(DRAFT) || "";
     this.queue = new QueueView(host, this);
     render(<ComposerForm composer={this} host={host} />, el);
   }
@@ -46,6 +49,7 @@ export class Composer implements Box {
   }
 
   private changed(): void {
+    store(DRAFT, this.text || null);
     for (const listener of this.listeners) listener();
   }
 

@@ -1,5 +1,5 @@
-// What the page keeps between loads (never a secret): this tab's connection ids and the agent open
-// in it (sessionStorage), the theme, the catalogs last seen and the folders agents were made in
+// What the page keeps between loads (never a secret): this tab's connection ids, the agent open in
+// it and what is typed in its prompt box (sessionStorage), the theme, the catalogs last seen and the folders agents were made in
 // (localStorage). Without storage (a private mode) nothing is remembered and nothing fails.
 
 // This tab's connection ids survive a reload (sessionStorage: this tab only), so its own answers
@@ -28,9 +28,10 @@ export const OPEN = "shard.openAgent";
 export const THEME = "shard.theme";
 export const CATALOGS = "shard.catalogs";
 export const FOLDERS = "shard.recentFolders";
+export const DRAFT = "shard.draft";
 
 function storage(key: string): Storage {
-  return key === OPEN ? sessionStorage : localStorage;
+  return key === OPEN || key === DRAFT ? sessionStorage : localStorage;
 }
 
 export function stored(key: string): string | null {

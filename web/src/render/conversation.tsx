@@ -154,8 +154,15 @@ export class Conversation {
         this.syncsSeen = t.syncs;
         this.resync(results);
       } else this.live(results);
-      for (const [id, [li, call, result]] of this.orphans) {
-        if (results.get(id) !== result) this.orphan(li, call, results.get(id));
+      if (this.orphans.size) {
+        const held = callsOf(t.messages);
+        for (const [id, [li, call, result]] of this.orphans) {
+          if (held.has(id)) {
+            // its message arrived after all: the card is that message's
+            this.orphans.delete(id);
+            this.drop(li);
+          } else if (results.get(id) !== result) this.orphan(li, call, results.get(id));
+        }
       }
     }
     for (const [id, blocks] of t.streaming) {
@@ -178,8 +185,7 @@ export class Conversation {
   /** A tool call's tool_call event: its card shows it running; a call in no message gets a card of its own. */
   started(ev: Event): void {
     this.running.add(ev.tool_call_id);
-    const held = this.transcript.messages.some((m) => m.content.some((b) => b.type === "tool_call" && b.id === ev.tool_call_id));
-    if (!held && !this.orphans.has(ev.tool_call_id)) {
+    if (!callsOf(this.transcript.messages).has(ev.tool_call_id) && !this.orphans.has(ev.tool_call_id)) {
       const li = item("message assistant");
       this.orphans.set(ev.tool_call_id, [li, { type: "tool_call", id: ev.tool_call_id, name: ev.name, args: ev.args, read_only: ev.read_only, render: ev.render }, undefined]);
       this.push(li);
@@ -406,6 +412,19 @@ export class Conversation {
     else this.push(item);
   }
 
+  /** Takes an item out, rendered or detached. */
+  drop(item: HTMLElement): void {
+    for (const list of [this.above, this.below]) {
+      const at = list.indexOf(item);
+      if (at >= 0) {
+        list.splice(at, 1);
+        this.sizeSpacers();
+        return;
+      }
+    }
+    item.remove();
+  }
+
   detachAbove(items: HTMLElement[]): void {
     this.above.unshift(...items);
     this.sizeSpacers();
@@ -528,6 +547,13 @@ function resultsOf(messages: Message[]): Map<string, Block> {
     for (const b of message.content) if (b.type === "tool_result" && b.tool_call_id) results.set(b.tool_call_id, b);
   }
   return results;
+}
+
+/** The ids of the tool calls the window's messages hold. */
+function callsOf(messages: Message[]): Set<string> {
+  const calls = new Set<string>();
+  for (const message of messages) for (const b of message.content) if (b.type === "tool_call" && b.id) calls.add(b.id);
+  return calls;
 }
 
 function fragment(items: HTMLElement[]): DocumentFragment {
