@@ -32,8 +32,9 @@ async def test_history_slash_hints_and_a_pasted_image(
     context: Any, project: Any, daemon: DaemonProcess
 ) -> None:
     """↑ in the empty box brings back the last message sent, ↓ the box as it was; typing "/mo" lists
-    /model and /mode; "/model" without a name says so and keeps the text; an image pasted into the box
-    previews and goes to the model with the next message, after which the box is empty.
+    /model and /mode; "/model" without a name says so and keeps the text; "/fork" forks and empties
+    the box; an image pasted into the box previews and goes to the model with the next message,
+    after which the box is empty.
 
     Covers: R9.2.1
     """
@@ -56,6 +57,10 @@ async def test_history_slash_hints_and_a_pasted_image(
     await expect(box).to_have_value("/model")  # nothing typed is lost
     await box.fill("")
     await expect(page.locator("#slash-hints")).to_be_hidden()
+    await box.fill("/fork")
+    await box.press("Enter")
+    await expect(page.locator(".toast-info")).to_contain_text("Forked into session")
+    await expect(box).to_have_value("")  # a command that ran is not left in the box
 
     await page.evaluate(
         """(b64) => {

@@ -65,6 +65,7 @@ export class App {
       toPrompt: () => $("prompt-text").focus(),
       asked: this.pane.asked,
     });
+    mountHead(this.store, (agent) => this.label(agent));
     this.composer = new Composer(this, $("composer"));
     this.sessions = new Sessions(this);
     const request = (m: Record<string, unknown>) => this.conn.request(m);
@@ -76,7 +77,6 @@ export class App {
     $("compact").addEventListener("click", () => this.compact());
     $("reconnect").addEventListener("click", () => this.conn.drop());
     $("back").addEventListener("click", () => this.setView("list"));
-    mountHead(this.store, (agent) => this.label(agent));
     mountChanges($("changes"), this.store);
     $("changes-btn").addEventListener("click", () => {
       const open = $("changes").hidden;
