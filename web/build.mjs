@@ -54,7 +54,7 @@ async function build() {
       "js/words": "src/words.ts",
       "js/render/agents": "src/render/AgentList.tsx",
       "js/render/descriptors": "src/render/descriptors.ts",
-      "js/render/conversation": "src/render/conversation.ts",
+      "js/render/conversation": "src/render/conversation.tsx",
       app: "src/app.css",
     },
     outdir: out,

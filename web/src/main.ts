@@ -1,48 +1,44 @@
 // The web client (issue 13, issue 29): wires the connection, the store and the views together.
 // One socket carries every agent. Every message from the daemon goes to the store first (the state
-// apart from the page, store/); then the views are told. Only the selected agent is attached
-// interactively; the others this page watches are attached as observers (R4.1.2.29).
-import { confirmAction } from "./confirm.js";
+// apart from the page, store/); then the views, Preact components on the store, redraw from it
+// (the agent list, the conversation, the requests, the prompt box, the queue, Changes). Only the
+// selected agent is attached interactively; the others this page watches are attached as
+// observers (R4.1.2.29).
 import { Connection } from "./connection.js";
+import { lifecycle, type LifecycleCommand } from "./lifecycle";
+import { CATALOGS, FOLDERS, OPEN, THEME, remember, remembered, store, stored, storedJson } from "./page_storage";
 import { Controls } from "./controls.js";
 import { h } from "./dom.js";
-import { idleReason, mountAgentList } from "./render/AgentList";
+import { mountAgentList } from "./render/AgentList";
+import { mountHead } from "./render/AgentHead";
 import { mountChanges } from "./render/ChangesView";
-import { permissionDialog, uiDialog } from "./render/requests.js";
-import { Conversation } from "./render/conversation.js";
-import { resolutionText, statusWords } from "./words.js";
-import { Composer } from "./composer.js";
+import { mountRequests } from "./render/Requests";
+import { ConversationPane, type View } from "./render/ConversationPane";
+import { Composer } from "./composer";
 import { CreateForm } from "./create_form";
 import { HeadActions } from "./head_actions";
 import { createCommand, createdAgent } from "./store/create";
 import { recentFolders } from "./store/folders";
 import { Sessions } from "./sessions.js";
 import { Store } from "./store/store";
-import { agentName, descends, whereAt } from "./store/names";
-import { isBusy, type AgentState } from "./store/agent";
+import { agentName } from "./store/names";
+import type { AgentState } from "./store/agent";
 import type { AgentInfo, Event, Request } from "./store/wire";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
-
-/** What the page holds of an agent beside its state: its conversation's DOM and where the reader was. */
-interface View {
-  conversation: Conversation;
-  scroll: number | null; // scrollTop to return to when shown again; null: the bottom
-}
 
 type AnyEl = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- the views still in plain JS
 
 export class App {
   store = new Store();
-  views = new Map<string, View>();
   conn: AnyEl;
   list: AnyEl;
   controls: AnyEl;
-  composer: AnyEl;
+  composer: Composer;
   sessions: AnyEl;
   head: HeadActions;
   createForm: CreateForm;
-  scrollQueued = false;
+  pane: ConversationPane;
 
   constructor() {
     for (const id of remembered()) this.store.state.myIds.add(id);
@@ -58,7 +54,19 @@ export class App {
       onRemove: (id: string) => this.lifecycle("agent.remove", id),
     });
     this.controls = new Controls($("controls"), this.conn, (t: string, k: string) => this.toast(t, k), (agent: { id: string }, type: string, data: unknown) => this.catalogArrived(agent, type, data));
-    this.composer = new Composer(this);
+    this.pane = new ConversationPane(
+      this.store,
+      { fork: (agent, messageId) => this.fork(agent, messageId), restart: (agent) => this.restart(agent) },
+      () => $("conversation"),
+    );
+    mountRequests($("requests"), this.store, {
+      answer: (asker, req, body) => this.answer(asker, req, body),
+      label: (agent) => this.label(agent),
+      toPrompt: () => $("prompt-text").focus(),
+      asked: this.pane.asked,
+    });
+    mountHead(this.store, (agent) => this.label(agent));
+    this.composer = new Composer(this, $("composer"));
     this.sessions = new Sessions(this);
     const request = (m: Record<string, unknown>) => this.conn.request(m);
     this.head = new HeadActions(this.store, request, (t, k) => this.toast(t, k));
@@ -105,15 +113,18 @@ export class App {
     return agentName(agent);
   }
 
-  view(agent: AgentState): View {
-    let view = this.views.get(agent.id);
-    if (!view) {
-      const conversation = new Conversation((messageId: string) => this.sessions.fork(agent, messageId));
-      conversation.mine = (answer: { source?: string }) => this.myIds.has(answer.source || "");
-      view = { conversation, scroll: null };
-      this.views.set(agent.id, view);
-    }
-    return view;
+  /** each agent's conversation and where its reader was (the pane's; for the console and the bench) */
+  get views(): Map<string, View> {
+    return this.pane.views;
+  }
+
+  /** the agent whose conversation is in the page */
+  get shown(): string | null {
+    return this.pane.shown;
+  }
+
+  fork(agent: AgentState, messageId: string): Promise<void> {
+    return this.sessions.fork(agent, messageId);
   }
 
   start(): void {
@@ -144,10 +155,8 @@ export class App {
     const before = new Set(this.agents.keys());
     this.store.listed(reply.data.agents as AgentInfo[]);
     for (const id of before) if (!this.agents.has(id)) this.forgotten(id);
-    for (const agent of this.agents.values()) {
-      this.refresh(agent);
-      if (agent.role) this.attach(agent, agent.role);
-    }
+    this.store.flush();
+    for (const agent of this.agents.values()) if (agent.role) this.attach(agent, agent.role);
     this.fillRecentFolders();
     void this.createForm.loadHosts();
     // the first hello of a reloaded page: the agent that was open opens again
@@ -232,24 +241,15 @@ export class App {
 
   upsertInfo(info: AgentInfo): AgentState {
     const agent = this.store.upsert(info);
-    this.refresh(agent);
+    this.store.flush();
     return agent;
   }
 
   /** The store forgot `id` (removed, or gone from agent.list): its row, view and dialogs go. */
   forgotten(id: string): void {
-    this.views.delete(id);
+    this.pane.forget(id);
     this.store.flush();
     if (this.shown === id) this.show(null);
-    else this.renderSelectedRequests(); // a removed child's requests leave its parent's panel
-  }
-
-  shown: string | null = null;
-
-  // The list follows the store by itself (render/AgentList.tsx); the head is drawn here.
-  refresh(agent: AgentState): void {
-    this.store.flush();
-    if (agent.id === this.selected) this.renderHead(agent);
   }
 
   async attach(agent: AgentState, role: string): Promise<void> {
@@ -263,7 +263,7 @@ export class App {
     } catch {
       /* dropped: the next hello re-attaches */
     }
-    this.refresh(agent);
+    this.store.flush();
   }
 
   async select(id: string): Promise<void> {
@@ -272,7 +272,6 @@ export class App {
     if (!agent || previous === agent) return;
     this.show(agent);
     if (previous && previous.role) this.attach(previous, "observer"); // interactive on one agent only
-    if (previous) this.refresh(previous);
     await this.attach(agent, "interactive");
   }
 
@@ -281,7 +280,7 @@ export class App {
     if (!agent || id === this.selected) return;
     if (on) return this.attach(agent, "observer");
     this.store.setRole(id, null);
-    this.refresh(agent);
+    this.store.flush();
     try {
       await this.conn.request({ type: "agent.detach", agent_id: id });
     } catch {
@@ -290,14 +289,8 @@ export class App {
   }
 
   show(agent: AgentState | null): void {
-    // where the reader was in the conversation being left: at the bottom (null), or a scrollTop
-    const leaving = this.shown ? this.views.get(this.shown) : undefined;
-    if (leaving && this.shown !== agent?.id) {
-      const el = leaving.conversation.el;
-      leaving.scroll = el.scrollHeight - el.scrollTop - el.clientHeight <= 80 ? null : el.scrollTop;
-    }
+    this.pane.show(agent);
     this.store.select(agent ? agent.id : null);
-    this.shown = agent ? agent.id : null;
     store(OPEN, agent ? agent.id : null); // a reload reopens it
     this.setView(agent ? "conversation" : "list");
     this.updateTitle(); // the agent now in view no longer counts
@@ -305,67 +298,24 @@ export class App {
     $("empty").hidden = !!agent;
     $("sessions").hidden = true;
     this.head.agentShown();
-    if (!agent) {
-      this.store.flush();
-      return;
-    }
-    const view = this.view(agent);
-    const conversation = view.conversation.el;
-    $("conversation").replaceWith(Object.assign(conversation, { id: "conversation" }));
-    conversation.scrollTop = view.scroll ?? conversation.scrollHeight; // a re-inserted list starts at its top
-    this.renderHead(agent);
-    this.renderRequests(agent);
-    this.composer.update(agent);
     this.store.flush();
+    if (!agent) return;
     if (agent.capabilities?.length) this.controls.load(agent);
     else $("controls").replaceChildren();
-  }
-
-  renderHead(agent: AgentState): void {
-    const model = [agent.model, agent.window && `window ${agent.window}`].filter(Boolean).join(", ");
-    // the name, then where and on what (muted; on a phone only the name, the rest in its title)
-    const where = `${whereAt(agent.info.cwd, agent.info.host)}${model ? ` · ${model}` : ""}`;
-    $("agent-title").replaceChildren(h("span", { class: "title-name" }, this.label(agent)), h("span", { class: "title-where" }, ` — ${where}`));
-    $("agent-title").title = where;
-    const status = $("agent-status");
-    status.textContent = statusWords(agent.info.status);
-    status.className = `badge status-${agent.info.status}`;
-    const detail = $("agent-detail");
-    detail.textContent = agent.statusDetail || "";
-    detail.hidden = !agent.statusDetail;
-    // compaction is a between-turn operation (CONFLICT mid-turn): offered once synced, when idle
-    ($("compact") as HTMLButtonElement).hidden = !agent.synced;
-    ($("compact") as HTMLButtonElement).disabled = isBusy(agent);
-    // nothing to stop without a runtime: the buttons say why instead of answering "done"
-    const runtime = agent.info.runtime_state || "running";
-    for (const [id, what, title] of [["terminate", "terminate", "Stop its runtime now, or when its turn ends"], ["kill", "kill", "Stop its runtime at once, a running turn with it"]]) {
-      const why = idleReason(runtime, what);
-      ($(id) as HTMLButtonElement).disabled = why !== null;
-      $(id).title = why || title;
-    }
-    this.composer.update(agent);
   }
 
   // --- events -----------------------------------------------------------------------------------
 
   dispatch(m: Event): void {
-    const known = m.agent_id ? this.agents.get(m.agent_id) : undefined;
-    const asked = known && m.request_id ? known.requests.get(m.request_id) : undefined;
-    if (asked) this.asked.set(asked.request_id, asked); // a resolution is worded from its request
-    // whether the reader is at the bottom, read before the event adds anything (a scroll is
-    // already queued for this frame: nothing to read). Not for a delta: the conversation appends
-    // deltas in batches and follows them itself (Conversation.flush), so none forces a layout.
-    const conv = known && known.id === this.selected && !this.scrollQueued && m.type !== "message_delta" ? this.view(known).conversation : null;
-    const el = conv ? conv.el : null;
-    const atBottom = conv ? conv.atBottom() : false;
+    this.pane.before(m);
     const agent = this.store.receive(m); // the state first; then the views
+    if (agent && m.agent_id && !OVERVIEW.has(m.type)) this.agentEvent(agent, m);
     this.store.flush();
     switch (m.type) {
       case "agent_spawned":
       case "agent_changed":
       case "agent_status_changed":
       case "agent_activity":
-        if (agent) this.refresh(agent);
         if (m.type === "agent_status_changed") {
           this.updateTitle();
           if (agent && WAITING.has(m.status)) this.notifyWaiting(agent);
@@ -373,135 +323,43 @@ export class App {
         return;
       case "agent_removed":
         return this.forgotten(m.agent_id!);
-      case "agent_exited":
-        if (agent) {
-          this.view(agent).conversation.note(`The runtime exited: ${m.reason}`, "error");
-          this.refresh(agent);
-        }
-        return;
       case "mode_changed":
-        if (agent) {
-          this.controls.modeChanged(agent, m);
-          this.refresh(agent);
-        }
+        if (agent) this.controls.modeChanged(agent, m);
         return;
     }
-    if (!agent) return;
-    if (atBottom && el) this.followBottom(el);
-    this.agentEvent(agent, m);
-    if (m.type !== "message_delta") this.refresh(agent); // a delta changes nothing the list or head shows
   }
 
-  // Keep the newest content in view while the reader is at the bottom: one layout read and one
-  // scroll per frame, however many deltas arrive in it.
-  followBottom(el: HTMLElement): void {
-    if (this.scrollQueued) return;
-    this.scrollQueued = true;
-    const from = el.scrollTop;
-    requestAnimationFrame(() => {
-      this.scrollQueued = false;
-      // the reader scrolled up since this was queued: their place holds
-      if (el.scrollTop >= from - 1) el.scrollTop = el.scrollHeight;
-    });
-  }
-
-  // What one of the agent's own events changes on the page (the store has folded it already).
+  // What one of the agent's own events does beside the state the store folded: the conversation
+  // follows it (and notes what is no state), and what is said outside the conversation is said.
   agentEvent(agent: AgentState, m: Event): void {
-    const conv = this.view(agent).conversation;
+    this.pane.event(agent, m);
     const selected = agent.id === this.selected;
     switch (m.type) {
       case "sync":
-        conv.sync(m.live_window);
-        if (selected) {
-          this.renderRequests(agent);
-          this.controls.load(agent);
-        }
+        if (selected) this.controls.load(agent);
         return;
-      case "message_delta":
-        return conv.delta(m);
-      case "message_complete":
-        return conv.complete(m.message);
-      case "tool_call":
-        return conv.toolCall(m);
-      case "tool_result":
-        return conv.toolResult(m);
-      case "turn_end":
-        return conv.turnEnd(m);
-      case "compaction":
-        return conv.compaction(m);
       case "queue_changed":
         if (m.returned?.length) this.composer.queue.handBack(agent, m.returned, m.reason);
-        return;
-      case "error":
-        if (m.fatal) {
-          // The runtime cannot go on (PROTOCOL §9.4): say so, and offer the one recovery there is —
-          // a fresh runtime on the same durable session (the daemon restores it on attach).
-          const restart = h("button", { type: "button", class: "recover", onclick: () => this.restart(agent) }, "Restart the agent");
-          conv.note([`${m.code}: ${m.message} — the agent stopped. `, restart], "fatal");
-        } else conv.note(`${m.code}: ${m.message}`, "error");
         return;
       case "model_changed":
         return this.controls.modelChanged(agent, m);
       case "reasoning_level_changed":
         return this.controls.reasoningChanged(agent, m);
-      case "permission_request":
       case "ui_request":
-        if (m.type === "ui_request" && m.kind === "notify") {
-          this.toast(`${this.label(agent)}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
-          return;
-        }
-        this.renderSelectedRequests();
-        this.updateTitle();
+        if (m.kind === "notify") this.toast(`${this.label(agent)}: ${m.title || ""} ${m.message || ""}`.trim(), m.notify_type || "info");
+        else this.updateTitle();
         return;
+      case "permission_request":
       case "permission_resolved":
-      case "ui_resolved": {
-        const req = this.asked.get(m.request_id);
-        // a tool call's answer shows on its card (where a reload shows it too); any other as a note
-        const call = m.type === "permission_resolved" && (m.tool_call_id || (req && req.tool_call_id));
-        if (call) conv.answered(call, m);
-        else if (req) conv.note(`${req.tool_name || req.title || req.kind}: ${resolutionText(m, req, this.myIds.has(m.source))}`, "resolved");
-        this.renderSelectedRequests();
-        this.updateTitle();
-        return;
-      }
+      case "ui_resolved":
+        return this.updateTitle();
     }
   }
 
-  /** every request this page has shown, by id: a resolution is worded from its request */
-  asked = new Map<string, Request>();
-
-  renderSelectedRequests(): void {
-    const agent = this.selected ? this.agents.get(this.selected) : undefined;
-    if (agent) this.renderRequests(agent);
-  }
-
-  // The selected agent's open requests, and those of its descendants (a background child with no
-  // client of its own asks its nearest interactive ancestor, PROTOCOL §6.3): these say who asks.
-  renderRequests(agent: AgentState): void {
-    const panel = $("requests");
-    const open = new Map<string, [AgentState, Request]>();
-    for (const other of this.agents.values()) {
-      if (other === agent || descends(this.agents, other, agent.id)) for (const req of other.requests.values()) open.set(req.request_id, [other, req]);
-    }
-    for (const [, req] of open.values()) this.asked.set(req.request_id, req);
-    const shown = new Map([...panel.children].map((el) => [(el as HTMLElement).dataset.requestId!, el]));
-    for (const [id, el] of shown) if (!open.has(id)) el.remove();
-    for (const [asker, req] of open.values()) {
-      if (shown.has(req.request_id)) continue;
-      const answer = (body: Record<string, unknown>) => this.answer(asker, req, body, dialog);
-      const dialog: HTMLElement = req.type === "ui_request" ? uiDialog(req, (value: unknown) => answer({ value })) : permissionDialog(req, answer, () => $("prompt-text").focus());
-      if (asker !== agent) dialog.prepend(h("p", { class: "asker" }, `Asked by ${this.label(asker)} (${asker.id})`));
-      panel.append(dialog);
-      (dialog.querySelector("button, input, textarea") as HTMLElement | null)?.focus();
-    }
-  }
-
-  answer(agent: AgentState, req: Request, body: Record<string, unknown>, dialog: HTMLElement): void {
+  /** Sends a request's answer; whether it went. */
+  answer(agent: AgentState, req: Request, body: Record<string, unknown>): boolean {
     const type = req.type === "ui_request" ? "ui_response" : "permission_response";
-    if (this.conn.send({ type, agent_id: agent.id, request_id: req.request_id, ...body })) {
-      dialog.classList.add("answered");
-      for (const b of dialog.querySelectorAll("button, input, textarea")) (b as HTMLButtonElement).disabled = true;
-    }
+    return this.conn.send({ type, agent_id: agent.id, request_id: req.request_id, ...body });
   }
 
   // --- commands ---------------------------------------------------------------------------------
@@ -560,41 +418,10 @@ export class App {
     await this.attach(agent, agent.id === this.selected ? "interactive" : "observer");
   }
 
-  // Terminate, Kill and Remove, in words: Kill and Remove ask first; the toasts say what happened.
-  async lifecycle(type: keyof typeof FAILED, id: string | null = this.selected): Promise<void> {
+  // Terminate, Kill and Remove (lifecycle.ts): Kill and Remove ask first.
+  async lifecycle(type: LifecycleCommand, id: string | null = this.selected): Promise<void> {
     const agent = id ? this.agents.get(id) : undefined;
-    if (!agent) return;
-    if (type === "agent.kill" && !(await this.confirmKill(agent))) return;
-    if (type === "agent.remove" && !(await this.confirmRemove(agent))) return;
-    try {
-      const reply = await this.conn.request({ type, agent_id: agent.id });
-      if (reply.success) this.toast(doneText(type, reply.data), "info");
-      else this.toast(`${FAILED[type]}: ${reply.error.message}`, "error");
-    } catch (err) {
-      this.toast(`${FAILED[type]}: ${(err as Error).message}`, "error");
-    }
-  }
-
-  confirmKill(agent: AgentState): Promise<boolean> {
-    return confirmAction({
-      title: `Kill ${this.label(agent)}?`,
-      lines: ["Its runtime stops at once, a running turn with it.", "The agent and its session are kept; a prompt starts it again."],
-      action: "Kill",
-    });
-  }
-
-  confirmRemove(agent: AgentState): Promise<boolean> {
-    const kids = [...this.agents.values()].filter((a) => descends(this.agents, a, agent.id)).length;
-    const running = idleReason(agent.info.runtime_state || "running", "stop") === null;
-    return confirmAction({
-      title: `Remove ${this.label(agent)}${kids ? ` and its ${kids} subagent${kids > 1 ? "s" : ""}` : ""}?`,
-      lines: [
-        running ? "Its runtime is stopped first, a running turn with it." : null,
-        "It leaves the agent list, for every client.",
-        "Its session is kept: Sessions on an agent of the same folder opens it again.",
-      ].filter((line): line is string => line !== null),
-      action: "Remove",
-    });
+    if (agent) await lifecycle(this, type, agent);
   }
 
   toast(text: string, kind = "info"): void {
@@ -604,80 +431,13 @@ export class App {
   }
 }
 
-// This tab's connection ids survive a reload (sessionStorage: this tab only), so its own answers
-// still read "you" afterwards; the daemon numbers connections from a random point per process, so a
-// later daemon never reuses one.
-const KNOWN_IDS = "shard.clientIds";
-
-function remembered(): string[] {
-  try {
-    const ids = JSON.parse(sessionStorage.getItem(KNOWN_IDS) || "[]");
-    return Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : [];
-  } catch {
-    return [];
-  }
-}
-
-function remember(ids: Set<string>): void {
-  try {
-    sessionStorage.setItem(KNOWN_IDS, JSON.stringify([...ids].slice(-100)));
-  } catch {
-    /* no storage (a private mode): "you" holds until the page is reloaded */
-  }
-}
-
-// What the page keeps between loads: the open agent (this tab), the theme, the catalogs last seen
-// and the folders agents were made in (this browser). Never a secret.
-const OPEN = "shard.openAgent";
-const THEME = "shard.theme";
-const CATALOGS = "shard.catalogs";
-const FOLDERS = "shard.recentFolders";
 const WAITING = new Set(["waiting_for_permission", "waiting_for_ui"]);
+// the overview's events, which every page gets for every agent: no conversation of theirs changes
+const OVERVIEW = new Set(["agent_spawned", "agent_changed", "agent_removed", "agent_status_changed", "agent_activity"]);
 const THEMES = ["auto", "light", "dark"];
 
 function nextTheme(current: string | undefined): string {
   return THEMES[(THEMES.indexOf(current || "auto") + 1) % THEMES.length];
-}
-
-function storage(key: string): Storage {
-  return key === OPEN ? sessionStorage : localStorage;
-}
-
-function stored(key: string): string | null {
-  try {
-    return storage(key).getItem(key);
-  } catch {
-    return null;
-  }
-}
-
-function storedJson(key: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
-  try {
-    return JSON.parse(stored(key) || "null");
-  } catch {
-    return null;
-  }
-}
-
-function store(key: string, value: string | null): void {
-  try {
-    if (value === null) storage(key).removeItem(key);
-    else storage(key).setItem(key, value);
-  } catch {
-    /* no storage (a private mode): nothing is remembered */
-  }
-}
-
-const FAILED = { "agent.terminate": "Could not stop the agent", "agent.kill": "Could not kill the agent", "agent.remove": "Could not remove the agent" };
-
-function doneText(type: string, data: { removed?: string[]; forgotten?: boolean; deferred?: boolean } = {}): string {
-  if (type === "agent.kill") return "Agent killed";
-  if (type === "agent.remove") {
-    const more = (data.removed || []).length - 1;
-    return more > 0 ? `Agent removed with its ${more} subagent${more > 1 ? "s" : ""}` : "Agent removed";
-  }
-  if (data.forgotten) return "Agent removed (it never ran; its session is kept)";
-  return data.deferred ? "Agent stops when its turn ends" : "Agent stopped";
 }
 
 const app = new App();

@@ -4,8 +4,7 @@
 // the agent handed back instead of delivering it (an abort, a failed turn, a runtime gone), "Not
 // sent", with Put back. A hand-back goes straight into the box when the box is empty; text the
 // person is typing is never overwritten — Put back appends.
-import { render } from "preact";
-import { useEffect, useLayoutEffect, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { AgentState } from "./store/agent";
 import type { Store } from "./store/store";
 import type { QueuedMessage } from "./store/wire";
@@ -34,16 +33,20 @@ export interface Box {
   restore(item: QueuedMessage): void;
 }
 
-function Queue({ host, box, el }: { host: QueueHost; box: Box; el: HTMLElement }) {
+export function Queue({ host, box }: { host: QueueHost; box: Box }) {
   const [, redraw] = useState(0);
   useEffect(() => host.store.subscribe(() => redraw((n) => n + 1)), [host.store]);
   const agent = host.store.agent(host.store.state.selected);
   const queue = agent ? agent.queue : [];
   const returned: Returned[] = agent ? agent.returned : [];
-  useLayoutEffect(() => {
-    el.hidden = queue.length + returned.length === 0;
-  });
-  if (!agent) return null;
+  return (
+    <ul id="queue" class="queue" aria-label="Queued messages" aria-live="polite" hidden={queue.length + returned.length === 0}>
+      {agent ? <Rows host={host} box={box} agent={agent} queue={queue} returned={returned} /> : null}
+    </ul>
+  );
+}
+
+function Rows({ host, box, agent, queue, returned }: { host: QueueHost; box: Box; agent: AgentState; queue: QueuedMessage[]; returned: Returned[] }) {
   const canWithdraw = (agent.capabilities || []).includes("message-queue");
   const withdraw = (q: QueuedMessage, edit: boolean) => withdrawQueued(host, box, agent, q, edit);
   const putBack = (back: Returned) => {
@@ -107,17 +110,12 @@ async function withdrawQueued(host: QueueHost, box: Box, agent: AgentState, queu
   if (edit) box.restore(reply.data.withdrawn);
 }
 
+/** Messages handed back (queue_changed.returned): into the box, or to the store's "Not sent" rows. */
 export class QueueView {
   constructor(
     private host: QueueHost,
     private box: Box,
-  ) {
-    const el = document.getElementById("queue")!;
-    render(<Queue host={host} box={box} el={el} />, el);
-  }
-
-  /** The component follows the store; kept for the composer, which calls it on every update. */
-  render(): void {}
+  ) {}
 
   // queue_changed with `returned` for `agent`: into the box when it is empty and shows this agent,
   // else a "Not sent" row to put back later.

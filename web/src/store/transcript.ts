@@ -25,6 +25,8 @@ export interface Transcript {
   syncs: number;
   /** bumped on every change: a view re-renders only when it moved */
   version: number;
+  /** bumped on every change but a delta's: a view of the settled messages skips the others */
+  settled: number;
 }
 
 const CALL = ["render", "read_only", "sandboxed", "unknown_render"]; // of a tool_call, kept on its block
@@ -32,7 +34,7 @@ const RESULT = ["exit_code", "duration_ms", "render", "images", "unknown_render"
 const ANSWER = ["request_id", "decision", "choice_id", "source", "source_label", "intent"]; // of a permission_resolved
 
 export function emptyTranscript(): Transcript {
-  return { messages: [], turns: [], streaming: new Map(), compactionIndex: null, mismatches: [], syncs: 0, version: 0 };
+  return { messages: [], turns: [], streaming: new Map(), compactionIndex: null, mismatches: [], syncs: 0, version: 0, settled: 0 };
 }
 
 export function liveText(blocks: Map<number, LiveBlock> | undefined): string {
@@ -103,6 +105,7 @@ export function foldTranscript(t: Transcript, ev: Event): boolean {
       return false;
   }
   t.version += 1;
+  if (ev.type !== "message_delta") t.settled += 1;
   return true;
 }
 

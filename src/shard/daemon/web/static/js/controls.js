@@ -1,1 +1,1 @@
-import{a}from"./chunk-YRKX43UU.js";import"./chunk-4H5MHQKP.js";import"./chunk-LYMRXR55.js";import"./chunk-CGDGP5MS.js";export{a as Controls};
+import{a}from"./chunk-YRKX43UU.js";import"./chunk-4H5MHQKP.js";import"./chunk-76PVRDDG.js";import"./chunk-CGDGP5MS.js";export{a as Controls};
