@@ -271,3 +271,20 @@ async def test_deleting_a_branch_git_cannot_show_merged_asks_first(page, repo):
     await expect(dialog).to_have_count(0)
     await expect(page.locator("#changes .worktree-retired")).to_contain_text(f"branch {branch} deleted")
     assert git(repo, "branch", "--list", branch) == ""
+    # Opening another agent once watched the retired one as an observer, which tried to start its
+    # runtime in the removed folder: an error toast. It is attached no more.
+    await page.evaluate(
+        """() => {
+            const conn = window.shard.conn, send = conn.request.bind(conn);
+            window.attachedSince = [];
+            conn.request = (m) => {
+                if (m.type === "agent.attach") window.attachedSince.push(m.agent_id);
+                return send(m);
+            };
+        }"""
+    )
+    other, _ = await workspace_agent(page, repo)
+    attached = await page.evaluate("() => window.attachedSince")
+    assert other in attached
+    assert agent not in attached
+    assert await page.evaluate(f"() => window.shard.store.state.agents.get({agent!r}).role") is None

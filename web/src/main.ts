@@ -253,6 +253,12 @@ export class App {
   }
 
   async attach(agent: AgentState, role: string): Promise<void> {
+    if (this.store.state.workspaces.retired(agent.info.workspace_id)) {
+      // its folder went with the workspace: watching it would only try (and fail) to start it there
+      this.store.setRole(agent.id, null);
+      this.store.flush();
+      return;
+    }
     this.store.setRole(agent.id, role);
     try {
       const reply = await this.conn.request({ type: "agent.attach", agent_id: agent.id, role });

@@ -60,12 +60,16 @@ describe("worktree diff", () => {
     let heard = 0;
     store.subscribe(() => (heard += 1));
     store.receive({ type: "workspace_created", workspace: DETAIL });
+    expect(ws.retired("ws-1")).toBe(false);
     expect(ws.get("ws-1").info).toMatchObject({ label: "fix", branch: "shard/fix-1", lifecycle: "active" });
     ws.retireOpened("ws-1");
     store.receive({ type: "workspace_retired", workspace: { ...DETAIL, lifecycle: "retired", tombstone: { branch_deleted: false, branch_disposition: "keep" } } });
     store.flush();
     expect(heard).toBe(1);
     expect(ws.get("ws-1").info.lifecycle).toBe("retired");
+    expect(ws.retired("ws-1")).toBe(true); // its agents are not attached again: their folder is gone
+    expect(ws.retired("ws-2")).toBe(false);
+    expect(ws.retired(undefined)).toBe(false);
     expect(ws.get("ws-1").info.tombstone?.branch_deleted).toBe(false);
     expect(ws.get("ws-1").retire).toBeNull();
     expect(ws.wanted("ws-1")).toBe(false);

@@ -65,6 +65,12 @@ export class Worktrees {
     return ws;
   }
 
+  /** Whether ``id`` names a workspace this page knows was retired: its worktree folder is gone, so
+   * its agents have nothing to start a runtime in (an attach would only fail). */
+  retired(id: string | undefined): boolean {
+    return !!id && this.items.get(id)?.info.lifecycle === "retired";
+  }
+
   /** Whether the view should ask for the diff now: never asked, out of date, or failed before —
    * and not while an answer is awaited, nor for a retired workspace (it has no worktree). */
   wanted(id: string): boolean {
