@@ -1,1 +1,1 @@
-import{f as a,g as b,h as c}from"../chunk-NREYP55R.js";import"../chunk-PJ2SUJXM.js";import"../chunk-WOJMCO6Z.js";import"../chunk-GC7JVXJ7.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};
+import{f as a,g as b,h as c}from"../chunk-ZUN4EM3C.js";import"../chunk-PJ2SUJXM.js";import"../chunk-NNDECF3W.js";import"../chunk-GC7JVXJ7.js";import"../chunk-CGDGP5MS.js";export{b as AgentList,a as idleReason,c as mountAgentList};

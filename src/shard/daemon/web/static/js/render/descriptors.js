@@ -1,1 +1,1 @@
-import{e as a,f as b,g as c}from"../chunk-QRCTNEHX.js";import"../chunk-4H5MHQKP.js";import"../chunk-76PVRDDG.js";import"../chunk-CGDGP5MS.js";export{b as footer,c as footerText,a as renderDescriptor};
+import{e as a,f as b,g as c}from"../chunk-YAPFQSKN.js";import"../chunk-4H5MHQKP.js";import"../chunk-76PVRDDG.js";import"../chunk-CGDGP5MS.js";export{b as footer,c as footerText,a as renderDescriptor};
