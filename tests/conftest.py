@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from assert_cache import precompile
 from shard.testing import DaemonProcess, write_scripted_home
 from shard.testing.tools import TEST_TOOLS
 
@@ -20,6 +21,17 @@ from shard.testing.tools import TEST_TOOLS
 # test kit's caps.
 settings.register_profile("shard", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("shard")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under xdist, the controller caches the rewritten test modules before the workers start (see
+    tests/assert_cache.py): each worker then reads them instead of rewriting all of them."""
+    config = session.config
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
+        return
+    here = config.invocation_params.dir
+    roots = [here / arg.split("::")[0] for arg in config.args]
+    precompile(config.rootpath, [root for root in roots if root.exists()])
 
 
 @pytest.fixture

@@ -1,33 +1,18 @@
 """``shard hosts list|check|setup`` against a real OpenSSH server on 127.0.0.1 playing the host
 (issue: remote hosts, item 5): a host without shard is reported not ready, one command makes it
-ready with nothing fetched there, and an agent then runs on it with the shard that setup installed."""
+ready with nothing fetched there, and an agent then runs on it with the shard that setup installed.
+The setup from wheels fetched here is test_hosts_setup_wheels.py: a module of its own, so that its
+minute of pip runs on another xdist worker than this module (--dist loadscope keeps a module on one)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from shard.testing import DaemonProcess, run_shard, text_step, write_scripted_home
-from shard.testing.sshd import Sshd
 
 pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    server = Sshd(tmp_path_factory.mktemp("sshd")).start()
-    yield server
-    server.stop()
-
-
-def _entry(sshd: Sshd, remote_home: Path, name: str = "box", ssh_config: Path | None = None) -> str:
-    return (
-        f'\n[[hosts]]\nname = "{name}"\nssh = "{sshd.alias}"\n'
-        f'ssh_config = "{ssh_config or sshd.ssh_config}"\nhome = "{remote_home}"\n'
-    )
 
 
 async def test_setup_makes_a_bare_host_ready_and_an_agent_runs_with_what_it_installed(tmp_path, sshd):
@@ -37,7 +22,7 @@ async def test_setup_makes_a_bare_host_ready_and_an_agent_runs_with_what_it_inst
     project = tmp_path / "project"
     project.mkdir()
     home = write_scripted_home(
-        tmp_path / "home", [text_step("hello from the host")], extra_toml=_entry(sshd, remote_home)
+        tmp_path / "home", [text_step("hello from the host")], extra_toml=sshd.hosts_entry(remote_home)
     )
     config = home / "config.toml"
     config.write_text(
@@ -92,7 +77,7 @@ async def test_check_names_an_unknown_host_key_and_an_unknown_host(tmp_path, ssh
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     stranger = sshd.write_client_config(known_hosts=empty, alias="stranger")
-    entry = _entry(sshd, tmp_path / "rh", name="stranger", ssh_config=stranger).replace(
+    entry = sshd.hosts_entry(tmp_path / "rh", name="stranger", ssh_config=stranger).replace(
         f'ssh = "{sshd.alias}"', 'ssh = "stranger"'
     )
     home = write_scripted_home(tmp_path / "home", [text_step("x")], extra_toml=entry)
@@ -108,23 +93,3 @@ async def test_check_names_an_unknown_host_key_and_an_unknown_host(tmp_path, ssh
     code, out, _ = await run_shard(home, tmp_path, "hosts", "list")
     assert code == 0
     assert out.decode().startswith("stranger\tstranger")
-
-
-async def test_setup_with_wheels_installs_from_wheels_fetched_here(tmp_path, sshd):
-    """The path a host on another Python or platform takes (forced here with --wheels, on the same
-    one): wheels for the host's interpreter fetched on this machine, installed there offline
-    (pip --no-index) into its SHARD_HOME; the host is then ready."""
-    remote_home = tmp_path / "remote-home"
-    entry = _entry(sshd, remote_home) + f'python = "{Path(sys.base_prefix) / "bin" / "python3"}"\n'
-    home = write_scripted_home(tmp_path / "home", [text_step("x")], extra_toml=entry)
-    code, out, err = await run_shard(home, tmp_path, "hosts", "setup", "--wheels", "box", timeout=600)
-    assert code == 0, err.decode()
-    assert "fetching its wheels here" in err.decode()
-    assert "ready: agents can run on box" in out.decode()
-    venv = remote_home / "runtime" / "venv"
-    assert (venv / "pyvenv.cfg").exists()
-    installed = list((venv / "lib").glob("python3.*/site-packages/shard-*.dist-info"))
-    assert installed, "shard was installed from its wheel"
-    tree = str(Path(__file__).resolve().parents[2])
-    hooks = [p.read_text() for p in (venv / "lib").glob("python3.*/site-packages/*.pth")]
-    assert not [h for h in hooks if tree in h], "not an editable path into this tree"

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 from typing import Any
 
 from shard.testing import AgentProcess, DaemonProcess, tool_step, write_scripted_home
 
+LANES = 2  # agents aborted side by side in the turn test
 TOOLS = ["shard.testing.tools:SleepTool", "shard.testing.tools:TouchTool", "shard.testing.tools:AskTool"]
 
 
@@ -49,19 +51,29 @@ async def _settle(agent: AgentProcess, command_id: str) -> list[dict[str, Any]]:
 async def test_abort_at_any_instant_of_a_turn_leaves_the_agent_usable(tmp_path):
     """32 prompts, each aborted at a different instant from 0 to 1.5 s: each abort is answered, the
     last status each time is idle (or the turn never began), the next prompt is always accepted, and
-    end of input ends the process cleanly.
+    end of input ends the process cleanly. The instants are shared out between two agents that run
+    side by side (each in its own home and project): every instant is still tried, and the waits
+    overlap.
 
     Covers: R9.2.7, R9.1.20
     """
+    instants = list(enumerate(_instants(32, 1.5, seed=7)))
+    async with asyncio.TaskGroup() as lanes:
+        for lane in range(LANES):
+            lanes.create_task(_abort_turns(tmp_path / f"lane-{lane}", instants[lane::LANES]))
+
+
+async def _abort_turns(root: Path, instants: list[tuple[int, float]]) -> None:
+    """One agent: a prompt aborted at each of ``instants`` ((index, delay)), then end of input."""
     home = write_scripted_home(
-        tmp_path / "home", [_busy_step(False), _busy_step(True)], loop=True, extensions=TOOLS, record=False
+        root / "home", [_busy_step(False), _busy_step(True)], loop=True, extensions=TOOLS, record=False
     )
-    project = tmp_path / "project"
+    project = root / "project"
     project.mkdir()
     agent = await AgentProcess.start(home, project)
     try:
         await agent.handshake()
-        for i, delay in enumerate(_instants(32, 1.5, seed=7)):
+        for i, delay in instants:
             response, _ = await agent.request({"type": "prompt", "id": f"p{i}", "message": f"go {i}"})
             assert response["success"] is True, (i, delay, response)
             await asyncio.sleep(delay)  # the instant under test, not a synchronization

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input
-from tui_helpers import SIZE, until
+from tui_helpers import SIZE, type_in, until
 
 from shard.client import ShardClient, choice_for
 from shard.protocol.events import PermissionRequest, PermissionResolved
@@ -39,7 +39,7 @@ async def test_a_prompt_shows_the_streamed_answer(daemon_factory, project: Path,
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"how are things?", "enter")
+        await type_in(pilot, "how are things?", "enter")
         await until(pilot, lambda: "All good here, thanks for asking." in shown(app))
         await until(pilot, lambda: app.views[agent_id].status == "idle")
         lines = app.query_one(Conversation).plain()
@@ -64,7 +64,7 @@ async def test_a_permission_answered_here_then_the_diff_is_shown(
     async with app.run_test(size=SIZE) as pilot, await ShardClient.connect_unix(home=daemon.home) as other:
         watcher = (await other.attach(agent_id, role="observer")).subscribe()
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"edit it", "enter")
+        await type_in(pilot, "edit it", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         dialog = app.screen
         assert isinstance(dialog, PermissionDialog)
@@ -104,7 +104,7 @@ async def test_a_dialog_answered_by_another_client_goes_away(daemon_factory, pro
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
         elsewhere = await other.attach(agent_id)
         asked = elsewhere.subscribe()
-        await pilot.press(*"edit it", "enter")
+        await type_in(pilot, "edit it", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         request = await asked.next(20)
         while not isinstance(request, PermissionRequest):
@@ -130,9 +130,9 @@ async def test_reconnect_resumes_without_duplicates(daemon_factory, project: Pat
     app = ShardApp(client, agent_id=agent_id, poll=0.02)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"first", "enter")
+        await type_in(pilot, "first", "enter")
         await until(pilot, lambda: "First answer." in shown(app) and app.views[agent_id].status == "idle")
-        await pilot.press(*"second", "enter")
+        await type_in(pilot, "second", "enter")
         await until(pilot, lambda: "Part one, then more…" in shown(app))
         client.drop()
         await until(pilot, lambda: app.link == "reconnecting…")
@@ -163,12 +163,12 @@ async def test_a_ui_select_is_answered_and_esc_leaves_a_permission_open(
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"ask me", "enter")
+        await type_in(pilot, "ask me", "enter")
         await until(pilot, lambda: isinstance(app.screen, UiDialog))
         await pilot.press("down", "enter")  # the second option
         await until(pilot, lambda: "Picked." in shown(app))
         assert '"answer": "blue"' in shown(app)
-        await pilot.press(*"edit it", "enter")
+        await type_in(pilot, "edit it", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, PermissionDialog))
@@ -196,7 +196,7 @@ async def test_a_permission_asked_before_a_drop_is_answered_after_it(daemon_fact
     app = ShardApp(client, agent_id=agent_id, poll=0.02)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"edit it", "enter")
+        await type_in(pilot, "edit it", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         dialog = app.screen
         client.drop()
@@ -240,7 +240,7 @@ async def test_the_list_creates_an_agent_and_switches_between_agents(
         await pilot.press("enter")
         await until(pilot, lambda: first in app.views and app.views[first].syncs == 1)
         assert set(client.agents) == {first}
-        await pilot.press(*"hello", "enter")
+        await type_in(pilot, "hello", "enter")
         await until(pilot, lambda: "agent hi" in shown(app))
         await until(pilot, lambda: app.views[first].status == "idle")
         await pilot.press("ctrl+t")
@@ -266,7 +266,7 @@ async def test_a_daemon_restart_resumes_the_conversation_once(daemon_factory, pr
     app = ShardApp(client, agent_id=agent_id, poll=0.02)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"hello", "enter")
+        await type_in(pilot, "hello", "enter")
         await until(
             pilot, lambda: "Before the restart." in shown(app) and app.views[agent_id].status == "idle"
         )
@@ -293,8 +293,8 @@ async def test_an_editor_request_answers_with_the_edited_text(daemon_factory, pr
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"note", "enter")
+        await type_in(pilot, "note", "enter")
         await until(pilot, lambda: isinstance(app.screen, UiDialog))
-        await pilot.press(*"zero", "enter", "ctrl+s")
+        await type_in(pilot, "zero", "enter", "ctrl+s")
         await until(pilot, lambda: "Thanks." in shown(app))
         assert '"answer": "zero\\nline one"' in shown(app)

@@ -51,7 +51,8 @@ async def test_a_childs_request_shows_in_the_parents_view_and_is_answered_there(
         label = app.roster.rows[child].label
         assert label != child  # the child's display name or alias
         assert dialog.asker == f"{label} ({child})"
-        assert f"Asked by {label} ({child})" in screen_text(app)
+        # the dialog is the screen before it is drawn: wait for its text (a loaded full run read "")
+        await until(pilot, lambda: f"Asked by {label} ({child})" in screen_text(app))
         assert app.views[parent].pending == {}  # the parent's own view has nothing of its own
         assert not (project / "made.txt").exists()
         await pilot.press("1")  # allow once

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import until
+from tui_helpers import type_in, until
 
 from shard.testing.home import text_step, tool_step
 from shard.tui.app import ShardApp
@@ -42,7 +42,7 @@ async def test_a_streamed_write_redraws_the_footer_only_when_its_keys_change(
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
         before = dict(counts)
-        await pilot.press(*"go", "enter")
+        await type_in(pilot, "go", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         events = counts["refresh"] - before["refresh"]
         redraws = counts["footer"] - before["footer"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from textual.widgets import OptionList
-from tui_helpers import SIZE, connect, until
+from tui_helpers import SIZE, connect, type_in, until
 
 from shard.client import ShardClient
 from shard.protocol.events import Sync
@@ -66,7 +66,7 @@ async def choose(pilot: Any, screen: SessionsScreen, session_id: str) -> None:
 
 async def talk(pilot: Any, app: ShardApp, agent_id: str, text: str, answer: str) -> None:
     await until(pilot, lambda: agent_id in app.views and app.views[agent_id].syncs >= 1)
-    await pilot.press(*text, "enter")
+    await type_in(pilot, text, "enter")
     await until(pilot, lambda: f"agent {answer}" in app.query_one(Conversation).plain())
     await until(pilot, lambda: app.views[agent_id].status == "idle")
 

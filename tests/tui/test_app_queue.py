@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.widgets import Input
-from tui_helpers import SIZE, until
+from tui_helpers import SIZE, type_in, until
 
 from shard.testing.home import recorded_requests, text_step
 from shard.tui.app import ShardApp
@@ -38,11 +38,11 @@ async def test_the_queue_shows_f7_takes_one_back_and_an_abort_refills_the_prompt
         view = lambda: app.views[agent_id]  # noqa: E731
         box = app.query_one("#prompt", Input)
         await until(pilot, lambda: view().syncs == 1)
-        await pilot.press(*"start", "enter")
+        await type_in(pilot, "start", "enter")
         await until(pilot, lambda: view().status == "streaming" and bool(view().transcript.streaming))
-        await pilot.press(*"then the tests", "enter")
+        await type_in(pilot, "then the tests", "enter")
         await until(pilot, lambda: "then the tests" in queue_shown(app))
-        await pilot.press(*"also the port", "ctrl+s")
+        await type_in(pilot, "also the port", "ctrl+s")
         await until(pilot, lambda: "also the port" in queue_shown(app))
         shown = queue_shown(app)
         assert "queued (after this turn) then the tests" in shown

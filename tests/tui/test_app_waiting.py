@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import screen_text, until
+from tui_helpers import screen_text, type_in, until
 
 from agent.providers._server import Fail, ProviderServer
 from agent.providers._support import provider_toml, write_home
@@ -39,7 +39,7 @@ async def test_a_provider_retry_shows_on_the_status_line_until_it_is_over(
         app = ShardApp(client, agent_id=agent_id)
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: app.views[agent_id].syncs == 1)
-            await pilot.press(*"hello", "enter")
+            await type_in(pilot, "hello", "enter")
             await until(pilot, lambda: DETAIL in _unwrapped(app))
             await pilot.press("escape")  # the abort ends the wait
             await until(pilot, lambda: app.views[agent_id].status == "idle")

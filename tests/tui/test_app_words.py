@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import SIZE, until
+from tui_helpers import SIZE, type_in, until
 
 from shard.client import Backoff, ShardClient
 from shard.protocol.events import PermissionResolved
@@ -130,7 +130,7 @@ async def test_a_permission_answered_here_reads_this_terminal_and_by_name_elsewh
     async with app.run_test(size=SIZE) as pilot, await ShardClient.connect_unix(home=daemon.home) as other:
         watcher = (await other.attach(agent_id, role="observer")).subscribe()
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"touch it", "enter")
+        await type_in(pilot, "touch it", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         await pilot.press("y")
         resolved = await watcher.next(20)

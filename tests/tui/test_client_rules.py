@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import SIZE, connect, until
+from tui_helpers import SIZE, connect, type_in, until
 
 from shard.testing.fake_daemon import AGENT, INFO, ok, sync
 from shard.testing.fake_daemon import FakeDaemon as Peer
@@ -122,11 +122,11 @@ async def test_the_prompt_box_sends_prompt_follow_up_steer_and_abort(tmp_path: P
         app = ShardApp(client, agent_id=AGENT)
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.views[AGENT].syncs == 1)
-            await pilot.press(*"one", "enter")
+            await type_in(pilot, "one", "enter")
             await until(pilot, lambda: app.views[AGENT].status == "streaming")
             assert "Esc: abort" in str(app.query_one("#hint").render())
-            await pilot.press(*"two", "enter")
-            await pilot.press(*"three", "ctrl+s")
+            await type_in(pilot, "two", "enter")
+            await type_in(pilot, "three", "ctrl+s")
             await pilot.press("escape")
             await until(pilot, lambda: [c["type"] for c in peer.received][-1] == "abort")
         sent = [c for c in peer.received if c["type"] in ("prompt", "steer", "abort")]

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
-from tui_helpers import SIZE, until
+from tui_helpers import SIZE, type_in, until
 
 from shard.testing.home import text_step
 from shard.tui import markdown, render
@@ -103,7 +103,7 @@ async def test_a_streamed_reply_shows_as_markdown(daemon_factory, project: Path,
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"fix it", "enter")
+        await type_in(pilot, "fix it", "enter")
         await until(pilot, lambda: app.views[agent_id].status == "idle" and "• done" in _conversation(app))
         text = _conversation(app)
         assert "agent The fix" in text

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from textual.geometry import Region
 from textual.widgets import Button
-from tui_helpers import connect, screen_text, until
+from tui_helpers import connect, screen_text, type_in, until
 
 from shard.testing.fake_daemon import INFO, FakeDaemon, ok
 from shard.testing.home import text_step, tool_step
@@ -50,7 +50,7 @@ async def test_every_choice_stays_on_screen_and_deny_answers_by_its_key(
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"go", "enter")
+        await type_in(pilot, "go", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         await pilot.pause()
         dialog = app.screen

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import SIZE, check_snapshot, check_svg, connect, screen_text, stable, until
+from tui_helpers import SIZE, check_snapshot, check_svg, connect, screen_text, stable, type_in, until
 
 from shard.testing.fake_daemon import AGENT, INFO, FakeDaemon, ok, sync
 from shard.testing.home import text_step, tool_step
@@ -41,9 +41,9 @@ async def test_main_screens(daemon_factory, project: Path, client_factory):
         await pilot.press("enter")  # opens the highlighted agent
         await until(pilot, lambda: any(view.syncs == 1 for view in app.views.values()))
         agent_id = next(iter(app.views))
-        await pilot.press(*"hello", "enter")
+        await type_in(pilot, "hello", "enter")
         await until(pilot, lambda: app.views[agent_id].status == "idle" and "Ready" in screen_text(app))
-        await pilot.press(*"edit notes", "enter")
+        await type_in(pilot, "edit notes", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionDialog))
         await until(pilot, lambda: app.roster.rows[agent_id].activity == "waiting")  # the list's badge
         check_snapshot("permission_dialog", stable(screen_text(app), project))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import SIZE, until
+from tui_helpers import SIZE, type_in, until
 
 from shard.protocol.events import MessageComplete, Sync
 from shard.tui.app import ShardApp
@@ -66,7 +66,7 @@ async def test_esc_mid_reply_shows_stopped_by_you_live_and_after_a_reattach(
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"tell me", "enter")
+        await type_in(pilot, "tell me", "enter")
         await until(pilot, lambda: "agent Part one, then more…▌" in shown(app))
         await pilot.press("escape")
         await until(pilot, lambda: "⏹ Stopped by you" in shown(app))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tui_helpers import SIZE, until
+from tui_helpers import SIZE, type_in, until
 
 from shard.client import ShardClient
 from shard.testing.home import text_step, tool_step
@@ -36,7 +36,7 @@ async def test_a_turn_shows_the_same_cards_after_a_reattach(daemon_factory, proj
     app = ShardApp(client, agent_id=agent_id)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press(*"plan it", "enter")
+        await type_in(pilot, "plan it", "enter")
         answered: list[object] = []
         for _ in range(2):  # the write, then the bash call: allow once, by key
             await until(

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual import events
+from textual.keys import _character_to_key
+
 from shard.client import Backoff, ShardClient
 from shard.protocol.agents import AgentInfo
 from shard.tui.app import ShardApp
@@ -33,6 +36,19 @@ async def until(pilot: Any, check: Callable[[], bool], limit: float = 60.0) -> N
                 return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(app.updated.wait(), 0.25)
+
+
+async def type_in(pilot: Any, text: str, *then: str) -> None:
+    """Type ``text`` as the terminal would, one key event a character, then press ``then``. The
+    characters are posted back to back: ``pilot.press`` waits for the process to go idle after each
+    key (0.1 s a key here, more on a loaded machine), which only the keys in ``then`` need — the app
+    handles its events in order either way."""
+    app = pilot.app
+    for char in text:
+        key = events.Key(_character_to_key(char), char)
+        key.set_sender(app)
+        app.post_message(key)
+    await pilot.press(*then)
 
 
 def screen_text(app: ShardApp) -> str:

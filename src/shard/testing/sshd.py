@@ -135,6 +135,14 @@ class Sshd:
         )
         return path
 
+    def hosts_entry(self, remote_home: Path, *, name: str = "box", ssh_config: Path | None = None) -> str:
+        """A ``[[hosts]]`` entry of config.toml for this server, its SHARD_HOME ``remote_home``
+        (no ``shard =``: the host runs what ``shard hosts setup`` installs there)."""
+        return (
+            f'\n[[hosts]]\nname = "{name}"\nssh = "{self.alias}"\n'
+            f'ssh_config = "{ssh_config or self.ssh_config}"\nhome = "{remote_home}"\n'
+        )
+
     def session_pids(self) -> list[int]:
         """The per-connection sshd processes (children of the listener)."""
         if self.proc is None:

@@ -9,9 +9,12 @@ import asyncio
 import base64
 import os
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
+import pytest
+import pytest_asyncio
 
 from shard.daemon.web.tickets import digest
 from shard.testing import DaemonProcess
@@ -29,6 +32,20 @@ DIRECT_FLAGS = (
     "--web-host", "0.0.0.0", "--public-host", DIRECT_HOST, "--allowed-origin", DIRECT_ORIGIN,
     "--allowed-origin", OTHER_ORIGIN, "--allow-insecure-remote",
 )  # fmt: skip
+
+
+# The tests marked SHARED send requests to one loopback daemon of the module (``daemon``), each
+# taking its own tickets and codes: none of them needs a store nobody has touched, none leaves behind
+# what another looks at (a revoked session, the enrollment rate limit, a listing of sessions — the
+# tests that do get a daemon of their own from ``start_daemon``).
+SHARED = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
+    started = await DaemonProcess.start(tmp_path_factory.mktemp("loopback") / "home")
+    yield started
+    await started.kill()
 
 
 def origin_of(daemon: DaemonProcess) -> str:
@@ -175,25 +192,25 @@ def listeners(port: int) -> list[tuple[str, str]]:
 # --- tickets ------------------------------------------------------------------------------------------
 
 
-async def test_a_replayed_ticket_is_401(start_daemon):
+@SHARED
+async def test_a_replayed_ticket_is_401(daemon: DaemonProcess):
     """The upgrade consumes its ticket: the same ticket again is 401.
 
     Covers: R4.1.0.9, R4.1.0.13
     """
-    daemon = await start_daemon()
     ticket = await daemon.ticket()
     lines = [f"Origin: {origin_of(daemon)}", ticket_line(ticket)]
     assert (await upgrade(daemon.port, lines))[0] == 101
     assert (await upgrade(daemon.port, lines))[0] == 401
 
 
-async def test_a_missing_ticket_is_401(start_daemon):
+@SHARED
+async def test_a_missing_ticket_is_401(daemon: DaemonProcess):
     """An upgrade with the right Host and Origin but no ticket (none offered, only shard.v1, an
     empty ticket, or two tickets) is 401.
 
     Covers: R4.1.0.10, R4.1.2.26
     """
-    daemon = await start_daemon()
     origin = f"Origin: {origin_of(daemon)}"
     ticket = await daemon.ticket()
     for extra in ([], ["Sec-WebSocket-Protocol: shard.v1"], ["Sec-WebSocket-Protocol: ticket."]):
@@ -228,13 +245,13 @@ async def test_an_expired_ticket_is_401(start_daemon):
     assert (await upgrade(daemon.port, [f"Origin: {origin_of(daemon)}", ticket_line(ticket)]))[0] == 401
 
 
-async def test_missing_or_foreign_origin_is_400_on_bootstrap_enroll_and_upgrade(start_daemon):
+@SHARED
+async def test_missing_or_foreign_origin_is_400_on_bootstrap_enroll_and_upgrade(daemon: DaemonProcess):
     """No Origin, or one not allowed, is 400 on POST /bootstrap, POST /enroll and the upgrade,
     even with a valid cookie and ticket (which the refused upgrade does not consume).
 
     Covers: R4.1.0.14, R4.1.0.15, R4.1.2.27
     """
-    daemon = await start_daemon()
     browser = await daemon.browser()
     for origin in (None, "http://evil.example", f"http://localhost:{daemon.port}", origin_of(daemon) + "/"):
         assert (await browser.bootstrap(origin=origin)).status == 400, origin
@@ -252,13 +269,13 @@ HOST_ALIASES = ["localhost:{p}", "127.1:{p}", "[::1]:{p}", "0x7f.1:{p}", "127.0.
                 "evil.example:{p}", "127.0.0.1.nip.io:{p}", "127.0.0.1", "LOCALHOST:{p}"]  # fmt: skip
 
 
-async def test_each_host_alias_is_400_on_every_route(start_daemon):
+@SHARED
+async def test_each_host_alias_is_400_on_every_route(daemon: DaemonProcess):
     """Every alias of 127.0.0.1:<port> is 400 on /, /enroll (GET and POST), /bootstrap and the
     upgrade, before any of them runs: a valid ticket survives the refused upgrade.
 
     Covers: R4.1.0.16, R4.1.0.17, R4.1.0.18, R4.1.0.19, R4.1.1.2
     """
-    daemon = await start_daemon()
     browser = await daemon.browser()
     origin = f"Origin: {origin_of(daemon)}"
     cookie = f"Cookie: {browser.cookie}"
@@ -350,12 +367,12 @@ async def test_a_secure_cookie_over_http_gets_no_ticket(start_daemon):
     assert (await plain.bootstrap()).status == 200
 
 
-async def test_missing_unknown_or_ambiguous_cookie_is_401(start_daemon):
+@SHARED
+async def test_missing_unknown_or_ambiguous_cookie_is_401(daemon: DaemonProcess):
     """/bootstrap without a cookie, with an unknown token, or with two different tokens is 401.
 
     Covers: R4.1.0.7
     """
-    daemon = await start_daemon()
     browser = await daemon.browser()
     assert (await browser.bootstrap(cookie=None)).status == 401
     assert (await browser.bootstrap(cookie="shard_session=" + "A" * 43)).status == 401
@@ -445,13 +462,13 @@ async def test_wrong_or_reused_enrollment_codes_are_401_then_rate_limited(start_
     assert (await post_enroll(daemon.port, fresh, origin)).status == 200
 
 
-async def test_pages_carry_a_strict_csp(start_daemon):
+@SHARED
+async def test_pages_carry_a_strict_csp(daemon: DaemonProcess):
     """/, /enroll and refusals send a CSP with default-src 'none' and frame-ancestors 'none', plus
     X-Frame-Options: DENY, nosniff, no-referrer and no-store.
 
     Covers: R4.1.2.28
     """
-    daemon = await start_daemon()
     origin = f"Origin: {origin_of(daemon)}"
     replies = [
         await http(daemon.port, "GET", "/"),
@@ -517,14 +534,14 @@ async def failed_start(home: Path, *args: str) -> tuple[int, str]:
     return proc.returncode, out.decode()
 
 
-async def test_web_commands_are_served_on_the_unix_socket_only(start_daemon):
+@SHARED
+async def test_web_commands_are_served_on_the_unix_socket_only(daemon: DaemonProcess):
     """web.enroll on an (authenticated) WebSocket is an unknown command like any other — an
     enrolled browser cannot mint enrollment links; on the unix socket an unknown web command or a
     revoke without a session id is a clear error and the connection stays.
 
     Covers: R4.2.1
     """
-    daemon = await start_daemon()
     ws = await daemon.ws()
     await ws.send({"type": "web.enroll", "id": "mint"})
     answer = await ws.next()
