@@ -160,6 +160,48 @@ async def test_two_runtimes_on_a_host_share_one_connection(tmp_path, sshd, remot
         await daemon.stop()
 
 
+def _ssh_masters_of(pid: int) -> list[int]:
+    """The ``ssh -M`` children of process ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if int(stat[1]) == pid and argv[0].endswith(b"ssh") and b"-M" in argv:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+async def test_a_daemon_killed_outright_takes_its_ssh_connection_with_it(tmp_path, sshd, remote):
+    """``ssh -M -N`` waits on its connection and reads nothing: a daemon killed with SIGKILL (no
+    ``close()``) left it running, a session held open on the host for as long as the host allowed."""
+    daemon = await _daemon(tmp_path, sshd, remote, [text_step("hi")])
+    try:
+        client = await daemon.unix()
+        assert (await _create(client, remote / "project"))["success"] is True
+        masters = _ssh_masters_of(daemon.proc.pid)
+        assert len(masters) == 1
+        daemon.proc.kill()
+        await daemon.proc.wait()
+        deadline = asyncio.get_running_loop().time() + 20.0
+        while _alive(masters[0]):
+            assert asyncio.get_running_loop().time() < deadline, "the ssh master outlived its daemon"
+            await asyncio.sleep(0.05)
+    finally:
+        await daemon.stop()
+
+
 async def test_an_unknown_host_key_is_refused_in_one_line(tmp_path, sshd, remote):
     """A host whose key is not in the known hosts is refused: one line naming the host and the fix;
     nothing is added to the known hosts."""

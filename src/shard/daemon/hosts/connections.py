@@ -14,7 +14,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from shard._home import private_dirs
@@ -113,6 +113,7 @@ class Masters:
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 start_new_session=True,  # Ctrl-C on the daemon's terminal does not cut its hosts off
+                preexec_fn=_die_with_the_daemon,
             )
         except OSError as exc:
             raise ShardError(
@@ -138,6 +139,27 @@ class Masters:
         masters = list(self._masters.values())
         self._masters.clear()
         await asyncio.gather(*(_end(m) for m in masters), return_exceptions=True)
+
+
+def _parent_death_signal() -> Callable[[int, int], int] | None:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None  # not Linux
+
+
+_PRCTL = _parent_death_signal()  # looked up here: between fork and exec nothing may be imported
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_the_daemon() -> None:
+    """In the master, before ``exec``: a daemon that ends without ``close()`` (killed outright, a
+    crash) takes its connections with it. ``ssh -M -N`` reads nothing and waits on the connection,
+    so it lived on, holding a session on the host, for as long as the host kept it."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 async def _end(master: _Master) -> None:
