@@ -65,10 +65,11 @@ async def start_daemon(home: Path) -> AsyncIterator[DaemonProcess]:
         await daemon.kill()
 
 
-async def enrolled_context(chromium: Any, daemon: DaemonProcess) -> Any:
-    """A browser context (its tabs share the cookie) enrolled through the printed link."""
+async def enrolled_context(chromium: Any, daemon: DaemonProcess, **options: Any) -> Any:
+    """A browser context (its tabs share the cookie) enrolled through the printed link; ``options``
+    go to ``new_context`` (a viewport, ``bypass_csp`` for an audit that injects axe-core)."""
     assert daemon.enrollment_link, daemon.output
-    context = await chromium.new_context(base_url=f"http://127.0.0.1:{daemon.port}")
+    context = await chromium.new_context(base_url=f"http://127.0.0.1:{daemon.port}", **options)
     context.set_default_timeout(TIMEOUT_MS)
     expect.set_options(timeout=TIMEOUT_MS)
     page = await context.new_page()

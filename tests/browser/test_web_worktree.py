@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from browser_steps import TIMEOUT_MS, permission, screenshot, select_agent, send, start_daemon
+from browser_steps import (
+    enrolled_context,
+    open_app,
+    permission,
+    screenshot,
+    select_agent,
+    send,
+    start_daemon,
+)
 from playwright.async_api import expect
 from test_web_phone_and_audit import OVERFLOW, PHONE, WIDE, audit
 
@@ -44,25 +52,14 @@ async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Daem
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
     """Enrolled; the CSP is bypassed only so that the audit can inject axe-core."""
-    assert daemon.enrollment_link, daemon.output
-    base = f"http://127.0.0.1:{daemon.port}"
-    ctx = await chromium.new_context(base_url=base, bypass_csp=True, viewport=WIDE)
-    ctx.set_default_timeout(TIMEOUT_MS)
-    expect.set_options(timeout=TIMEOUT_MS)
-    page = await ctx.new_page()
-    await page.goto(daemon.enrollment_link)
-    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
-    await page.close()
+    ctx = await enrolled_context(chromium, daemon, bypass_csp=True, viewport=WIDE)
     yield ctx
     await ctx.close()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def page(context: Any) -> AsyncIterator[Any]:
-    page = await context.new_page()
-    await page.goto("/")
-    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
-    yield page
+    yield await open_app(context)
 
 
 @pytest.fixture(scope="module")
