@@ -204,9 +204,8 @@ def _undumpable() -> None:
     """Keys now live in this process's memory: make it non-dumpable, so another process of the same
     user (a command a tool runs) can neither attach to it nor read ``/proc/<pid>/mem`` (root still
     can). Children are dumpable again after their ``exec``, so tools are unaffected."""
-    try:
-        import ctypes
+    from shard._prctl import PR_SET_DUMPABLE, prctl
 
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
-    except (OSError, AttributeError):
-        pass  # not Linux: no /proc/<pid>/mem to protect
+    call = prctl()
+    if call is not None:  # else not Linux: no /proc/<pid>/mem to protect
+        call(PR_SET_DUMPABLE, 0, 0, 0, 0)

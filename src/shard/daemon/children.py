@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 from typing import Protocol
 
 from shard import _secrets
+from shard._prctl import PR_SET_CHILD_SUBREAPER, prctl
 
 READ_LIMIT = 2**16  # the StreamReader's own buffer; RuntimeProcess reads in chunks with its own cap
 
@@ -154,8 +154,6 @@ class Subreaper:
     orphan (a tool's background process whose runtime ended) goes to init as before, and is no
     zombie of the daemon's for nobody to reap."""
 
-    _PR_SET_CHILD_SUBREAPER = 36
-
     def __init__(self) -> None:
         self._holds = 0
 
@@ -170,8 +168,9 @@ class Subreaper:
             self._set(0)
 
     def _set(self, on: int) -> None:
-        with contextlib.suppress(OSError, AttributeError):  # elsewhere than Linux: children go to init
-            ctypes.CDLL(None, use_errno=True).prctl(self._PR_SET_CHILD_SUBREAPER, on, 0, 0, 0)
+        call = prctl()
+        if call is not None:  # elsewhere than Linux: children go to init
+            call(PR_SET_CHILD_SUBREAPER, on, 0, 0, 0)
 
 
 async def pipe_streams(

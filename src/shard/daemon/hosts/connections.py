@@ -14,11 +14,12 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from shard._home import private_dirs
 from shard._hosts import HostConfig
+from shard._prctl import PR_SET_PDEATHSIG, prctl
 from shard.daemon.hosts import ssh
 from shard.protocol.errors import ErrorCode, ShardError
 
@@ -105,6 +106,7 @@ class Masters:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a socket left by a master that died with an earlier daemon
         began = time.monotonic()
+        prctl()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *ssh.master_argv(host, path),
@@ -141,25 +143,13 @@ class Masters:
         await asyncio.gather(*(_end(m) for m in masters), return_exceptions=True)
 
 
-def _parent_death_signal() -> Callable[[int, int], int] | None:
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
-    except (OSError, AttributeError):
-        return None  # not Linux
-
-
-_PRCTL = _parent_death_signal()  # looked up here: between fork and exec nothing may be imported
-_PR_SET_PDEATHSIG = 1
-
-
 def _die_with_the_daemon() -> None:
     """In the master, before ``exec``: a daemon that ends without ``close()`` (killed outright, a
     crash) takes its connections with it. ``ssh -M -N`` reads nothing and waits on the connection,
     so it lived on, holding a session on the host, for as long as the host kept it."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    call = prctl()  # looked up before the fork (in _start): nothing is imported in the child
+    if call is not None:
+        call(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 async def _end(master: _Master) -> None:
