@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from harness import save_results
+from harness import median_request_ms, report
 from shard.testing import DaemonProcess, write_scripted_home
 
 
@@ -41,13 +39,7 @@ def make_folder(root: Path) -> Path:
 
 
 async def timed(client: Any, message: dict[str, Any], runs: int) -> float:
-    times = []
-    for n in range(runs):
-        started = time.perf_counter()
-        resp, _ = await client.request({**message, "id": f"b-{n}"})
-        times.append(time.perf_counter() - started)
-        assert resp["success"] is True, resp
-    return statistics.median(times) * 1000
+    return (await median_request_ms(client, message, runs))[0]
 
 
 async def main(runs: int) -> None:
@@ -77,9 +69,7 @@ async def main(runs: int) -> None:
         finally:
             await daemon.kill()
     results["runs"] = runs
-    for name, value in results.items():
-        print(f"{name:42} {value:8.2f}" if isinstance(value, float) else f"{name:42} {value}")
-    print(f"saved {save_results('fs_tree', results)}")
+    report("fs_tree", results)
 
 
 if __name__ == "__main__":

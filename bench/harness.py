@@ -4,7 +4,9 @@ the figures are saved (``bench/results/<name>.json``)."""
 from __future__ import annotations
 
 import json
+import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,3 +29,24 @@ def save_results(name: str, result: Any) -> Path:
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     return out
+
+
+async def median_request_ms(client: Any, message: dict[str, Any], runs: int) -> tuple[float, dict[str, Any]]:
+    """``message`` sent ``runs`` times (each must succeed): the median round trip in ms, and the last
+    answer's data."""
+    times = []
+    data: dict[str, Any] = {}
+    for n in range(runs):
+        started = time.perf_counter()
+        resp, _ = await client.request({**message, "id": f"b-{n}"})
+        times.append(time.perf_counter() - started)
+        assert resp["success"] is True, resp
+        data = resp.get("data") or {}
+    return statistics.median(times) * 1000, data
+
+
+def report(name: str, results: dict[str, Any]) -> None:
+    """Print ``results`` one figure a line, and save them as ``results/<name>.json``."""
+    for key, value in results.items():
+        print(f"{key:42} {value:8.2f}" if isinstance(value, float) else f"{key:42} {value}")
+    print(f"saved {save_results(name, results)}")

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from harness import save_results
+from harness import median_request_ms, report
 from shard.testing import DaemonProcess, text_step, write_scripted_home
 
 GIT = ["git", "-c", "user.name=b", "-c", "user.email=b@b", "-c", "commit.gpgsign=false"]
@@ -55,16 +53,7 @@ def change(tree: Path) -> None:
 
 
 async def timed(client: Any, workspace_id: str, runs: int) -> tuple[float, dict[str, Any]]:
-    times = []
-    data: dict[str, Any] = {}
-    for n in range(runs):
-        started = time.perf_counter()
-        message = {"type": "workspace.diff", "id": f"b-{n}", "workspace_id": workspace_id}
-        resp, _ = await client.request(message)
-        times.append(time.perf_counter() - started)
-        assert resp["success"] is True, resp
-        data = resp["data"]
-    return statistics.median(times) * 1000, data
+    return await median_request_ms(client, {"type": "workspace.diff", "workspace_id": workspace_id}, runs)
 
 
 async def main(runs: int) -> None:
@@ -103,9 +92,7 @@ async def main(runs: int) -> None:
         "600_untracked_truncated": many_data["truncated"],
         "runs": runs,
     }
-    for name, value in results.items():
-        print(f"{name:42} {value:8.2f}" if isinstance(value, float) else f"{name:42} {value}")
-    print(f"saved {save_results('workspace_diff', results)}")
+    report("workspace_diff", results)
 
 
 if __name__ == "__main__":
