@@ -31,6 +31,34 @@ async def attach(client: Any, agent_id: str, role: str | None = None) -> tuple[d
     return resp, sync
 
 
+async def allow(client: Any, agent_id: str, request_id: str) -> None:
+    """Answer a permission request: allow."""
+    answer = {"type": "permission_response", "agent_id": agent_id, "request_id": request_id}
+    await client.send({**answer, "decision": "allow"})
+
+
+async def mid_turn(daemon: DaemonProcess, cwd: Path, message: str) -> tuple[Any, str, dict]:
+    """A client, a new agent in ``cwd`` attached, and its turn on ``message`` started (the first
+    delta seen): (client, agent id, sync)."""
+    client = await daemon.unix()
+    agent = await create_agent(client, cwd)
+    _, sync = await attach(client, agent)
+    await client.send({"type": "prompt", "agent_id": agent, "message": message})
+    await client.until_type("message_delta")
+    return client, agent, sync
+
+
+def slow_reply(first: str, last: str) -> dict[str, Any]:
+    """A scripted reply that pauses 1.5 s between its two texts: a turn still running."""
+    return {
+        "blocks": [
+            {"type": "text", "text": first},
+            {"type": "pause", "ms": 1500},
+            {"type": "text", "text": last},
+        ]
+    }
+
+
 def runtime_pids(home: Path) -> list[int]:
     """Live ``shard agent --stdio`` processes whose --home is ``home``, read from /proc."""
     found = []

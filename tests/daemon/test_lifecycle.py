@@ -5,7 +5,7 @@ two workers share them). Real processes, files and SQLite."""
 
 from __future__ import annotations
 
-from daemon_helpers import attach, connect, create_agent, runtime_pids
+from daemon_helpers import allow, attach, connect, create_agent, runtime_pids
 from lifecycle_helpers import (
     TOUCH,
     TWO_MODELS,
@@ -148,14 +148,7 @@ async def test_create_honours_headless_policy(daemon_factory, project, tmp_path)
     answerer = await daemon.ws()
     _, sync = await attach(answerer, queuer)
     (pending,) = sync["pending_requests"]
-    await answerer.send(
-        {
-            "type": "permission_response",
-            "agent_id": queuer,
-            "request_id": pending["request_id"],
-            "decision": "allow",
-        }
-    )
+    await allow(answerer, queuer, pending["request_id"])
     await answerer.idle(agent_id=queuer)
     assert (other / "made.txt").exists()
 

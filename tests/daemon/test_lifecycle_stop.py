@@ -9,7 +9,7 @@ import os
 import signal
 from pathlib import Path
 
-from daemon_helpers import attach, create_agent, runtime_pids
+from daemon_helpers import allow, attach, create_agent, mid_turn, runtime_pids, slow_reply
 from lifecycle_helpers import (
     AGENT_EXITED_KEYS,
     AGENT_STATUS_CHANGED_KEYS,
@@ -79,19 +79,8 @@ async def test_terminate_during_a_turn_is_deferred(daemon_factory, home, project
 
     Covers: R10.1.22, R10.1.24, R3.9, R6.4.11
     """
-    slow = {
-        "blocks": [
-            {"type": "text", "text": "working "},
-            {"type": "pause", "ms": 1500},
-            {"type": "text", "text": "and finished after terminate"},
-        ]
-    }
-    daemon = await daemon_factory([slow])
-    client = await daemon.unix()
-    agent = await create_agent(client, project)
-    _, sync = await attach(client, agent)
-    await client.send({"type": "prompt", "agent_id": agent, "message": "work"})
-    await client.until_type("message_delta")
+    daemon = await daemon_factory([slow_reply("working ", "and finished after terminate")])
+    client, agent, sync = await mid_turn(daemon, project, "work")
     (pid,) = runtime_pids(home)
     resp, _ = await client.request({"type": "agent.terminate", "id": "t", "agent_id": agent})
     assert resp["success"] is True
@@ -325,19 +314,8 @@ async def test_graceful_shutdown_lets_the_turn_finish(daemon_factory, home, proj
 
     Covers: R10.1.28, R10.1.29
     """
-    slow = {
-        "blocks": [
-            {"type": "text", "text": "started "},
-            {"type": "pause", "ms": 1500},
-            {"type": "text", "text": "and finished during shutdown"},
-        ]
-    }
-    daemon = await daemon_factory([slow])
-    client = await daemon.unix()
-    agent = await create_agent(client, project)
-    _, sync = await attach(client, agent)
-    await client.send({"type": "prompt", "agent_id": agent, "message": "go"})
-    await client.until_type("message_delta")
+    daemon = await daemon_factory([slow_reply("started ", "and finished during shutdown")])
+    client, _, sync = await mid_turn(daemon, project, "go")
     resp, _ = await client.request({"type": "daemon.shutdown", "id": "bye"})
     assert resp == {"type": "response", "id": "bye", "command": "daemon.shutdown", "success": True}
     code = await asyncio.wait_for(daemon.proc.wait(), 30)
@@ -436,14 +414,7 @@ async def test_active_agent_is_never_reaped(daemon_factory, home, project):
     assert (info["status"], info["runtime_state"]) == ("waiting_for_permission", "running")
     assert not {"stopping", "stopped"} & set(state_changes(client.seen[active_from:], agent))
 
-    await client.send(
-        {
-            "type": "permission_response",
-            "agent_id": agent,
-            "request_id": request["request_id"],
-            "decision": "allow",
-        }
-    )
+    await allow(client, agent, request["request_id"])
     await client.idle(agent_id=agent)
     assert (project / "made.txt").exists()
     await until_runtime_state(client, agent, "stopped", within=15)
