@@ -9,6 +9,8 @@ import base64
 import dataclasses
 import errno
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
@@ -246,3 +248,14 @@ async def test_closing_a_websocket_whose_client_left_does_not_raise():
     assert conn.closed
     assert transport.aborted
     assert transport.written[0][0] == 0x88  # the close frame was still offered
+
+
+# --- what the daemon loads ------------------------------------------------------------------------
+
+
+def test_the_daemon_loads_the_http_parser_at_its_first_http_request_not_at_start():
+    """h11 costs a fresh daemon ~15 ms before it listens (issue 31); a daemon that only unix clients
+    use never loads it. The first request does (the tests above parse requests with it)."""
+    code = "import sys, shard.cli.daemon, shard.daemon.server; print('h11' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr

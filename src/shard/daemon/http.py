@@ -22,11 +22,13 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-
-import h11
+from typing import TYPE_CHECKING
 
 from shard.daemon.web.config import LOOPBACK, WebPolicy
 from shard.daemon.web.gate import SECURITY_HEADERS, Refusal, Scheme, admit
+
+if TYPE_CHECKING:
+    import h11
 
 HEAD_TIMEOUT = 10.0
 MAX_HEAD = 16 * 1024
@@ -242,6 +244,8 @@ class HttpFront:
             await _refuse(reader, writer, response(exc.status, exc.message + "\n", exc.headers))
 
     async def _read_head(self, reader: asyncio.StreamReader, peer: str) -> tuple[Request | None, bytes]:
+        import h11  # at the first HTTP request: a daemon only a unix client talks to never loads the parser
+
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=self.max_head)
         received = 0
         try:

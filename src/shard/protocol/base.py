@@ -17,9 +17,12 @@ Wire habits decided here once:
   would evaluate every field's annotation from a string when the class is made — about 1,200 of
   them, nearly half of the protocol's import time in every daemon, runtime and ``shard run`` start
   (issue 31). The few forward references are quoted.
+* A model's first build builds the models inside it first (``WireModel.model_rebuild``). Built on
+  its own, a deferred model generates every part's schema again, inline: a one-shot run generated
+  ``ToolCallBlock``'s three times, and the warm template's build of every model took twice as long.
 """
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 from shard._pydantic_plugins import skip_plugin_discovery
 
@@ -101,6 +104,25 @@ class WireModel(BaseModel):
                         )
         return data
 
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        if not cls.__pydantic_complete__ and not force:
+            for part in _parts_first(cls):  # complete parts are reused, not generated again
+                part.model_rebuild(raise_errors=False)
+        return super().model_rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=_parent_namespace_depth + 1,
+            _types_namespace=_types_namespace,
+        )
+
     def model_post_init(self, context: Any, /) -> None:
         if self._always_written:
             self.__pydantic_fields_set__.update(self._always_written)
@@ -112,3 +134,26 @@ class WireModel(BaseModel):
     def to_json(self) -> bytes:
         """One JSON document (no trailing newline) for this model."""
         return self.__pydantic_serializer__.to_json(self, exclude_unset=True)
+
+
+def _parts_first(model: type[BaseModel]) -> list[type[BaseModel]]:
+    """The models ``model``'s fields hold, at any depth, not built yet: each after its own parts."""
+    order: list[type[BaseModel]] = []
+    seen = {model}
+
+    def visit(tp: Any) -> None:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp in seen:
+                return
+            seen.add(tp)
+            for f in tp.__pydantic_fields__.values():
+                visit(f.annotation)
+            if not tp.__pydantic_complete__:
+                order.append(tp)
+            return
+        for arg in get_args(tp):
+            visit(arg)
+
+    for f in model.__pydantic_fields__.values():
+        visit(f.annotation)
+    return order
