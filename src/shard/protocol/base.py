@@ -74,15 +74,17 @@ class WireModel(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        fields = cls.model_fields
-        cls._always_written = frozenset(
-            n for n, f in fields.items() if not f.is_required() and f.default is not None
-        )
-        cls._not_null = frozenset(
-            n
-            for n, f in fields.items()
-            if not f.is_required() and f.default is None and f.annotation is not Any
-        )
+        always: list[str] = []
+        not_null: list[str] = []
+        for name, f in cls.__pydantic_fields__.items():  # one pass: ~180 classes at every start
+            if f.is_required():
+                continue
+            if f.default is not None:
+                always.append(name)
+            elif f.annotation is not Any:
+                not_null.append(name)
+        cls._always_written = frozenset(always)
+        cls._not_null = frozenset(not_null)
         cls._tags = frozenset(n for n in _TAGS if n in cls._always_written)
 
     @model_validator(mode="before")
