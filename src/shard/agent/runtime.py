@@ -40,21 +40,22 @@ from shard.agent.tools.registry import build_tools, subagent_tools_for
 from shard.agent.transcript import Transcript
 from shard.agent.turn import Failed, Fatal, UserInput, drive, uncancel
 from shard.agent.turn_context import TurnContext
-from shard.protocol import commands as cmd
-from shard.protocol.agents import ModeDescriptor
-from shard.protocol.base import WireModel
-from shard.protocol.codec import error_response, parse_command
-from shard.protocol.errors import ErrorCode, FrameError, ShardError
-from shard.protocol.events import ErrorEvent, Hello, ModeChanged, Response, Sync
-from shard.protocol.framing import Oversized
-from shard.protocol.queue import Behavior
-from shard.protocol.results import (
+from shard.protocol import agent_commands as cmd
+from shard.protocol.agent_events import ErrorEvent, Hello, ModeChanged, Response, Sync
+from shard.protocol.agent_results import (
     ListModesResult,
     QueuedResult,
     RuntimeSteerResult,
     SetModeResult,
     UnqueueResult,
 )
+from shard.protocol.agents import ModeDescriptor
+from shard.protocol.base import WireModel
+from shard.protocol.codec import error_response, parse_command
+from shard.protocol.command_base import CommandBase
+from shard.protocol.errors import ErrorCode, FrameError, ShardError
+from shard.protocol.framing import Oversized
+from shard.protocol.queue import Behavior
 
 if TYPE_CHECKING:
     from shard.agent.boot import Prepared
@@ -204,7 +205,7 @@ class Runtime:
             sync.status_detail = self.events.detail
         return sync
 
-    def respond(self, command: cmd.CommandBase, data: WireModel | None) -> None:
+    def respond(self, command: CommandBase, data: WireModel | None) -> None:
         response = Response(success=True)
         if command.id is not None:
             response.id = command.id
@@ -234,7 +235,7 @@ class Runtime:
         if data is not DEFERRED:
             self.respond(command, data)
 
-    async def _dispatch(self, command: cmd.CommandBase) -> Any:
+    async def _dispatch(self, command: CommandBase) -> Any:
         if isinstance(command, cmd.Prompt | cmd.Steer):
             behavior = command.streaming_behavior if isinstance(command, cmd.Prompt) else "steer"
             source = (command.model_extra or {}).get("source")  # the daemon's name for the sender
