@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-# What a runtime never needs: the daemon's side of the catalog and the modules only it brings in.
+# What a runtime never needs before its first request: the daemon's side of the catalog and the
+# modules only it brings in.
 DAEMON_SIDE = [
     "shard.protocol.commands",
     "shard.protocol.daemon_commands",
@@ -20,6 +21,9 @@ DAEMON_SIDE = [
     "shard.protocol.results",
     "shard.protocol.jobs",
     "shard.protocol.workspaces",
+    # and what only a remote server's window probe uses (a local one is asked on the event loop)
+    "urllib.request",
+    "http.client",
 ]
 
 # Each path imports what it serves with, then reads a prompt and a runtime-only command as a
