@@ -52,7 +52,6 @@ from shard.protocol.agent_results import (
 from shard.protocol.agents import ModeDescriptor
 from shard.protocol.base import WireModel
 from shard.protocol.codec import error_response, parse_command
-from shard.protocol.command_base import CommandBase
 from shard.protocol.errors import ErrorCode, FrameError, ShardError
 from shard.protocol.framing import Oversized
 from shard.protocol.queue import Behavior
@@ -205,7 +204,7 @@ class Runtime:
             sync.status_detail = self.events.detail
         return sync
 
-    def respond(self, command: CommandBase, data: WireModel | None) -> None:
+    def respond(self, command: cmd.CommandBase, data: WireModel | None) -> None:
         response = Response(success=True)
         if command.id is not None:
             response.id = command.id
@@ -235,7 +234,7 @@ class Runtime:
         if data is not DEFERRED:
             self.respond(command, data)
 
-    async def _dispatch(self, command: CommandBase) -> Any:
+    async def _dispatch(self, command: cmd.CommandBase) -> Any:
         if isinstance(command, cmd.Prompt | cmd.Steer):
             behavior = command.streaming_behavior if isinstance(command, cmd.Prompt) else "steer"
             source = (command.model_extra or {}).get("source")  # the daemon's name for the sender

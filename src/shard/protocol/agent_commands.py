@@ -12,7 +12,8 @@ from pydantic import Field, PrivateAttr, StrictInt, ValidationError, model_valid
 from pydantic_core import PydanticCustomError
 
 from shard.protocol.base import WireModel
-from shard.protocol.command_base import CommandBase, by_type
+from shard.protocol.command_base import CommandBase as CommandBase
+from shard.protocol.command_base import by_type
 from shard.protocol.content import Image
 from shard.protocol.permissions import Decision
 
