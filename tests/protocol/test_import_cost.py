@@ -29,7 +29,7 @@ def _model_modules() -> list[str]:
 
 def test_the_protocol_defines_its_models_in_modules_it_can_find() -> None:
     found = _model_modules()
-    assert "shard.protocol.events" in found
+    assert "shard.protocol.agent_events" in found
     assert "shard.protocol.commands" in found
     assert len(found) >= 15
 

@@ -27,8 +27,8 @@ from shard.agent.providers.base import (
     ToolCallStart,
     UsageReport,
 )
+from shard.protocol.agent_events import MessageDelta
 from shard.protocol.content import ContentBlock, Message, TextBlock, ThinkingBlock, ToolCallBlock
-from shard.protocol.events import MessageDelta
 from shard.protocol.live_window import StreamingBlock, StreamingMessage
 
 

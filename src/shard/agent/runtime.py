@@ -40,21 +40,21 @@ from shard.agent.tools.registry import build_tools, subagent_tools_for
 from shard.agent.transcript import Transcript
 from shard.agent.turn import Failed, Fatal, UserInput, drive, uncancel
 from shard.agent.turn_context import TurnContext
-from shard.protocol import commands as cmd
-from shard.protocol.agents import ModeDescriptor
-from shard.protocol.base import WireModel
-from shard.protocol.codec import error_response, parse_command
-from shard.protocol.errors import ErrorCode, FrameError, ShardError
-from shard.protocol.events import ErrorEvent, Hello, ModeChanged, Response, Sync
-from shard.protocol.framing import Oversized
-from shard.protocol.queue import Behavior
-from shard.protocol.results import (
+from shard.protocol import agent_commands as cmd
+from shard.protocol.agent_events import ErrorEvent, Hello, ModeChanged, Response, Sync
+from shard.protocol.agent_results import (
     ListModesResult,
     QueuedResult,
     RuntimeSteerResult,
     SetModeResult,
     UnqueueResult,
 )
+from shard.protocol.agents import ModeDescriptor
+from shard.protocol.base import WireModel
+from shard.protocol.codec import error_response, parse_command
+from shard.protocol.errors import ErrorCode, FrameError, ShardError
+from shard.protocol.framing import Oversized
+from shard.protocol.queue import Behavior
 
 if TYPE_CHECKING:
     from shard.agent.boot import Prepared

@@ -24,15 +24,16 @@ from shard.agent.providers.registry import build_provider
 from shard.agent.providers.sdk import preload
 from shard.agent.providers.window import ContextWindow, known, learn
 from shard.agent.sandbox.bwrap import for_config
-from shard.protocol.agents import ModelDescriptor, ReasoningLevel
-from shard.protocol.errors import ErrorCode, ShardError, shown
-from shard.protocol.events import EventBase, ModelChanged, ReasoningLevelChanged
-from shard.protocol.results import (
+from shard.protocol.agent_events import ModelChanged, ReasoningLevelChanged
+from shard.protocol.agent_results import (
     ListModelsResult,
     ListReasoningLevelsResult,
     SetModelResult,
     SetReasoningLevelResult,
 )
+from shard.protocol.agents import ModelDescriptor, ReasoningLevel
+from shard.protocol.errors import ErrorCode, ShardError, shown
+from shard.protocol.event_base import EventBase
 
 Record = Callable[..., Any]
 

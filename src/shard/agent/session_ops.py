@@ -9,7 +9,7 @@ from shard.agent.catalog import ModelEntry
 from shard.agent.session.fork import fork
 from shard.agent.session.listing import list_sessions
 from shard.agent.session.store import SessionStore
-from shard.protocol.results import ForkResult, SessionListResult, SessionSummary
+from shard.protocol.agent_results import ForkResult, SessionListResult, SessionSummary
 
 
 def listed(home: Path, cwd: Path) -> SessionListResult:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shard.agent.status import StatusMachine
+from shard.protocol.agent_events import ErrorEvent, Status
 from shard.protocol.agents import AgentStatus
 from shard.protocol.errors import ShardError
-from shard.protocol.events import ErrorEvent, EventBase, Status
+from shard.protocol.event_base import EventBase
 
 Sink = Callable[[EventBase], None]
 

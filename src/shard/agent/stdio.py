@@ -29,8 +29,9 @@ from shard._trace import mark
 from shard.agent.boot import Prepared
 from shard.agent.mcp.host import McpHost
 from shard.agent.runtime import Runtime
+from shard.protocol.agent_events import ErrorEvent
 from shard.protocol.errors import ShardError
-from shard.protocol.events import ErrorEvent, EventBase
+from shard.protocol.event_base import EventBase
 from shard.protocol.framing import DEFAULT_OUTBOUND_CAP, LineBuffer, encode_line
 
 _READ_SIZE = 64 * 1024

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shard.protocol.results import RuntimeSteerResult
+from shard.protocol.agent_results import RuntimeSteerResult
 
 Settle = Callable[[RuntimeSteerResult], None]
 

@@ -28,10 +28,10 @@ from shard.agent.permissions.gate import Deny, Verdict
 from shard.agent.sink import EventSink
 from shard.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
 from shard.agent.transcript import Transcript
+from shard.protocol.agent_events import ErrorEvent, ToolCall, ToolResult
 from shard.protocol.codec import describe_validation_error
 from shard.protocol.content import ErrorContent
 from shard.protocol.errors import ErrorCode
-from shard.protocol.events import ErrorEvent, ToolCall, ToolResult
 from shard.protocol.ids import new_id
 
 ABORTED = "Aborted by the user before this tool call ran."

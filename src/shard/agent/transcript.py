@@ -18,8 +18,8 @@ from shard.agent.assembler import MessageAssembler
 from shard.agent.session.history import LiveView
 from shard.agent.session.listing import title_of, write_meta
 from shard.agent.session.store import SessionStore, find_session, load_entries
+from shard.protocol.agent_events import PermissionResolved
 from shard.protocol.content import Message
-from shard.protocol.events import PermissionResolved
 from shard.protocol.live_window import LiveWindow
 
 

@@ -45,14 +45,9 @@ from shard.agent.providers.retry import stream_with_retries
 from shard.agent.tool_runs import UNRUN, ToolRuns, refused
 from shard.agent.turn_context import TurnContext
 from shard.agent.turn_usage import TurnUsage, usage_dict, usage_event
+from shard.protocol.agent_events import ErrorEvent, MessageComplete, TurnEnd, TurnStart
 from shard.protocol.content import ContentBlock, Image, ImageBlock, Message, TextBlock
 from shard.protocol.errors import ErrorCode, ShardError
-from shard.protocol.events import (
-    ErrorEvent,
-    MessageComplete,
-    TurnEnd,
-    TurnStart,
-)
 from shard.protocol.ids import new_id
 from shard.protocol.stops import StopReason
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from shard.agent.catalog import ModelEntry, cost
 from shard.agent.providers.base import UsageReport
 from shard.agent.providers.window import ContextWindow
+from shard.protocol.agent_events import UsageEvent
 from shard.protocol.agents import Usage
-from shard.protocol.events import UsageEvent
 
 
 class TurnUsage:

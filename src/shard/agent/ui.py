@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from shard.agent.permissions.board import RequestBoard
+from shard.protocol.agent_events import UiRequest
 from shard.protocol.answers import CONFIRM_VALUES
-from shard.protocol.events import UiRequest
 from shard.protocol.ids import new_id
 
 UI_KINDS = ("select", "confirm", "input", "editor", "notify")

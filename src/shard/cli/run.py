@@ -114,7 +114,7 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
     from shard.agent.mcp.host import McpHost
     from shard.agent.permissions.allowances import AllowanceError, Allowances
     from shard.agent.runtime import Runtime
-    from shard.protocol.events import EventBase
+    from shard.protocol.event_base import EventBase
 
     loop = asyncio.get_running_loop()
     stopping: set[asyncio.Task[None]] = set()

@@ -8,6 +8,7 @@ messages name the offending field.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -15,10 +16,12 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import ValidationError
 
+from shard.protocol.agent_commands import PER_AGENT_COMMANDS, RUNTIME_COMMANDS
+from shard.protocol.agent_events import ErrorInfo, Response
 from shard.protocol.base import WireModel
-from shard.protocol.commands import ORCHESTRATOR_COMMANDS, PER_AGENT_COMMANDS, RUNTIME_COMMANDS, CommandBase
+from shard.protocol.command_base import CommandBase
 from shard.protocol.errors import SHOWN_CHARS, FrameError, ShardError, shown
-from shard.protocol.events import EVENTS, ErrorInfo, EventBase, Response
+from shard.protocol.event_base import EventBase
 from shard.protocol.framing import Oversized, peek_envelope
 
 _M = TypeVar("_M", bound=WireModel)
@@ -62,7 +65,7 @@ def parse_command(record: bytes | str | Oversized, *, orchestrator: bool = False
     if model is None and not orchestrator:
         model = RUNTIME_COMMANDS.get(msg_type)  # from the daemon to its runtimes, over stdio only
     if model is None:
-        model = ORCHESTRATOR_COMMANDS.get(msg_type)
+        model = _orchestrator_commands().get(msg_type)
         if model is not None and not orchestrator:
             raise FrameError(
                 f"{shown(msg_type)} is an orchestrator command; it is only accepted on a daemon connection",
@@ -70,7 +73,7 @@ def parse_command(record: bytes | str | Oversized, *, orchestrator: bool = False
                 command=msg_type,
             )
     if model is None:
-        if msg_type in EVENTS:
+        if msg_type in _events():
             raise FrameError(f"{shown(msg_type)} is an event, not a command", id=msg_id, command=msg_type)
         raise FrameError(f"unknown message type {shown(msg_type)}", id=msg_id, command=_echoed(msg_type))
     return _validate(model, obj, msg_id, msg_type)
@@ -80,10 +83,27 @@ def parse_event(record: bytes | str | Mapping[str, Any]) -> EventBase:
     """Parse an outbound message (what a client reads) into its event model."""
     obj = dict(record) if isinstance(record, Mapping) else decode_object(record)
     msg_type = obj.get("type")
-    model = EVENTS.get(msg_type) if isinstance(msg_type, str) else None
+    model = _events().get(msg_type) if isinstance(msg_type, str) else None
     if model is None or not isinstance(msg_type, str):
         raise FrameError(f"unknown event type {shown(msg_type)}")
     return _validate(model, obj, None, msg_type)
+
+
+# A runtime reads only its own commands (``agent_commands``) and sends only its own events: the
+# orchestrator's commands and the daemon's events (~60 models, with jobs and workspaces) load when a
+# line first names a type outside those, which a runtime meets only in a line it refuses.
+@functools.cache
+def _orchestrator_commands() -> dict[str, type[CommandBase]]:
+    from shard.protocol.commands import ORCHESTRATOR_COMMANDS
+
+    return ORCHESTRATOR_COMMANDS
+
+
+@functools.cache
+def _events() -> dict[str, type[EventBase]]:
+    from shard.protocol.events import EVENTS
+
+    return EVENTS
 
 
 def _validate(model: type[_M], obj: dict[str, Any], msg_id: str | None, msg_type: str) -> _M:

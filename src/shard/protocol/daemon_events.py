@@ -4,7 +4,7 @@ additive ``agent_changed``: orchestrator-level events about workspaces, job runs
 
 from typing import Literal
 
-from shard.protocol.agents import AgentInfo
+from shard.protocol.agents import AgentInfo, AgentStatus, RuntimeState
 from shard.protocol.event_base import EventBase
 from shard.protocol.jobs import RunState
 from shard.protocol.workspaces import WorkspaceDetail
@@ -57,3 +57,45 @@ class SubagentRunChanged(EventBase):
     previous_state: RunState | None = None
     error: str | None = None
     ended_at: int | float | None = None
+
+
+class AgentSpawned(EventBase):
+    type: Literal["agent_spawned"] = "agent_spawned"
+    agent_id: str
+    info: AgentInfo
+
+
+class AgentExited(EventBase):
+    type: Literal["agent_exited"] = "agent_exited"
+    agent_id: str
+    runtime_state: Literal["failed"] = "failed"
+    reason: str
+    exit_code: int | None = None
+
+
+class AgentStatusChanged(EventBase):
+    type: Literal["agent_status_changed"] = "agent_status_changed"
+    agent_id: str
+    status: AgentStatus
+    runtime_state: RuntimeState
+    detail: str | None = None
+
+
+class AgentActivity(EventBase):
+    """Coarse, sanitized activity: never prompts, text, args, results or paths (R10.2.16)."""
+
+    type: Literal["agent_activity"] = "agent_activity"
+    agent_id: str
+    timestamp: int | float
+    phase: Literal["idle", "thinking", "streaming", "tool", "waiting", "compacting", "retrying", "error"]
+    status: AgentStatus
+    tool_name: str | None = None
+
+
+class AgentRemoved(EventBase):
+    """Additive (Shard): the agent left the registry (``agent.remove``, or ``agent.terminate`` of one
+    with nothing to stop); its session file stays. ``agent_id`` is payload, as in ``agent_spawned``."""
+
+    type: Literal["agent_removed"] = "agent_removed"
+    agent_id: str
+    session_id: str | None = None  # the session kept: reopen it with agent.create {session_id}

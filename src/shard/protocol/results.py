@@ -1,111 +1,29 @@
 """The ``data`` of successful responses, one model per command that returns data (PROTOCOL §9.2,
-§10.1, §10.3). They give the runtime typed construction and the schema its shapes."""
+§10.1, §10.3). They give the runtime typed construction and the schema its shapes. Those a runtime
+answers with (per-agent commands, ``runtime.steer``) are defined in ``agent_results.py``."""
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field
-
-from shard.protocol.agents import (
-    AgentInfo,
-    AgentStatus,
-    ModeDescriptor,
-    ModelDescriptor,
-    ReasoningLevel,
-)
+from shard.protocol.agent_results import CompactNoop as CompactNoop
+from shard.protocol.agent_results import CompactResult as CompactResult
+from shard.protocol.agent_results import ForkResult as ForkResult
+from shard.protocol.agent_results import ListModelsResult as ListModelsResult
+from shard.protocol.agent_results import ListModesResult as ListModesResult
+from shard.protocol.agent_results import ListReasoningLevelsResult as ListReasoningLevelsResult
+from shard.protocol.agent_results import NextProviderCall as NextProviderCall
+from shard.protocol.agent_results import QueuedResult as QueuedResult
+from shard.protocol.agent_results import RuntimeSteerResult as RuntimeSteerResult
+from shard.protocol.agent_results import SessionForkInfo as SessionForkInfo
+from shard.protocol.agent_results import SessionListResult as SessionListResult
+from shard.protocol.agent_results import SessionSummary as SessionSummary
+from shard.protocol.agent_results import SetModelResult as SetModelResult
+from shard.protocol.agent_results import SetModeResult as SetModeResult
+from shard.protocol.agent_results import SetReasoningLevelResult as SetReasoningLevelResult
+from shard.protocol.agent_results import UnqueueResult as UnqueueResult
+from shard.protocol.agents import AgentInfo, AgentStatus
 from shard.protocol.base import WireModel
 from shard.protocol.jobs import JobSnapshot, JobState, JobStrategy, RunSnapshot, RunState
-from shard.protocol.queue import QueuedMessage
 from shard.protocol.workspaces import DiffBase, FileDiff, WorkspaceDetail, WorkspaceSummary
-
-NextProviderCall = Literal["next_provider_call"]
-
-
-class QueuedResult(WireModel):
-    """A ``prompt`` / ``steer`` that was queued rather than started a turn: the queued message."""
-
-    queued: QueuedMessage
-
-
-class UnqueueResult(WireModel):
-    """The message ``unqueue`` withdrew: it will never be delivered."""
-
-    withdrawn: QueuedMessage
-
-
-class SetModeResult(WireModel):
-    previous_mode: str
-    mode: str
-
-
-class ListModesResult(WireModel):
-    modes: list[ModeDescriptor]
-    active: str
-
-
-class ListModelsResult(WireModel):
-    models: list[ModelDescriptor]
-    active: ModelDescriptor | None
-
-
-class SetModelResult(WireModel):
-    previous: ModelDescriptor | None
-    active: ModelDescriptor
-    effective: NextProviderCall = "next_provider_call"
-
-
-class ListReasoningLevelsResult(WireModel):
-    model: ModelDescriptor
-    levels: list[ReasoningLevel]
-    active: str
-    effective: NextProviderCall = "next_provider_call"
-
-
-class SetReasoningLevelResult(WireModel):
-    model: ModelDescriptor
-    previous: str
-    active: str
-    effective: NextProviderCall = "next_provider_call"
-
-
-class CompactResult(WireModel):
-    compacted: Literal[True] = True
-    index: int
-    tokens_before: int
-    tokens_after: int
-    first_kept_entry_id: str
-    message_range: Annotated[list[str], Field(min_length=2, max_length=2)]
-
-
-class CompactNoop(WireModel):
-    compacted: Literal[False] = False
-    reason: Literal["no_safe_cut"] = "no_safe_cut"
-
-
-class ForkResult(WireModel):
-    fork_id: str
-    session_id: str
-    head_entry_id: str
-
-
-class SessionForkInfo(WireModel):
-    session_id: str
-    source_session_id: str
-    source_entry_id: str
-    created: int | float
-
-
-class SessionSummary(WireModel):
-    session_id: str
-    title: str | None = None
-    created: int | float
-    updated: int | float
-    message_count: int
-    forks: list[SessionForkInfo] | None = None
-    source_session_id: str | None = None
-
-
-class SessionListResult(WireModel):
-    sessions: list[SessionSummary]
 
 
 class SessionActivateResult(WireModel):
@@ -233,13 +151,6 @@ class SubagentSteerResult(WireModel):
     run_id: str
     turn_id: str | None = None
     correlation_id: str
-
-
-class RuntimeSteerResult(WireModel):
-    """The answer to the daemon-internal ``runtime.steer`` (DESIGN §2)."""
-
-    status: Literal["injected", "conflict"]
-    turn_id: str | None = None
 
 
 class SubagentRelaunchResult(WireModel):

@@ -38,10 +38,11 @@ from shard.agent.catalog import ModelEntry
 from shard.agent.compaction.budget import Budget
 from shard.agent.providers.base import Provider, ProviderRequest, TextDelta
 from shard.agent.transcript import Transcript, estimate_tokens
+from shard.protocol.agent_events import Compaction
+from shard.protocol.agent_results import CompactNoop, CompactResult
 from shard.protocol.content import Message, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from shard.protocol.errors import ErrorCode, ShardError
-from shard.protocol.events import Compaction, EventBase
-from shard.protocol.results import CompactNoop, CompactResult
+from shard.protocol.event_base import EventBase
 
 # The model to summarize with (the active selection); NOT_FOUND when there is none.
 Summarizer = Callable[[], tuple[ModelEntry, Provider]]

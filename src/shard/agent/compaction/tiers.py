@@ -29,11 +29,11 @@ from shard.agent.compaction.budget import Budget, fixed_tokens, plan, too_small
 from shard.agent.compaction.compactor import compact
 from shard.agent.prompting.system_prompt import system_prompt
 from shard.agent.providers.base import ToolSpec
+from shard.protocol.agent_events import ErrorEvent
+from shard.protocol.agent_results import CompactNoop, CompactResult
 from shard.protocol.agents import AgentStatus
 from shard.protocol.errors import ErrorCode, ShardError
-from shard.protocol.events import ErrorEvent
 from shard.protocol.figures import WINDOW_SOURCES
-from shard.protocol.results import CompactNoop, CompactResult
 
 if TYPE_CHECKING:
     from shard.agent.turn_context import TurnContext

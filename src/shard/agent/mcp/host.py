@@ -29,8 +29,8 @@ from shard.agent.mcp.names import SEPARATOR, assign
 from shard.agent.mcp.tool import make_tool, output
 from shard.agent.sink import EventSink
 from shard.agent.tools.base import Tool, ToolFailure, ToolOutput
+from shard.protocol.agent_events import ErrorEvent
 from shard.protocol.errors import ErrorCode
-from shard.protocol.events import ErrorEvent
 
 if TYPE_CHECKING:
     from shard.agent.mcp.connection import Connection, ServerTool

@@ -30,17 +30,17 @@ from typing import Any, Protocol, overload
 
 from shard.agent.permissions.headless import HeadlessPolicy
 from shard.agent.sink import EventSink
-from shard.protocol.agents import AgentStatus
-from shard.protocol.answers import permission_answer_error, ui_answer
-from shard.protocol.commands import PermissionResponse, UiResponse
-from shard.protocol.errors import ErrorCode, ShardError, shown
-from shard.protocol.events import (
+from shard.protocol.agent_commands import PermissionResponse, UiResponse
+from shard.protocol.agent_events import (
     ErrorEvent,
     PermissionRequest,
     PermissionResolved,
     UiRequest,
     UiResolved,
 )
+from shard.protocol.agents import AgentStatus
+from shard.protocol.answers import permission_answer_error, ui_answer
+from shard.protocol.errors import ErrorCode, ShardError, shown
 from shard.protocol.permissions import ChoiceIntent
 
 

@@ -42,7 +42,7 @@ from shard.agent.permissions.reach import reaches_outside
 from shard.agent.permissions.shell import analyze
 from shard.agent.tools.base import Tool, ToolContext, ToolParams
 from shard.agent.tools.paths import display, locate
-from shard.protocol.events import PermissionRequest
+from shard.protocol.agent_events import PermissionRequest
 from shard.protocol.ids import new_id
 from shard.protocol.permissions import PermissionChoice, PermissionDetail
 

@@ -153,7 +153,7 @@ class APITimeoutError(APIConnectionError):
 class Response:
     """A reply's status, headers (lowercased names) and body, read as it arrives."""
 
-    def __init__(self, conn: _Connection, status: int, headers: dict[str, str]) -> None:
+    def __init__(self, conn: Connection, status: int, headers: dict[str, str]) -> None:
         self.status_code = status
         self.headers = headers
         self._conn = conn
@@ -237,15 +237,20 @@ class _Deflate:
         return bytes(self._inner.flush()) if self._inner is not None else b""
 
 
-class _Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+class Connection:
+    """One HTTP/1.1 connection; each read of it has ``timeout`` seconds."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float = REQUEST_TIMEOUT
+    ) -> None:
         self.reader = reader
         self.writer = writer
         self.reusable = True
+        self.timeout = timeout
 
     async def read(self, awaitable: Any) -> Any:
         try:
-            return await asyncio.wait_for(awaitable, REQUEST_TIMEOUT)
+            return await asyncio.wait_for(awaitable, self.timeout)
         except TimeoutError:
             raise APITimeoutError() from None
         except asyncio.IncompleteReadError:
@@ -275,7 +280,7 @@ class ChatHttp:
         netloc = f"[{self._host}]" if ":" in self._host else self._host
         self._authority = netloc if parts.port in (None, 80) else f"{netloc}:{parts.port}"
         self._headers = sdk_headers(key)
-        self._idle: _Connection | None = None
+        self._idle: Connection | None = None
 
     async def post(self, path: str, body: object) -> Response:
         """Send the JSON ``body``; the reply once its headers came (an error status raised as
@@ -289,7 +294,7 @@ class ChatHttp:
         try:
             conn.writer.write("\r\n".join(head).encode("latin-1") + data)
             await conn.read(conn.writer.drain())
-            response = await self._response(conn)
+            response = await read_response(conn)
         except BaseException:
             conn.close()
             raise
@@ -317,49 +322,57 @@ class ChatHttp:
             self._idle.close()
             self._idle = None
 
-    async def _connection(self) -> _Connection:
+    async def _connection(self) -> Connection:
         idle, self._idle = self._idle, None
         if idle is not None and idle.open:
             return idle
         if idle is not None:
             idle.close()
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(self._host, self._port, limit=_LINE_LIMIT), REQUEST_TIMEOUT
-            )
-        except TimeoutError:
-            raise APITimeoutError() from None
-        except OSError as exc:
-            raise APIConnectionError() from exc
-        return _Connection(reader, writer)
+        return await connect(self._host, self._port, REQUEST_TIMEOUT)
 
-    async def _response(self, conn: _Connection) -> Response:
+
+async def connect(host: str, port: int, seconds: float) -> Connection:
+    """A new connection to ``host:port`` whose every read has ``seconds``, as has the connecting
+    (raised as :class:`APITimeoutError`, or :class:`APIConnectionError` when it fails)."""
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, limit=_LINE_LIMIT), seconds
+        )
+    except TimeoutError:
+        raise APITimeoutError() from None
+    except OSError as exc:
+        raise APIConnectionError() from exc
+    return Connection(reader, writer, seconds)
+
+
+async def read_response(conn: Connection) -> Response:
+    """The reply's status line and headers (a 1xx skipped); its body is read from the Response."""
+    while True:
+        status_line = await conn.read(conn.reader.readline())
+        if not status_line:
+            raise APIConnectionError("the server closed the connection without a response")
+        version, _, rest = status_line.decode("latin-1").strip().partition(" ")
+        code = rest.partition(" ")[0]
+        if not version.startswith("HTTP/") or not code.isdigit():
+            raise APIConnectionError(f"not an HTTP response: {status_line[:80]!r}")
+        headers: dict[str, str] = {}
+        size = 0
         while True:
-            status_line = await conn.read(conn.reader.readline())
-            if not status_line:
-                raise APIConnectionError("the server closed the connection without a response")
-            version, _, rest = status_line.decode("latin-1").strip().partition(" ")
-            code = rest.partition(" ")[0]
-            if not version.startswith("HTTP/") or not code.isdigit():
-                raise APIConnectionError(f"not an HTTP response: {status_line[:80]!r}")
-            headers: dict[str, str] = {}
-            size = 0
-            while True:
-                line = await conn.read(conn.reader.readline())
-                size += len(line)
-                if size > _HEADERS_LIMIT:
-                    raise APIConnectionError("the response's headers are too large")
-                if line in (b"\r\n", b"\n", b""):
-                    break
-                name, _, value = line.decode("latin-1").partition(":")
-                name = name.strip().lower()
-                value = value.strip()
-                headers[name] = f"{headers[name]}, {value}" if name in headers else value
-            status = int(code)
-            if status >= 200:  # a 1xx (100 Continue, 103 Early Hints) comes before the reply
-                if version == "HTTP/1.0" and headers.get("connection", "").lower() != "keep-alive":
-                    conn.reusable = False
-                return Response(conn, status, headers)
+            line = await conn.read(conn.reader.readline())
+            size += len(line)
+            if size > _HEADERS_LIMIT:
+                raise APIConnectionError("the response's headers are too large")
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            name = name.strip().lower()
+            value = value.strip()
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        status = int(code)
+        if status >= 200:  # a 1xx (100 Continue, 103 Early Hints) comes before the reply
+            if version == "HTTP/1.0" and headers.get("connection", "").lower() != "keep-alive":
+                conn.reusable = False
+            return Response(conn, status, headers)
 
 
 def _status_error(response: Response, text: str) -> APIStatusError:
