@@ -79,3 +79,27 @@ def test_a_runtime_still_names_an_orchestrator_command_it_refuses(tmp_path: Path
         env={"SHARD_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert "orchestrator command" in out.stdout
+
+
+def test_the_template_imports_the_subagent_tools_after_it_is_ready(tmp_path: Path) -> None:
+    """Every runtime of a daemon offers the subagent tools, which speak the daemon's subagent
+    commands (~20 ms to import): the template imports them as its first warming step, after ready,
+    so a fork from a warmed template does not (and the ready itself does not wait for them)."""
+    code = (
+        "import sys\n"
+        "from shard.cli.forkserver import _preload\n"
+        "later = _preload([])\n"
+        "ready = 'shard.agent.tools.subagents' in sys.modules\n"
+        "later.pop(0)()\n"
+        "loaded = [m in sys.modules for m in ('shard.agent.tools.subagents', 'shard.protocol.commands')]\n"
+        "print(ready, *loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"SHARD_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.stdout.split() == ["False", "True", "False"]  # and not the orchestrator's catalog

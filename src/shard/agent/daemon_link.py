@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from shard.protocol.commands import SubagentCommand
 from shard.protocol.correlator import Correlator, Refused
+from shard.protocol.daemon_commands import SubagentCommand
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 SOCKET_VARIABLE = "SHARD_DAEMON_SOCKET"

@@ -144,10 +144,19 @@ def _preload(held_keys: list[str]) -> list[Callable[[], None]]:
         kinds = {p.kind: name for p in providers if (name := sdk_for_provider(p)) is not None}
     mark("template: imports")
     warm: list[str] = []
-    later: list[Callable[[], None]] = [functools.partial(_build, model) for model in _deferred_models()]
+    later: list[Callable[[], None]] = [_import_hosted_tools]
+    later.append(lambda: later.extend(functools.partial(_build, model) for model in _deferred_models()))
     later += [functools.partial(_import_sdk, kind, name, warm) for kind, name in sorted(kinds.items())]
     later.append(lambda: _warm_up(warm))
     return later
+
+
+def _import_hosted_tools() -> None:
+    """The subagent tools every runtime of a daemon offers (``SHARD_DAEMON_SOCKET``): ~20 ms a child
+    forked before this step imports itself, and one after it does not (a one-shot never loads them)."""
+    import shard.agent.tools.subagents  # noqa: F401
+
+    mark("template: hosted tools")
 
 
 def _import_sdk(kind: str, name: str, warm: list[str]) -> None:

@@ -26,7 +26,7 @@ from shard.agent.prompting.definitions import Definition, load_definitions
 from shard.agent.providers.base import ToolSpec
 from shard.agent.tools import subagent_text as text
 from shard.agent.tools.base import P, Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
-from shard.protocol import commands as cmd
+from shard.protocol import daemon_commands as cmd  # not the catalog: a runtime loads no orchestrator command
 from shard.protocol.codec import describe_validation_error
 from shard.protocol.content import TextContent
 
