@@ -91,12 +91,35 @@ SCROLL = """async () => {
 }"""
 
 
-def largest_renderer() -> tuple[int, float]:
-    """The chromium renderer process with the largest RSS (the page's; others are spare or
-    utility): its pid and its RSS in MB ((0, 0.0) when none runs)."""
-    best, pid = 0, 0
+def _parents() -> dict[int, int]:
+    """Every live process's parent (pid -> ppid), from /proc."""
+    parents = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return parents
+
+
+def _descends_from(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
+    while pid > 1:
+        pid = parents.get(pid, 0)
+        if pid == ancestor:
+            return True
+    return False
+
+
+def largest_renderer() -> tuple[int, float]:
+    """This bench's chromium renderer process with the largest RSS (the page's; others are spare or
+    utility): its pid and its RSS in MB ((0, 0.0) when none runs). Only the processes under this
+    one: in the test suite other workers' Chromiums run beside it, and one of their renderers may be
+    larger and exit before its CPU is read."""
+    best, pid = 0, 0
+    parents = _parents()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or not _descends_from(int(entry.name), os.getpid(), parents):
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")

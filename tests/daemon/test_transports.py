@@ -13,16 +13,19 @@ import base64
 import itertools
 import os
 import stat
+from collections.abc import AsyncIterator
 
 import aiohttp
 import orjson
 import pytest
+import pytest_asyncio
 from daemon_helpers import attach, connect, create_agent
 
 import shard
 from shard.cli.main import build_parser
 from shard.daemon import websocket as ws_transport
-from shard.testing import text_step
+from shard.testing import DaemonProcess, text_step, write_scripted_home
+from shard.testing.tools import TEST_TOOLS
 from shard.testing.web import ws_protocols
 
 SLOW_WRITE = {
@@ -33,6 +36,23 @@ SLOW_WRITE = {
 }
 PER_RUNTIME_PREFIXES = ("model-", "mode-", "reasoning-", "ui:")
 CLOSED_TYPES = (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR)
+
+
+# The tests marked SHARED speak to one daemon of the module (``daemon``) that no test gives an agent:
+# malformed records, refused frames and upgrades, the listening address. Each opens its own
+# connections and leaves nothing behind that another looks at; a test whose subject is agents,
+# streaming, a flag or a fresh daemon starts its own with ``daemon_factory``.
+SHARED = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
+    home = write_scripted_home(
+        tmp_path_factory.mktemp("transports") / "home", [text_step("hi")], extensions=TEST_TOOLS
+    )
+    started = await DaemonProcess.start(home)
+    yield started
+    await started.kill()
 
 
 def _origin(port):
@@ -234,13 +254,13 @@ async def test_unix_socket_reader_splits_on_lf_only(daemon_factory):
     assert [a["name"] for a in listed["data"]["agents"]] == [name]
 
 
-async def test_unix_socket_bad_records_get_invalid_request_and_the_connection_stays_up(daemon_factory):
+@SHARED
+async def test_unix_socket_bad_records_get_invalid_request_and_the_connection_stays_up(daemon):
     """Malformed JSON, a non-object, invalid UTF-8 and a missing type each get
     response{success:false, error.code:INVALID_REQUEST}; the same connection keeps working.
 
     Covers: R8.5, R8.6, R8.1, R2.3.1
     """
-    daemon = await daemon_factory([text_step("hi")])
     client = await daemon.unix()
     for bad in (
         b'{"type": "agent.list", "id": \n',
@@ -311,14 +331,14 @@ async def test_ws_every_frame_is_one_text_json_object(daemon_factory, project):
     assert "".join(deltas) == text
 
 
-async def test_ws_frame_boundary_is_the_record_boundary(daemon_factory):
+@SHARED
+async def test_ws_frame_boundary_is_the_record_boundary(daemon):
     """The daemon reads one record per text frame: two commands joined by a newline in one frame
     are one bad record (not two commands), and a command split over two frames is two bad records
     (never joined). Each gets INVALID_REQUEST; the connection stays usable.
 
     Covers: R2.2.1, R8.6
     """
-    daemon = await daemon_factory([text_step("hi")])
     client = await daemon.ws()
     await client.ws.send_str('{"type":"agent.list","id":"a"}\n{"type":"agent.list","id":"b"}')
     await client.ws.send_str('{"type":"agent.list",')
@@ -330,14 +350,14 @@ async def test_ws_frame_boundary_is_the_record_boundary(daemon_factory):
     assert not any(m.get("id") in ("a", "b", "split") and m["success"] for m in before)
 
 
-async def test_ws_binary_frame_is_refused_and_the_connection_stays_usable(daemon_factory):
+@SHARED
+async def test_ws_binary_frame_is_refused_and_the_connection_stays_usable(daemon):
     """A binary frame from the client (even one holding a valid command) gets
     response{success:false, error.code:INVALID_REQUEST} in a text frame, is not executed, and the
     connection keeps working.
 
     Covers: R2.2.2, R8.5, R8.1
     """
-    daemon = await daemon_factory([text_step("hi")])
     session, ws = await _raw_ws(daemon)
     try:
         hello = await ws.receive(timeout=10)
@@ -493,7 +513,8 @@ async def test_multi_megabyte_non_ascii_messages_arrive_intact(daemon_factory, t
 # --- §4.1 loopback handshake ------------------------------------------------------------------------
 
 
-async def test_ws_upgrade_with_the_exact_loopback_host_and_origin_is_accepted(daemon_factory):
+@SHARED
+async def test_ws_upgrade_with_the_exact_loopback_host_and_origin_is_accepted(daemon):
     """The one accepted handshake: Host exactly 127.0.0.1:<port> and Origin exactly
     http://127.0.0.1:<port> (header names in any case, optional whitespace around values); the
     upgrade succeeds and hello follows. Forwarded headers naming other hosts, schemes or clients
@@ -501,7 +522,6 @@ async def test_ws_upgrade_with_the_exact_loopback_host_and_origin_is_accepted(da
 
     Covers: R4.1.1.2, R4.1.1.3, R4.1.1.4, R4.1.0.16
     """
-    daemon = await daemon_factory([text_step("hi")])
     port = daemon.port
     host, origin = f"Host: 127.0.0.1:{port}", f"Origin: {_origin(port)}"
     cases = [
@@ -524,13 +544,13 @@ async def test_ws_upgrade_with_the_exact_loopback_host_and_origin_is_accepted(da
     assert b'"type":"hello"' in rest
 
 
-async def test_ws_upgrade_without_origin_is_400(daemon_factory):
+@SHARED
+async def test_ws_upgrade_without_origin_is_400(daemon):
     """An upgrade with no Origin header is refused with 400 (also through aiohttp), and an empty
     Origin is no better.
 
     Covers: R4.1.0.14
     """
-    daemon = await daemon_factory([text_step("hi")])
     port = daemon.port
     host = f"Host: 127.0.0.1:{port}"
     assert await _statuses(port, [("absent", [host]), ("empty", [host, "Origin:"])]) == {
@@ -542,13 +562,13 @@ async def test_ws_upgrade_without_origin_is_400(daemon_factory):
     assert refused.value.status == 400
 
 
-async def test_ws_upgrade_with_a_foreign_origin_is_400(daemon_factory):
+@SHARED
+async def test_ws_upgrade_with_a_foreign_origin_is_400(daemon):
     """Only the exact serialized http://127.0.0.1:<port> is allowed: another host, localhost, ::1,
     another port, no port, https, a path, a suffix match, 'null' are each refused with 400.
 
     Covers: R4.1.0.15, R4.1.1.3
     """
-    daemon = await daemon_factory([text_step("hi")])
     port = daemon.port
     host = f"Host: 127.0.0.1:{port}"
     origins = [
@@ -570,14 +590,14 @@ async def test_ws_upgrade_with_a_foreign_origin_is_400(daemon_factory):
     assert statuses == {o: 400 for o in origins}
 
 
-async def test_ws_upgrade_host_must_be_exactly_127_0_0_1_and_port(daemon_factory):
+@SHARED
+async def test_ws_upgrade_host_must_be_exactly_127_0_0_1_and_port(daemon):
     """Host is compared exactly, port included: a wrong or missing port, alternate loopback
     spellings (localhost, [::1], 127.1, decimal, hex, trailing dot, upper case), a suffix match and
     DNS-rebinding aliases are each refused with 400, as are a missing Host and an empty one.
 
     Covers: R4.1.0.16, R4.1.0.17, R4.1.0.18, R4.1.0.19, R4.1.1.2
     """
-    daemon = await daemon_factory([text_step("hi")])
     port = daemon.port
     origin = f"Origin: {_origin(port)}"
     other_port = port + 1 if port < 65535 else port - 1
@@ -606,14 +626,14 @@ async def test_ws_upgrade_host_must_be_exactly_127_0_0_1_and_port(daemon_factory
     assert statuses == {label: 400 for label, _ in cases}
 
 
-async def test_ws_forwarded_headers_do_not_rescue_a_wrong_host_or_origin(daemon_factory):
+@SHARED
+async def test_ws_forwarded_headers_do_not_rescue_a_wrong_host_or_origin(daemon):
     """No forwarded header is honored in loopback mode: X-Forwarded-Host / Forwarded naming the
     right host do not make a wrong Host acceptable, and X-Forwarded-Proto / X-Forwarded-Host do not
     make a foreign Origin acceptable.
 
     Covers: R4.1.1.4, R4.1.0.16, R4.1.0.15
     """
-    daemon = await daemon_factory([text_step("hi")])
     port = daemon.port
     right = f"127.0.0.1:{port}"
     origin = f"Origin: {_origin(port)}"
@@ -637,14 +657,14 @@ async def test_ws_forwarded_headers_do_not_rescue_a_wrong_host_or_origin(daemon_
     assert statuses == {label: 400 for label, _ in cases}
 
 
-async def test_ws_upgrade_with_two_origin_headers_is_400(daemon_factory):
+@SHARED
+async def test_ws_upgrade_with_two_origin_headers_is_400(daemon):
     """An upgrade carrying two Origin headers has no single exact Origin (combined, its value is
     'a, b', which is no allowed origin): it is refused with 400 whichever one comes first, as a
     second Host header already is.
 
     Covers: R4.1.0.15, R4.1.0.16
     """
-    daemon = await daemon_factory([text_step("hi")])
     port = daemon.port
     host, good, evil = f"Host: 127.0.0.1:{port}", f"Origin: {_origin(port)}", "Origin: http://evil.example"
     cases = [
@@ -672,15 +692,15 @@ def _listeners(port):
     return found
 
 
-async def test_daemon_binds_127_0_0_1_only(daemon_factory, home):
+@SHARED
+async def test_daemon_binds_127_0_0_1_only(daemon):
     """With no remote flags the WebSocket listens on 127.0.0.1:<port> (the port in daemon.json)
     and nowhere else: one listening socket, local address 127.0.0.1, nothing on IPv6, and another
     loopback address (127.0.0.2) is refused.
 
     Covers: R4.1.1.1
     """
-    daemon = await daemon_factory([text_step("hi")])
-    info = orjson.loads((home / "daemon.json").read_bytes())
+    info = orjson.loads((daemon.home / "daemon.json").read_bytes())
     assert info["port"] == daemon.port > 0
     assert _listeners(daemon.port) == [("/proc/net/tcp", "0100007F")]
     _, writer = await asyncio.open_connection("127.0.0.1", daemon.port)
