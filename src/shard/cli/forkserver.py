@@ -122,7 +122,8 @@ def _freeze(*, collect: bool = False) -> None:
 def _preload(held_keys: list[str]) -> list[Callable[[], None]]:
     """Import what a runtime serves with (before the template says it is ready: a fork then answers
     its first prompt without importing anything for a plain-http server, ``chat_http``), and return
-    the steps that warm it further, taken between requests: building Shard's models, importing the
+    the steps that warm it further, taken between requests: the subagent tools a daemon's runtime
+    offers (``_import_hosted_tools``), building Shard's models, importing the
     SDKs of the providers this configuration can reach that go through one, one failing call per
     SDK (a broken config preloads less: the runtime itself reports it)."""
     import shard.agent.providers.anthropic
