@@ -20,6 +20,12 @@ PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 
 
+def shard_home(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """``--home`` beats ``$SHARD_HOME`` beats ``~/.shard``."""
+    raw = explicit or os.environ.get("SHARD_HOME") or "~/.shard"
+    return Path(raw).expanduser().resolve()
+
+
 class HomeError(Exception):
     """SHARD_HOME or config.toml cannot be used safely; ``message`` is one line for the user."""
 

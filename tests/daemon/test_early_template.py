@@ -3,7 +3,10 @@ serves from: the first runtime is forked by it, and no second template is built.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -68,3 +71,64 @@ async def test_a_cold_start_daemon_starts_no_template(home: Path, project: Path)
         assert templates_of(daemon) == []
     finally:
         await daemon.kill()
+
+
+async def test_the_template_starts_before_config_is_read_and_its_environment_holds_no_key(
+    home: Path, project: Path
+):
+    """The template is spawned right after ``main``, before the daemon reads config.toml and takes
+    its keys out of its environment; its own environment is an allowlist, so neither a provider key
+    nor any other variable of the user's is in it (a runtime's environment comes with its fork)."""
+    write_scripted_home(home, [text_step("hello there")])
+    secret = "sk-ant-not-a-real-key-" + "x" * 8
+    env = {"SHARD_TRACE": repr(time.time()), "ANTHROPIC_API_KEY": secret, "UNRELATED_TOKEN": "tok-123"}
+    daemon = await DaemonProcess.start(home, env=env)
+    try:
+        marks = _marks(daemon.startup, daemon.proc.pid)
+        assert marks[:2] == ["main", "daemon: template"]
+        (template,) = templates_of(daemon)
+        environ = Path(f"/proc/{template}/environ").read_bytes()
+        names = {item.split(b"=", 1)[0].decode() for item in environ.split(b"\0") if item}
+        assert secret.encode() not in environ
+        assert b"tok-123" not in environ
+        assert {"ANTHROPIC_API_KEY", "UNRELATED_TOKEN"}.isdisjoint(names)
+        assert f"SHARD_HOME={home}".encode() in environ.split(b"\0")
+        client = await daemon.unix()
+        agent = await create_agent(client, project)
+        await attach(client, agent)
+        await client.send({"type": "prompt", "id": "p", "agent_id": agent, "message": "hi"})
+        events = await client.until(lambda m: m.get("type") == "turn_end" and m.get("agent_id") == agent)
+        assert (
+            "".join(m.get("text_delta", "") for m in events if m.get("type") == "message_delta")
+            == "hello there"
+        )
+        (pid,) = runtime_pids(home)
+        # a forked runtime's /proc environ is the template's (a runtime's own comes with its fork)
+        assert secret.encode() not in Path(f"/proc/{pid}/environ").read_bytes()
+    finally:
+        await daemon.kill()
+
+
+def test_the_template_is_started_before_config_toml_is_read(home: Path):
+    """A config.toml the daemon refuses: it says so and exits 1, and its trace shows the template
+    was started before — then let go (it exits once it reads the end of its socket)."""
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o700)
+    (home / "config.toml").write_text("default_model = [\n")
+    env = {**os.environ, "SHARD_TRACE": repr(time.time())}
+    done = subprocess.run(
+        [sys.executable, "-m", "shard", "daemon", "--port", "0", "--home", str(home)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 1
+    assert "config.toml" in done.stderr
+    assert _marks(done.stderr.splitlines(), _daemon_pid(done.stderr)) == ["main", "daemon: template"]
+
+
+def _daemon_pid(stderr: str) -> int:
+    found = re.search(r"shard-trace (\d+) main ", stderr)
+    assert found, stderr
+    return int(found.group(1))

@@ -28,7 +28,7 @@ from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
 from shard.daemon.broker import Broker
 from shard.daemon.connection import Connection
-from shard.daemon.early_template import EarlyTemplate, runtime_env
+from shard.daemon.early_template import EarlyTemplate, runtime_env, template_env
 from shard.daemon.effects import (
     Broadcast,
     CancelTimer,
@@ -120,7 +120,7 @@ class Daemon:
         self._tasks: set[asyncio.Future[Any]] = set()
         self.pool = WarmPool(
             home / "config.toml",
-            self._env,
+            lambda: template_env(home),
             lambda: sorted(_secrets.held()),
             enabled=warm_pool,
             early=early_template,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shard._home import HomeError, read_config
+from shard._home import shard_home as shard_home
 from shard.agent.config.hosts import HostConfig, parse_hosts
 from shard.agent.config.mistakes import KeyPath, Mistake
 from shard.agent.mcp.config import McpServerConfig, parse_servers
@@ -122,12 +123,6 @@ class Config(NamedTuple):
         """A path from the config: absolute, or relative to SHARD_HOME."""
         p = Path(value).expanduser()
         return p if p.is_absolute() else self.home / p
-
-
-def shard_home(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """``--home`` beats ``$SHARD_HOME`` beats ``~/.shard``."""
-    raw = explicit or os.environ.get("SHARD_HOME") or "~/.shard"
-    return Path(raw).expanduser().resolve()
 
 
 def load_config(home: Path) -> Config:
