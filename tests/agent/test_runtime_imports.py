@@ -42,16 +42,22 @@ READ = (
 )
 
 
-def _loaded(code: str, home: Path) -> set[str]:
+def _python(code: str, home: Path) -> str:
+    """What ``code`` prints in a fresh interpreter."""
     out = subprocess.run(
-        [sys.executable, "-c", f"{code}\n{READ}import sys, json\nprint(json.dumps(sorted(sys.modules)))"],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
         env={"SHARD_HOME": str(home), "PATH": "/usr/bin:/bin"},
     )
-    return set(json.loads(out.stdout.splitlines()[-1]))
+    return out.stdout
+
+
+def _loaded(code: str, home: Path) -> set[str]:
+    out = _python(f"{code}\n{READ}import sys, json\nprint(json.dumps(sorted(sys.modules)))", home)
+    return set(json.loads(out.splitlines()[-1]))
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
@@ -70,15 +76,7 @@ def test_a_runtime_still_names_an_orchestrator_command_it_refuses(tmp_path: Path
         "except FrameError as exc:\n"
         "    print(exc.message)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        env={"SHARD_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    assert "orchestrator command" in out.stdout
+    assert "orchestrator command" in _python(code, tmp_path)
 
 
 def test_the_template_imports_the_subagent_tools_after_it_is_ready(tmp_path: Path) -> None:
@@ -94,12 +92,4 @@ def test_the_template_imports_the_subagent_tools_after_it_is_ready(tmp_path: Pat
         "loaded = [m in sys.modules for m in ('shard.agent.tools.subagents', 'shard.protocol.commands')]\n"
         "print(ready, *loaded)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        env={"SHARD_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    assert out.stdout.split() == ["False", "True", "False"]  # and not the orchestrator's catalog
+    assert _python(code, tmp_path).split() == ["False", "True", "False"]  # and not the orchestrator's catalog
