@@ -4,7 +4,6 @@ of them (tests/integration has its own ``project``)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-import module_order
 from assert_cache import precompile
 from shard.testing import DaemonProcess, write_scripted_home
 from shard.testing.tools import TEST_TOOLS
@@ -23,37 +21,6 @@ from shard.testing.tools import TEST_TOOLS
 # test kit's caps.
 settings.register_profile("shard", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("shard")
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--record-module-seconds",
-        action="store_true",
-        help="write each module's time in this run into tests/module_seconds.json (./test's order)",
-    )
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest modules first (tests/module_order.py); ``./test`` passes
-    ``--no-loadscope-reorder`` so that xdist hands them out in this order."""
-    rank = module_order.ranks((module_order.module_of(item.nodeid) for item in items), module_order.load())
-    items.sort(key=lambda item: rank[module_order.module_of(item.nodeid)])
-
-
-_module_seconds: dict[str, float] = {}
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    module = module_order.module_of(report.nodeid)
-    _module_seconds[module] = _module_seconds.get(module, 0.0) + report.duration
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    config = session.config
-    if hasattr(config, "workerinput") or not config.getoption("record_module_seconds"):
-        return
-    new = module_order.merged(module_order.load(), _module_seconds, config.rootpath)
-    module_order.SECONDS.write_text(json.dumps(new, indent=1) + "\n")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
