@@ -71,6 +71,18 @@ class Server:
         return resp
 
 
+async def serve_openai() -> tuple[Server, web.AppRunner, int]:
+    """A :class:`Server` answering Chat Completions on 127.0.0.1, its runner (to clean up), its port."""
+    server = Server()
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", server.openai)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return server, runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
 async def one_run(server: Server, home: Path, cwd: Path, model: str) -> tuple[float, float]:
     server.first_request_at = None
     env = {**os.environ, "SHARD_HOME": str(home), "BENCH_KEY": "bench-key"}

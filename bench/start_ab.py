@@ -26,9 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
-from first_request import Server
+from first_request import Server, serve_openai
 from harness import save_results, shard_argv
 
 
@@ -99,14 +97,7 @@ async def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     builds = {"a": [args.a] if args.a else shard_argv(), "b": [args.b]}
-    server = Server()
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", server.openai)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    server, runner, port = await serve_openai()
     config = (
         'default_model = "local/m"\n\n[[providers]]\nname = "local"\nkind = "openai"\n'
         f'base_url = "http://127.0.0.1:{port}/v1"\nmodels = [{{ id = "m", context_window = 32768 }}]\n'

@@ -29,23 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
-from first_request import Server
+from first_request import Server, serve_openai
 from harness import save_results
 from shard.testing import DaemonProcess
 from shard.testing.daemon import UnixClient
-
-
-async def _serve() -> tuple[Server, web.AppRunner, int]:
-    server = Server()
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", server.openai)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return server, runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
 
 async def _first_request(server: Server, t0: float) -> float:
@@ -156,7 +143,7 @@ async def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--fanout", type=int, default=20)
     args = parser.parse_args()
-    server, runner, port = await _serve()
+    server, runner, port = await serve_openai()
     results: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
