@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from browser_steps import enrolled_context
+from browser_steps import enrolled_context, open_app
 
 from shard.testing import DaemonProcess
 from shard.testing.chromium import MISSING, chromium_path, launched
@@ -30,11 +30,18 @@ async def chromium() -> AsyncIterator[Any]:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
-    """A context enrolled with the module's ``daemon`` (each module starts its own)."""
-    ctx = await enrolled_context(chromium, daemon)
+async def context(chromium: Any, daemon: DaemonProcess, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """A context enrolled with the module's ``daemon`` (each module starts its own), made with the
+    module's ``CONTEXT_OPTIONS`` when it has some (a viewport, ``bypass_csp`` for the axe audit)."""
+    ctx = await enrolled_context(chromium, daemon, **getattr(request.module, "CONTEXT_OPTIONS", {}))
     yield ctx
     await ctx.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def page(context: Any) -> AsyncIterator[Any]:
+    """The app open in the module's context (a module that needs another page defines its own)."""
+    yield await open_app(context)
 
 
 @pytest.fixture

@@ -17,8 +17,6 @@ import pytest
 import pytest_asyncio
 from browser_steps import (
     create_agent,
-    enrolled_context,
-    open_app,
     permission,
     screenshot,
     send,
@@ -40,24 +38,15 @@ SCRIPT = [
 ]
 
 
+# the CSP is bypassed only so that the audit can inject axe-core
+CONTEXT_OPTIONS = {"bypass_csp": True, "viewport": WIDE}
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def daemon(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DaemonProcess]:
     home = write_scripted_home(tmp_path_factory.mktemp("web-files") / "home", SCRIPT)
     async for started in start_daemon(home):
         yield started
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def context(chromium: Any, daemon: DaemonProcess) -> AsyncIterator[Any]:
-    """Enrolled; the CSP is bypassed only so that the audit can inject axe-core."""
-    ctx = await enrolled_context(chromium, daemon, bypass_csp=True, viewport=WIDE)
-    yield ctx
-    await ctx.close()
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def page(context: Any) -> AsyncIterator[Any]:
-    yield await open_app(context)
 
 
 @pytest.fixture(scope="module")
