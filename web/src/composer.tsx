@@ -215,22 +215,18 @@ function ComposerForm({ composer, host }: { composer: Composer; host: ComposerHo
       e.preventDefault();
     }
   };
-  const onPaste = (e: ClipboardEvent) => {
-    const files = images(e.clipboardData?.files) as File[];
+  // a pasted image, or one dropped on the box, is attached (not inserted as text)
+  const attach = (e: Event, list: FileList | undefined) => {
+    const files = images(list) as File[];
     if (!files.length) return;
     e.preventDefault();
     composer.addFiles(files);
   };
-  // an image dropped on the box travels like a pasted one
+  const onPaste = (e: ClipboardEvent) => attach(e, e.clipboardData?.files);
   const onDragOver = (e: DragEvent) => {
     if (images(e.dataTransfer?.items).length) e.preventDefault();
   };
-  const onDrop = (e: DragEvent) => {
-    const files = images(e.dataTransfer?.files) as File[];
-    if (!files.length) return;
-    e.preventDefault();
-    composer.addFiles(files);
-  };
+  const onDrop = (e: DragEvent) => attach(e, e.dataTransfer?.files);
   const onSubmit = (e: Event) => {
     e.preventDefault();
     void composer.submit(busyNow() ? "follow_up" : null);
