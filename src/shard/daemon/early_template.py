@@ -29,11 +29,11 @@ def template_argv(fd: int, key_names: list[str]) -> list[str]:
     return [sys.executable, "-m", "shard.cli.forkserver", str(fd), ",".join(key_names), " " * TITLE_ROOM]
 
 
-# What a template's own interpreter, imports and SDK warm-up read: the locale, where Python and
-# temporary files are, the CA bundle its shared TLS context loads, and the start-up trace.
+# What a template's own interpreter, imports and SDK warm-up read: the locale, where Python, its
+# shared library and temporary files are, the CA bundle its shared TLS context loads, the trace.
 _TEMPLATE_VARIABLES = frozenset(
-    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR"}
-    | {"SHARD_TRACE"}
+    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH"}
+    | {"SSL_CERT_FILE", "SSL_CERT_DIR", "SHARD_TRACE"}
 )
 _TEMPLATE_PREFIXES = ("LC_", "PYTHON")
 
