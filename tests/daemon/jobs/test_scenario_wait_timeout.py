@@ -5,6 +5,7 @@ connection closes after its answer, so the runs must also survive their waiter g
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from daemon_helpers import attach, create_agent
@@ -17,7 +18,7 @@ LEAD = "lead"  # the parent's own scripted provider: plays its script once, no l
 
 async def test_a_wait_that_times_out_in_the_parents_tool_leaves_the_child_running(scene: Scene) -> None:
     """The parent's model calls subagent_wait with timeout 0.5 s on a child that sleeps 2 s: the
-    tool answers that it timed out and the runs go on, with the run still active; the child then
+    tool answers that it timed out and the runs go on, with the run still starting or active; the child then
     completes with its answer.
 
     Covers: R10.3.26, R10.3.29, R10.3.24
@@ -38,7 +39,9 @@ async def test_a_wait_that_times_out_in_the_parents_tool_leaves_the_child_runnin
     assert waited["is_error"] is False, waited
     assert "timed out waiting; the runs go on" in waited["content"]["text"]
     assert "kid" in waited["content"]["text"]
-    assert ": active" in waited["content"]["text"]
+    # Still going: a loaded machine may not have started the child within the 0.5 s, so
+    # "starting" is as good as "active" here; a cancelled or failed run is neither.
+    assert re.search(r"- kid \(run-[0-9a-f]+\): (starting|active)$", waited["content"]["text"], re.M), waited
 
     message = {"type": "subagent.wait", "id": "w", "parent_agent_id": parent_id, "handles": ["kid"]}
     done, _ = await client.request(message)
