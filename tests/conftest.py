@@ -4,7 +4,7 @@ of them (tests/integration has its own ``project``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     here = config.invocation_params.dir
     roots = [here / arg.split("::")[0] for arg in config.args]
     precompile(config.rootpath, [root for root in roots if root.exists()])
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_local_runtimes_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module marked ``no_local_runtimes`` starts its daemons (module-scoped ones too) without a warm
+    template (``DaemonProcess.cold_by_default``)."""
+    with DaemonProcess.cold_while(request.node.get_closest_marker("no_local_runtimes") is not None):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _no_local_runtimes_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    with DaemonProcess.cold_while(request.node.get_closest_marker("no_local_runtimes") is not None):
+        yield
 
 
 @pytest.fixture

@@ -9,8 +9,11 @@ import subprocess
 from pathlib import Path
 
 import orjson
+import pytest
 
 from shard.testing import shard_command
+
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
 
 
 async def attach(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

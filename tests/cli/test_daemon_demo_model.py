@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from shard.agent.catalog import DEMO_MODEL
 from shard.testing import DaemonProcess, write_scripted_home
 from shard.testing.home import text_step
@@ -61,6 +63,7 @@ async def test_a_configured_model_is_used_and_no_notice_is_printed(tmp_path: Pat
     assert _assistant_texts(read) == ["from the configured model"]
 
 
+@pytest.mark.no_local_runtimes
 async def test_models_without_a_default_are_named_in_the_start_line(tmp_path: Path) -> None:
     """config.toml lists models but names no ``default_model``: the start line says exactly that —
     not that no model is configured — names the models there are and the line that picks one."""
@@ -79,6 +82,7 @@ async def test_models_without_a_default_are_named_in_the_start_line(tmp_path: Pa
     assert "no model is configured" not in " ".join(daemon.output)
 
 
+@pytest.mark.no_local_runtimes
 async def test_with_no_model_at_all_the_start_line_says_none_is_configured(tmp_path: Path) -> None:
     """No config.toml and no key: the start line says no model is configured (and no default_model
     is asked for: there is nothing to pick from)."""

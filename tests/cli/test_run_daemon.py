@@ -150,6 +150,7 @@ async def test_a_retry_and_its_end_show_on_stderr_through_the_daemon(tmp_path, p
     ) in lines
 
 
+@pytest.mark.no_local_runtimes
 async def test_a_refused_run_says_what_a_direct_one_says(tmp_path, project):
     """An unknown model: one line, the same as a direct run's, exit 2, and no agent left behind."""
     home = write_scripted_home(tmp_path / "home", [text_step("x")])

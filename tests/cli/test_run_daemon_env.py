@@ -71,6 +71,7 @@ async def _agents(daemon: DaemonProcess) -> list[dict[str, Any]]:
     [{}, {"OPENAI_API_KEY": "sk-the-daemons-own"}],
     ids=["daemon-without-key", "daemon-with-another-key"],
 )
+@pytest.mark.no_local_runtimes
 async def test_a_shell_with_other_provider_settings_than_the_daemons_runs_as_a_direct_run(
     tmp_path: Path, project: Path, server: ProviderServer, model: list[str], daemon_env: dict[str, str]
 ) -> None:
@@ -146,6 +147,7 @@ async def test_a_session_open_in_a_daemon_agent_with_other_settings_is_refused_i
         await daemon.kill()
 
 
+@pytest.mark.no_local_runtimes
 async def test_with_no_model_anywhere_the_run_says_so_as_a_direct_run_does(
     tmp_path: Path, project: Path
 ) -> None:

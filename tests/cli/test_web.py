@@ -12,6 +12,8 @@ import pytest
 from shard.testing import DaemonProcess, shard_command
 from shard.testing.web import Browser, code_of, post_enroll
 
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
+
 
 async def shard(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The real command, run off the event loop (the daemon's output keeps draining meanwhile)."""

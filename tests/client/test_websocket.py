@@ -16,6 +16,8 @@ from shard.protocol.wsframe import Close, Opcode, ServerCodec, encode_frame
 from shard.testing.home import text_step
 from shard.testing.web import enrollment_code
 
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
+
 
 async def test_a_server_that_masks_its_frames_is_closed_with_1002():
     """A server frame that is masked breaks RFC 6455 §5.1: the transport fails the connection with

@@ -14,6 +14,8 @@ from daemon.daemon_helpers import connect
 from shard._provider_env import gather, nonce, sealed
 from shard.testing import text_step
 
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
+
 KEY = "sk-daemon-0123456789abcdef"
 URL = "http://127.0.0.1:9/v1"
 

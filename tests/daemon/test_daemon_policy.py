@@ -3,6 +3,7 @@ runtime, catalog reads that never wake a stopped runtime, and manifest fields on
 
 from __future__ import annotations
 
+import pytest
 from daemon_helpers import attach, connect, create_agent, runtime_pids
 
 from shard.testing import AgentProcess, text_step, tool_step
@@ -89,6 +90,7 @@ async def test_catalog_reads_never_wake_a_stopped_runtime(daemon_factory, projec
     assert levels["data"]["active"] == "high"
 
 
+@pytest.mark.no_local_runtimes
 async def test_manifest_fields_are_set_by_the_daemon_only(daemon_factory, project):
     """agent.create carrying a managed-child manifest field is refused, naming the field, and
     creates nothing.

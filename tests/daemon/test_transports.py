@@ -379,6 +379,7 @@ async def test_ws_binary_frame_is_refused_and_the_connection_stays_usable(daemon
         await session.close()
 
 
+@pytest.mark.no_local_runtimes
 async def test_ws_server_pings_at_the_configured_interval(daemon_factory):
     """The server sends WS pings on its own (every 30 s by default; here --ws-ping-interval 1): a
     client that answers each one keeps getting them about one interval apart.
@@ -717,6 +718,7 @@ async def test_daemon_binds_127_0_0_1_only(daemon):
 # --- §4.2: the unix socket's permissions ----------------------------------------------------------
 
 
+@pytest.mark.no_local_runtimes
 async def test_unix_socket_is_0600_and_owned_by_the_user(daemon_factory, home):
     """$SHARD_HOME/daemon.sock is a socket with mode 0600 owned by the current user, even when the
     daemon was started under a permissive umask.

@@ -25,7 +25,7 @@ from playwright.async_api import expect
 from shard.testing.chromium import MISSING, chromium_path, launched
 from shard.testing.web import http
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.no_local_runtimes]
 TIMEOUT_MS = 20_000
 
 

@@ -27,6 +27,8 @@ from shard.daemon.web.config import LOOPBACK
 from shard.daemon.web.store import SecurityStore
 from shard.testing.web import Browser, admin, code_of, enrollment_code, http, post_enroll
 
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
+
 TEN_MINUTES = 600.0  # what the README and the startup line promise; not read from the code
 
 

@@ -17,8 +17,12 @@ import asyncio
 import base64
 import os
 
+import pytest
+
 from shard.testing import DaemonProcess
 from shard.testing.web import Browser, enrollment_code, http, post_enroll
+
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
 
 PUBLIC = "shard.example.net:443"
 ALLOWED = "https://shard.example.net"

@@ -149,6 +149,7 @@ def test_a_loose_home_is_tightened_with_one_line(tmp_path, project, command):
     assert str(home) not in again.stderr.decode()
 
 
+@pytest.mark.no_local_runtimes
 async def test_the_daemon_tightens_a_loose_home_with_one_line(tmp_path):
     """``shard daemon`` on a 0755 SHARD_HOME makes it 0700 and says so in exactly one line."""
     home = tmp_path / "home"

@@ -16,8 +16,11 @@ from enum import IntEnum
 from typing import Any
 
 import orjson
+import pytest
 
 from shard.testing import DaemonProcess
+
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
 
 MASK = b"\x0f\xa5\x5a\xf0"
 WAIT = 30.0  # a generous ceiling for an awaited event, never a measured duration

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,23 @@ from shard.testing.web import Browser, ws_protocols
 
 
 class DaemonProcess:
+    # Where a test starts no runtime, its daemons skip the warm template (``--cold-start``): a
+    # template is a second interpreter that imports the whole runtime (~0.35 CPU-s) only to be
+    # forked from, and the suite starts hundreds of daemons. Set by tests/conftest.py from the
+    # ``no_local_runtimes`` marker; a test so marked that does start a runtime still gets one, spawned cold.
+    cold_by_default = False
+
+    @classmethod
+    @contextlib.contextmanager
+    def cold_while(cls, cold: bool) -> Iterator[None]:
+        """Daemons started inside start cold if ``cold`` (or if an outer scope said so)."""
+        before = cls.cold_by_default
+        cls.cold_by_default = before or cold
+        try:
+            yield
+        finally:
+            cls.cold_by_default = before
+
     def __init__(self, home: Path, proc: asyncio.subprocess.Process, info: dict[str, Any]) -> None:
         self.home = home
         self.proc = proc
@@ -45,6 +63,8 @@ class DaemonProcess:
     ) -> DaemonProcess:
         """Start a daemon on ``home`` (which it creates if needed) and wait until it listens;
         ``prefix`` is a command that execs it (``setpriv …``: same pid)."""
+        if cls.cold_by_default and "--cold-start" not in args:
+            args = (*args, "--cold-start")
         info_file = home / "daemon.json"
         with contextlib.suppress(FileNotFoundError):
             info_file.unlink()

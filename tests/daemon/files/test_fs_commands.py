@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 from daemon_helpers import connect, create_agent
 
 from shard.daemon import wire
@@ -55,6 +56,7 @@ async def test_a_client_browses_the_folder_and_nothing_outside(daemon_factory, t
     assert unknown["error"]["code"] == "NOT_FOUND"
 
 
+@pytest.mark.no_local_runtimes
 async def test_completion_offers_folders_but_never_shard_home(daemon_factory, transport, home, tmp_path):
     (tmp_path / "alpha-project").mkdir()
     (tmp_path / "alpha-file").write_text("")

@@ -17,7 +17,8 @@ from shard.testing import DaemonProcess, recorded_requests, text_step, tool_step
 from shard.testing.disk import small_disk
 from shard.testing.sshd import Sshd
 
-pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
+# a real sshd, daemons and runtimes on the "host" (so no local runtime: its daemons need no template)
+pytestmark = [pytest.mark.slow, pytest.mark.no_local_runtimes]
 
 
 async def _allow(client, agent_id: str) -> None:

@@ -14,7 +14,8 @@ from conftest import absolute_script, host_toml
 from shard.daemon.hosts.ssh import control_dir
 from shard.testing import DaemonProcess, UnixClient, text_step, tool_step, write_scripted_home
 
-pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
+# a real sshd, daemons and runtimes on the "host" (so no local runtime: its daemons need no template)
+pytestmark = [pytest.mark.slow, pytest.mark.no_local_runtimes]
 
 KEY = "sk-remote-9f8e7d6c5b4a39281706"
 

@@ -12,7 +12,8 @@ import pytest
 from conftest import absolute_script, host_toml
 from shard.testing import DaemonProcess, text_step, write_scripted_home
 
-pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
+# a real sshd, daemons and runtimes on the "host" (so no local runtime: its daemons need no template)
+pytestmark = [pytest.mark.slow, pytest.mark.no_local_runtimes]
 
 
 def _git(cwd: Path, *args: str) -> str:

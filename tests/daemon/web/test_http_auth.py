@@ -20,6 +20,8 @@ from shard.daemon.web.tickets import digest
 from shard.testing import DaemonProcess
 from shard.testing.web import Browser, admin, admin_reply, code_of, enrollment_code, http, post_enroll
 
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
+
 WAIT = 10.0
 PUBLIC = "shard.example:443"
 HTTPS_ORIGIN = "https://shard.example"

@@ -10,9 +10,13 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from shard.daemon.web.tickets import digest
 from shard.testing import shard_command
 from shard.testing.web import Browser, code_of, http, post_enroll
+
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
 
 
 def every_file(home: Path) -> dict[Path, bytes]:

@@ -8,11 +8,15 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from shard.daemon.web.auth import ENROLLED_BEFORE_PROOFS, NO_PROOF
 from shard.daemon.web.store import MIGRATIONS
 from shard.daemon.web.tickets import digest, new_secret
 from shard.testing import DaemonProcess
 from shard.testing.web import Browser, admin, code_of, http, post_enroll
+
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
 
 
 async def test_bootstrap_wants_the_proof_of_the_cookies_own_session(start_daemon):

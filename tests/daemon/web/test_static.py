@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from shard.daemon.web.static_files import STATIC, static_routes
 from shard.testing.web import http
+
+pytestmark = pytest.mark.no_local_runtimes  # no test here starts a runtime
 
 
 async def test_the_app_is_served_with_a_strict_csp(start_daemon):

@@ -190,6 +190,7 @@ async def test_the_answer_is_bounded_and_says_what_was_cut(daemon_factory, repo:
         ({"type": "workspace.diff", "workspace_id": "ws-nope"}, "NOT_FOUND"),
     ],
 )
+@pytest.mark.no_local_runtimes
 async def test_bad_requests_are_refused_as_the_other_workspace_commands_refuse_them(
     daemon_factory, message: dict[str, Any], code: str
 ):
