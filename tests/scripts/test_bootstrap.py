@@ -1,8 +1,9 @@
 """``scripts/bootstrap.sh``: what the first run of ``./shard`` or ``./test`` says, and what it hides.
 
 The script runs for real on a copy of this checkout's layout, with a stand-in ``python3`` on PATH
-whose venv "python" records each pip call and writes the noise a machine's pip config can cause —
-so the test needs neither the network nor half a minute.
+whose venv "python" records each pip call and writes the noise a machine's pip config can cause, and
+(with ``FAKE_UV``) installs a stand-in ``uv`` that records its calls — so the test needs neither the
+network nor half a minute.
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ if [ "$2" = pip ]; then
   echo "$*" >> "$PIP_LOG"
   echo "NOISE_LINE" >&2
   echo "KEPT_LINE" >&2
+  if [ "${!#}" = uv ]; then  # pip installing uv: a stand-in uv that records its calls, when wanted
+    [ -n "${FAKE_UV:-}" ] || exit 1
+    uv="$(dirname "$0")/uv"
+    printf '#!/usr/bin/env bash\necho "$*" >> "$UV_LOG"\necho UV_SAYS >&2\nexit "${UV_EXIT:-0}"\n' > "$uv"
+    chmod +x "$uv"
+    exit 0
+  fi
   exit "${PIP_EXIT:-0}"
 fi
 exit 0
@@ -64,13 +72,21 @@ def bootstrap(checkout: Path, what: str, **env: str) -> subprocess.CompletedProc
             **os.environ,
             "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}",
             "PIP_LOG": str(checkout.parent / "pip.log"),
+            "UV_LOG": str(checkout.parent / "uv.log"),
             **env,
         },
     )
 
 
 def pip_calls(checkout: Path) -> list[str]:
+    """The pip installs of the project (not of uv)."""
     log = checkout.parent / "pip.log"
+    calls = log.read_text().splitlines() if log.exists() else []
+    return [call for call in calls if not call.endswith(" uv")]
+
+
+def uv_calls(checkout: Path) -> list[str]:
+    log = checkout.parent / "uv.log"
     return log.read_text().splitlines() if log.exists() else []
 
 
@@ -117,3 +133,28 @@ def test_a_failed_install_fails_and_is_tried_again(checkout: Path):
     assert not (checkout / ".venv" / ".installed-dev").exists()
     assert bootstrap(checkout, "dev").returncode == 0
     assert len(pip_calls(checkout)) == 2
+
+
+def test_uv_installs_when_it_can_be_had_and_pip_is_then_not_run(checkout: Path):
+    """pip installs uv into the venv, and uv installs the project (editable, byte-compiled, into
+    that venv's Python); pip installs nothing else."""
+    done = bootstrap(checkout, "dev", FAKE_UV="1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{checkout}/.venv\n"
+    (call,) = uv_calls(checkout)
+    venv = checkout / ".venv"
+    assert call == f"pip install --quiet --python {venv}/bin/python --compile-bytecode -e {checkout}[dev]"
+    assert pip_calls(checkout) == []
+    assert (venv / ".installed-dev").exists()
+
+
+def test_when_uv_fails_pip_installs_and_says_what_uv_said(checkout: Path):
+    """uv's failure is shown, then pip installs as it always did; a run without uv at all (pip could
+    not install it) goes straight to pip."""
+    done = bootstrap(checkout, "dev", FAKE_UV="1", UV_EXIT="2")
+    assert done.returncode == 0, done.stderr
+    assert "UV_SAYS" in done.stderr
+    assert len(uv_calls(checkout)) == 1
+    (call,) = pip_calls(checkout)
+    assert f"install --quiet --disable-pip-version-check -e {checkout}[dev]" in call
+    assert (checkout / ".venv" / ".installed-dev").exists()
