@@ -4,10 +4,12 @@ Every worker imports every test module (xdist compares the workers' collections)
 rewrites each module's asserts on import: about 8 s of CPU per worker for the ~400 modules. pytest
 caches the result in ``__pycache__`` — unless PYTHONDONTWRITEBYTECODE is set (as .ci/run sets it),
 and in a fresh clone the workers all start at once with nothing cached, so each of them did the
-whole rewrite. Here the controller hands the stale modules to one ``pytest --collect-only`` a core,
-with bytecode writing on; the workers then read what those wrote (pytest reads its cache even when
-it may not write one). Only pytest's own ``*-pytest-*.pyc`` files are written, in the
-``__pycache__`` folders git ignores."""
+whole rewrite. Here the controller hands the stale modules to one process a core, which rewrites
+them with pytest's own rewriter and writes pytest's own cache files — without importing them: a
+``pytest --collect-only`` did the same at three times the CPU, most of it running the modules'
+imports. The workers then read what was written (pytest reads its cache even when it may not
+write one; a module whose cache is missing or wrong is simply rewritten again by the worker). Only
+pytest's own ``*-pytest-*.pyc`` files are written, in the ``__pycache__`` folders git ignores."""
 
 from __future__ import annotations
 
@@ -48,25 +50,58 @@ def shares(paths: list[Path], parts: int) -> list[list[Path]]:
     return [group for group in groups if group]
 
 
-def precompile(rootdir: Path, roots: list[Path]) -> None:
-    """Rewrite and cache the stale test modules under ``roots``, one process a core."""
+def precompile(rootdir: Path, roots: list[Path], *, pass_hook: bool = False) -> None:
+    """Rewrite and cache the stale test modules under ``roots``, one process a core
+    (``pass_hook``: the ``enable_assertion_pass_hook`` ini setting the rewrite depends on)."""
     if sys.pycache_prefix:  # the cache lives elsewhere: pytest's own caching is left alone
         return
     stale = stale_modules(roots)
     if not stale:
         return
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-    command += ["-p", "no:xdist"]
+    command = [sys.executable, str(Path(__file__).resolve()), *(["--pass-hook"] if pass_hook else [])]
     running = [
         subprocess.Popen(
             [*command, *map(str, group)],
             cwd=rootdir,
-            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         for group in shares(stale, os.cpu_count() or 1)
     ]
-    for proc in running:  # a module that fails to import fails again, with its error, in the run
+    for proc in running:  # a module that fails to parse fails again, with its error, in the run
         proc.wait()
+
+
+def rewrite_into_cache(sources: list[Path], *, pass_hook: bool) -> None:
+    """pytest's rewrite of each source, written where and as pytest writes it (atomically: a worker
+    may read it as soon as it is there)."""
+    import ast
+    import importlib.util
+
+    from _pytest.assertion import rewrite
+
+    class _Ini:  # the one setting the rewriter reads from pytest's Config
+        def getini(self, name: str) -> object:
+            assert name == "enable_assertion_pass_hook", name
+            return pass_hook
+
+    for source in sources:
+        try:
+            text = source.read_bytes()
+            tree = ast.parse(text, filename=str(source))
+            rewrite.rewrite_asserts(tree, text, str(source), _Ini())  # type: ignore[arg-type]
+            code = compile(tree, str(source), "exec", dont_inherit=True)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        pyc = _cached(source)
+        pyc.parent.mkdir(exist_ok=True)
+        partial = pyc.with_name(f"{pyc.name}.{os.getpid()}")
+        with open(partial, "wb") as out:
+            rewrite._write_pyc_fp(out, importlib.util.source_hash(text), code)
+        os.replace(partial, pyc)
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    hook = arguments[:1] == ["--pass-hook"]
+    rewrite_into_cache([Path(arg) for arg in arguments[hook:]], pass_hook=hook)

@@ -31,7 +31,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     here = config.invocation_params.dir
     roots = [here / arg.split("::")[0] for arg in config.args]
-    precompile(config.rootpath, [root for root in roots if root.exists()])
+    existing = [root for root in roots if root.exists()]
+    precompile(config.rootpath, existing, pass_hook=bool(config.getini("enable_assertion_pass_hook")))
 
 
 @pytest.fixture(autouse=True, scope="module")
