@@ -1,6 +1,6 @@
 """Browser tests: one real daemon with scripted agents per module, one real Chromium per worker, and
-per module one browser context enrolled through the link the module's daemon printed. Waits are on
-DOM state, never sleeps.
+per module one browser context enrolled with the link the module's daemon printed (its code posted
+as the enrollment page posts it; see ``enrolled_context``). Waits are on DOM state, never sleeps.
 
 Every fixture and test here runs on the session's event loop (``loop_scope="session"``): Playwright's
 browser belongs to the loop that launched it, and one launch per worker instead of one per module
