@@ -3,14 +3,17 @@ daemon and enrolled browser context each module starts."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import expect
 
+from shard.daemon.web.pages import PROOF_KEY
 from shard.testing import DaemonProcess
 from shard.testing.chromium import screenshot_dir
+from shard.testing.web import Browser, code_of, post_enroll
 
 TIMEOUT_MS = 30_000
 
@@ -65,18 +68,69 @@ async def start_daemon(home: Path) -> AsyncIterator[DaemonProcess]:
         await daemon.kill()
 
 
-async def enrolled_context(chromium: Any, daemon: DaemonProcess, **options: Any) -> Any:
-    """A browser context (its tabs share the cookie) enrolled through the printed link; ``options``
-    go to ``new_context`` (a viewport, ``bypass_csp`` for an audit that injects axe-core)."""
+async def enrolled_context(
+    chromium: Any, daemon: DaemonProcess, *, in_a_tab: bool = False, **options: Any
+) -> Any:
+    """A browser context (its tabs share the cookie) enrolled with the link the daemon printed;
+    ``options`` go to ``new_context`` (a viewport, ``bypass_csp`` for an audit that injects axe-core).
+
+    By default the context gets what the enrollment page would have left it: the link's code is
+    posted as that page posts it (same Origin, this Chromium's User-Agent), and the answer's cookie
+    and origin proof go into the new context's storage. That spares a tab loading the page and then
+    the app (about a CPU-second of Chromium a module). ``in_a_tab`` opens the link in a tab instead,
+    for the module whose tests are about that flow."""
     assert daemon.enrollment_link, daemon.output
-    context = await chromium.new_context(base_url=f"http://127.0.0.1:{daemon.port}", **options)
+    origin = f"http://127.0.0.1:{daemon.port}"
+    if in_a_tab:
+        context = await chromium.new_context(base_url=origin, **options)
+    else:
+        user_agent = await chromium_user_agent(chromium)
+        reply = await post_enroll(
+            daemon.port, code_of(daemon.enrollment_link), origin, extra=[f"User-Agent: {user_agent}"]
+        )
+        enrolled = Browser.enrolled(daemon.port, reply, origin)
+        storage = {
+            "cookies": [cookie_of(enrolled.set_cookie)],
+            "origins": [{"origin": origin, "localStorage": [{"name": PROOF_KEY, "value": enrolled.proof}]}],
+        }
+        context = await chromium.new_context(base_url=origin, storage_state=storage, **options)
     context.set_default_timeout(TIMEOUT_MS)
     expect.set_options(timeout=TIMEOUT_MS)
-    page = await context.new_page()
-    await page.goto(daemon.enrollment_link)
-    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
-    await page.close()
+    if in_a_tab:
+        page = await context.new_page()
+        await page.goto(daemon.enrollment_link)
+        await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        await page.close()
     return context
+
+
+async def chromium_user_agent(chromium: Any) -> str:
+    """The User-Agent this Chromium's pages send (the daemon labels an enrolled browser with it)."""
+    session = await chromium.new_browser_cdp_session()
+    try:
+        version = await session.send("Browser.getVersion")
+    finally:
+        await session.detach()
+    user_agent: str = version["userAgent"]
+    return user_agent
+
+
+def cookie_of(set_cookie: str) -> dict[str, Any]:
+    """The cookie a ``Set-Cookie`` value from 127.0.0.1 leaves in a browser, as Playwright's storage
+    state holds one."""
+    pair, *attributes = (part.strip() for part in set_cookie.split(";"))
+    name, _, value = pair.partition("=")
+    flags = {a.partition("=")[0].lower(): a.partition("=")[2] for a in attributes}
+    return {
+        "name": name,
+        "value": value,
+        "domain": "127.0.0.1",
+        "path": flags.get("path", "/"),
+        "expires": time.time() + int(flags["max-age"]) if "max-age" in flags else -1,
+        "httpOnly": "httponly" in flags,
+        "secure": "secure" in flags,
+        "sameSite": flags.get("samesite", "Lax"),
+    }
 
 
 def write_session(home: Path, cwd: Path, texts: list[str]) -> str:

@@ -1,6 +1,6 @@
 """Browser tests: one real daemon with scripted agents per module, one real Chromium per worker, and
-per module one browser context enrolled through the link the module's daemon printed. Waits are on
-DOM state, never sleeps.
+per module one browser context enrolled with the link the module's daemon printed (its code posted
+as the enrollment page posts it; see ``enrolled_context``). Waits are on DOM state, never sleeps.
 
 Every fixture and test here runs on the session's event loop (``loop_scope="session"``): Playwright's
 browser belongs to the loop that launched it, and one launch per worker instead of one per module
@@ -32,8 +32,11 @@ async def chromium() -> AsyncIterator[Any]:
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def context(chromium: Any, daemon: DaemonProcess, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """A context enrolled with the module's ``daemon`` (each module starts its own), made with the
-    module's ``CONTEXT_OPTIONS`` when it has some (a viewport, ``bypass_csp`` for the axe audit)."""
-    ctx = await enrolled_context(chromium, daemon, **getattr(request.module, "CONTEXT_OPTIONS", {}))
+    module's ``CONTEXT_OPTIONS`` when it has some (a viewport, ``bypass_csp`` for the axe audit);
+    enrolled in a tab through the printed link when the module sets ``ENROLL_IN_A_TAB``."""
+    in_a_tab = getattr(request.module, "ENROLL_IN_A_TAB", False)
+    options = getattr(request.module, "CONTEXT_OPTIONS", {})
+    ctx = await enrolled_context(chromium, daemon, in_a_tab=in_a_tab, **options)
     yield ctx
     await ctx.close()
 

@@ -31,6 +31,9 @@ from shard.testing.web import enrollment_code
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
+# The first test is about the printed link itself: the module's context is enrolled by opening it.
+ENROLL_IN_A_TAB = True
+
 SCRIPT = [
     {
         "blocks": [
