@@ -1,10 +1,7 @@
-"""A small MCP server, written with the same SDK Shard uses, for the tests (run as a real process).
-
-``python demo_server.py`` serves stdio; ``--http`` serves streamable HTTP on a free local port and
-prints the port (one line on stdout) once it listens; ``--hang-at-start`` never answers the
-handshake; ``--linger`` keeps running after its stdin closes; ``--with-child`` first starts a
-``sleep`` of its own (in its process group). With ``$DEMO_PIDS`` set, the server appends its pid
-there when it starts (and its child's).
+"""The demo server written with the MCP SDK Shard uses: ``demo_server.py --sdk`` (stdio) and
+``demo_server.py --http`` (streamable HTTP) run it. The plain stdio server in ``demo_server.py``
+answers as this one does, which ``test_demo_parity.py`` holds it to; this one is the real thing the
+interop tests run against. Importing it costs the SDK's import (~0.9 CPU-s).
 """
 
 from __future__ import annotations
@@ -12,29 +9,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 
-
-def _announce() -> None:
-    """Start the child, write the pids, and hang if asked — before the SDK's imports, which take a
-    second or two on a loaded machine: a test's start_timeout then never races them."""
-    started = [os.getpid()]
-    if "--with-child" in sys.argv:
-        started.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL).pid)
-    if pids := os.environ.get("DEMO_PIDS"):
-        with open(pids, "a") as f:
-            f.write("".join(f"{pid}\n" for pid in started))
-    if "--hang-at-start" in sys.argv:
-        time.sleep(3600)
-
-
-if __name__ == "__main__":
-    _announce()
-
-from mcp.server.mcpserver import Context, Image, MCPServer  # noqa: E402
-from mcp.types import ToolAnnotations  # noqa: E402
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.types import ToolAnnotations
 
 server = MCPServer("demo")
 
@@ -83,7 +62,8 @@ def picture(size: int, count: int = 1) -> list[Image]:
     return [Image(data=png, format="png") for _ in range(count)]
 
 
-def _serve_http() -> None:
+def serve_http() -> None:
+    """Streamable HTTP on a free local port, told on stdout (one line) once it listens."""
     import uvicorn
 
     sock = socket.socket()
@@ -94,10 +74,7 @@ def _serve_http() -> None:
     uvi.run(sockets=[sock])
 
 
-if __name__ == "__main__":
-    if "--http" in sys.argv:
-        _serve_http()
-    else:
-        server.run()
-        if "--linger" in sys.argv:  # a server that outlives its stdin: only a signal ends it
-            time.sleep(3600)
+def serve_stdio() -> None:
+    server.run()
+    if "--linger" in sys.argv:  # a server that outlives its stdin: only a signal ends it
+        time.sleep(3600)
