@@ -1,4 +1,7 @@
-"""An editor for the tests: the ACP SDK's own client side, launching a real ``shard acp`` process."""
+"""An editor for the tests: the ACP SDK's own client side, launching a real ``shard acp`` process.
+
+The SDK (its schema: half a second of pydantic models) is imported where it is used, not here:
+every xdist worker imports this file to collect, and only the one running these tests needs it."""
 
 from __future__ import annotations
 
@@ -10,9 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import acp
 import pytest
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
 TIMEOUT = 30.0
 
@@ -35,6 +36,8 @@ class Editor:
             self._changed.notify_all()
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any) -> Any:
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
         async with self._changed:
             self.asked.append((tool_call, options))
             self._changed.notify_all()
@@ -85,6 +88,8 @@ class Editor:
 async def start_acp(home: Path, project: Path, tmp_path: Path) -> AsyncIterator[Any]:
     """``await start_acp(*flags, choose="allow_once")``: a real ``shard acp`` on ``home``, initialized;
     returns (editor, connection, process). Every process is closed (stdin EOF) at the end."""
+    import acp
+
     stack = contextlib.AsyncExitStack()
     logs = os.open(tmp_path / "acp-stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     stack.callback(os.close, logs)

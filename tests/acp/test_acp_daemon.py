@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 
-import acp
 import pytest
 
 from shard.client import ShardClient, choice_for
@@ -25,6 +24,8 @@ async def _agent_of(client: ShardClient, session_id: str):
 async def test_a_second_client_sees_the_editors_turn_and_its_permission_answer_releases_it(
     home, project, daemon_factory, start_acp
 ):
+    import acp  # here, not at the top: collecting this file would import the SDK (see conftest.py)
+
     await daemon_factory(
         [tool_step("write", {"path": "web.txt", "content": "from the web\n"}), text_step("Done.")]
     )
@@ -66,6 +67,8 @@ async def test_a_second_client_sees_the_editors_turn_and_its_permission_answer_r
 async def test_load_attaches_to_the_agent_that_holds_the_session_and_replays_it(
     home, project, daemon_factory, start_acp
 ):
+    import acp  # here, not at the top: collecting this file would import the SDK (see conftest.py)
+
     await daemon_factory([text_step("Answer one."), text_step("Answer two.")])
     async with await ShardClient.connect_unix(home=home) as web:
         agent = await web.create_agent(project)

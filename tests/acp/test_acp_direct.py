@@ -7,9 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-import acp
 import pytest
-from acp.exceptions import RequestError
 
 from shard.testing import recorded_requests, text_step, tool_step, write_scripted_home
 from shard.testing.tools import TEST_TOOLS
@@ -18,6 +16,10 @@ TIMEOUT = 30.0
 
 
 async def _prompt(conn, session_id: str, text: str):
+    # the SDK is imported by the tests, not at the top: collecting this file would import it
+    # (see conftest.py)
+    import acp
+
     return await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[acp.text_block(text)]), TIMEOUT)
 
 
@@ -40,6 +42,8 @@ async def test_initialize_and_a_prompt_streams_chunks(home, project, start_acp):
 
 async def test_initialize_advertises_load_and_images(home, project, start_acp):
     write_scripted_home(home, [text_step("x")])
+    import acp
+
     _, conn, _ = await start_acp()
     init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
     assert init.protocol_version == acp.PROTOCOL_VERSION
@@ -93,6 +97,8 @@ async def test_rejecting_the_permission_fails_the_tool_call(home, project, start
 
 
 async def test_cancel_mid_turn_ends_the_prompt_cancelled(home, project, start_acp):
+    import acp
+
     write_scripted_home(
         home, [tool_step("sleep", {"seconds": 60}), text_step("never")], extensions=TEST_TOOLS
     )
@@ -112,6 +118,8 @@ async def test_cancel_mid_turn_ends_the_prompt_cancelled(home, project, start_ac
 
 
 async def test_modes_and_models_are_offered_and_switched(home, project, start_acp):
+    from acp.exceptions import RequestError
+
     models = [{"id": "m", "context_window": 100_000}, {"id": "m2", "context_window": 50_000}]
     write_scripted_home(
         home, [tool_step("touch", {"path": "t.txt"}), text_step("ok")], models=models, extensions=TEST_TOOLS
@@ -141,6 +149,8 @@ async def test_modes_and_models_are_offered_and_switched(home, project, start_ac
 
 
 async def test_load_replays_a_saved_session_and_continues_it(home, project, start_acp):
+    from acp.exceptions import RequestError
+
     write_scripted_home(home, [text_step("First answer."), text_step("Second answer.")])
     _, conn, proc = await start_acp()
     first = await conn.new_session(cwd=str(project))
@@ -164,6 +174,8 @@ async def test_load_replays_a_saved_session_and_continues_it(home, project, star
 
 
 async def test_load_of_an_unknown_session_is_an_error(home, project, start_acp):
+    from acp.exceptions import RequestError
+
     write_scripted_home(home, [text_step("x")])
     _, conn, _ = await start_acp()
     with pytest.raises(RequestError) as caught:
@@ -174,6 +186,8 @@ async def test_load_of_an_unknown_session_is_an_error(home, project, start_acp):
 
 
 async def test_a_prompt_with_an_image_and_a_resource_reaches_the_model(home, project, start_acp):
+    import acp
+
     write_scripted_home(home, [text_step("Seen.")])
     _, conn, _ = await start_acp()
     session = await conn.new_session(cwd=str(project))

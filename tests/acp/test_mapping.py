@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import acp
+from types import ModuleType
 
-from shard.acp import mapping
+import pytest
+
 from shard.protocol.content import (
     ErrorContent,
     ImageBlock,
@@ -21,13 +22,22 @@ from shard.protocol.permissions import PermissionChoice, PermissionDetail
 from shard.protocol.render import DiffRender, Hunk
 
 
+@pytest.fixture
+def mapping() -> ModuleType:
+    """shard.acp.mapping, imported by the tests that use it: at the top of this file, it (and the ACP
+    SDK it imports) would be imported by every xdist worker collecting the suite."""
+    from shard.acp import mapping
+
+    return mapping
+
+
 def _request(**fields) -> PermissionRequest:
     base = {"request_id": "req-1", "tool_name": "bash", "input": {"command": "ls"}, "prompt": "Run ls?"}
     base.setdefault("options", ["allow", "allow_always", "deny"])
     return PermissionRequest(**{**base, **fields})
 
 
-def test_tool_kinds_titles_and_locations():
+def test_tool_kinds_titles_and_locations(mapping):
     assert mapping.tool_kind("read") == "read"
     assert mapping.tool_kind("edit") == "edit"
     assert mapping.tool_kind("bash") == "execute"
@@ -43,7 +53,7 @@ def test_tool_kinds_titles_and_locations():
     assert mapping.locations({"command": "ls"}, "/proj") == []
 
 
-def test_a_diff_render_becomes_an_acp_diff_of_both_sides():
+def test_a_diff_render_becomes_an_acp_diff_of_both_sides(mapping):
     hunks = [
         Hunk(old_start=1, old_lines=2, new_start=1, new_lines=2, lines=[" keep", "-old", "+new"]),
         Hunk(old_start=9, old_lines=1, new_start=9, new_lines=2, lines=[" tail", "+added"]),
@@ -62,7 +72,7 @@ def test_a_diff_render_becomes_an_acp_diff_of_both_sides():
     assert created.old_text is None  # a new file has no old side
 
 
-def test_a_tool_result_completes_or_fails_the_call():
+def test_a_tool_result_completes_or_fails_the_call(mapping):
     ok = mapping.result_update(
         ToolResult(tool_call_id="tc-1", content=TextContent(text="out"), is_error=False, exit_code=0), "/p"
     )
@@ -84,7 +94,7 @@ def test_a_tool_result_completes_or_fails_the_call():
     assert huge.endswith("(cut for the editor)")
 
 
-def test_choices_map_to_acp_option_kinds_and_back_by_choice_id():
+def test_choices_map_to_acp_option_kinds_and_back_by_choice_id(mapping):
     choices = [
         PermissionChoice(id="c-allow", label="Allow once", intent="allow"),
         PermissionChoice(id="c-rule", label="Always for ls", intent="persist"),
@@ -101,7 +111,7 @@ def test_choices_map_to_acp_option_kinds_and_back_by_choice_id():
     assert mapping.answer_for(request, "made-up") is None  # never sent: it was not offered
 
 
-def test_legacy_options_map_to_decisions():
+def test_legacy_options_map_to_decisions(mapping):
     request = _request(options=["allow", "deny"])
     options = mapping.permission_options(request)
     assert [o.kind for o in options] == ["allow_once", "reject_once"]
@@ -109,12 +119,12 @@ def test_legacy_options_map_to_decisions():
     assert mapping.answer_for(request, "decision:allow_always") is None  # not among this request's options
 
 
-def test_permission_text_shows_the_prompt_and_details():
+def test_permission_text_shows_the_prompt_and_details(mapping):
     request = _request(details=[PermissionDetail(label="command", value="rm -rf build", format="command")])
     assert mapping.permission_text(request) == "Run ls?\n\ncommand: ```\nrm -rf build\n```"
 
 
-def test_history_replays_as_updates():
+def test_history_replays_as_updates(mapping):
     user = Message(
         id="m1",
         role="user",
@@ -149,7 +159,9 @@ def test_history_replays_as_updates():
     assert done.status == "completed"
 
 
-def test_a_prompt_becomes_one_text_and_its_images():
+def test_a_prompt_becomes_one_text_and_its_images(mapping):
+    import acp
+
     blocks = [
         acp.text_block("look at"),
         acp.resource_link_block("x.py", "file:///p/x.py"),

@@ -1,13 +1,15 @@
-"""Modes and models as ACP shows them (shard.acp.options)."""
+"""Modes and models as ACP shows them (shard.acp.options). The module is imported by the tests, not
+at the top: it imports the ACP SDK, which every xdist worker collecting the suite would pay for."""
 
 from __future__ import annotations
 
-from shard.acp.options import MODEL_OPTION, mode_state, model_option
 from shard.protocol.agents import ModeDescriptor, ModelDescriptor
 from shard.protocol.results import ListModelsResult, ListModesResult
 
 
 def test_the_mode_catalog_is_the_session_mode_state():
+    from shard.acp.options import mode_state
+
     catalog = ListModesResult(
         modes=[ModeDescriptor(name="build", description="b"), ModeDescriptor(name="plan", description="p")],
         active="plan",
@@ -21,6 +23,8 @@ def test_the_mode_catalog_is_the_session_mode_state():
 
 
 def test_the_model_catalog_is_one_select_option():
+    from shard.acp.options import MODEL_OPTION, model_option
+
     a = ModelDescriptor(id="local/a", provider="local", model="a")
     b = ModelDescriptor(id="local/b", provider="local", model="b", label="scripted: offline")
     option = model_option(ListModelsResult(models=[a, b], active=b))

@@ -1,8 +1,9 @@
-"""TurnWatch (shard.acp.stops): a prompt's turn, folded from our events to ACP's stop reason."""
+"""TurnWatch (shard.acp.stops): a prompt's turn, folded from our events to ACP's stop reason. The
+module is imported by the tests, not at the top: it imports the ACP SDK, which every xdist worker
+collecting the suite would pay for."""
 
 from __future__ import annotations
 
-from shard.acp.stops import Seen, TurnWatch
 from shard.protocol.content import Message, TextBlock
 from shard.protocol.events import ErrorEvent, MessageComplete, Sync, TurnEnd, TurnStart
 
@@ -18,6 +19,8 @@ def _sync(status: str) -> Sync:
 
 
 def test_the_turn_that_delivers_the_prompt_ends_it():
+    from shard.acp.stops import Seen, TurnWatch
+
     watch = TurnWatch("mine")
     assert watch.feed(TurnStart(turn_id="turn-other")) is None
     assert watch.feed(_user("someone else's")) is None  # another client's prompt: not ours
@@ -29,6 +32,8 @@ def test_the_turn_that_delivers_the_prompt_ends_it():
 
 
 def test_cancelled_and_cut_replies_have_their_own_stop_reasons():
+    from shard.acp.stops import Seen, TurnWatch
+
     cancelled = TurnWatch("p")
     for event in (TurnStart(turn_id="t"), _user("p")):
         cancelled.feed(event)
@@ -45,6 +50,8 @@ def test_cancelled_and_cut_replies_have_their_own_stop_reasons():
 
 
 def test_a_fatal_error_fails_the_prompt_and_a_resync_when_idle_ends_it():
+    from shard.acp.stops import Seen, TurnWatch
+
     watch = TurnWatch("p")
     for event in (TurnStart(turn_id="t"), _user("p")):
         watch.feed(event)
@@ -55,6 +62,8 @@ def test_a_fatal_error_fails_the_prompt_and_a_resync_when_idle_ends_it():
 
 
 def test_an_idle_sync_before_the_prompt_was_seen_ends_nothing():
+    from shard.acp.stops import TurnWatch
+
     watch = TurnWatch("p")
     assert watch.feed(_sync("idle")) is None
     assert watch.stop is None

@@ -5,18 +5,18 @@ elsewhere, and a reconnect."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from textual.widgets import Input
 from tui_helpers import SIZE, type_in, until
 
 from shard.client import ShardClient, choice_for
 from shard.protocol.events import PermissionRequest, PermissionResolved
 from shard.testing.home import text_step, tool_step
-from shard.tui.agents import AgentList
-from shard.tui.app import ShardApp
-from shard.tui.conversation import Conversation
-from shard.tui.dialogs import PermissionDialog, UiDialog
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 EDIT = tool_step(
     "edit", {"path": "notes.txt", "edits": [{"old_text": "hello", "new_text": "bye"}]}, "Editing."
@@ -24,6 +24,8 @@ EDIT = tool_step(
 
 
 def shown(app: ShardApp) -> str:
+    from shard.tui.conversation import Conversation
+
     return "\n".join(app.query_one(Conversation).plain())
 
 
@@ -33,6 +35,9 @@ async def test_a_prompt_shows_the_streamed_answer(daemon_factory, project: Path,
 
     Covers: R9.2.3, R6.4.4
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+
     daemon = await daemon_factory([text_step("All good here, thanks for asking.", chunk=4)])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -57,6 +62,10 @@ async def test_a_permission_answered_here_then_the_diff_is_shown(
 
     Covers: R6.3.1, R6.3.6, R9.5.5, R9.5.8, R11.0.6
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+    from shard.tui.dialogs import PermissionDialog
+
     daemon = await daemon_factory([EDIT, text_step("Edited.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -96,6 +105,9 @@ async def test_a_dialog_answered_by_another_client_goes_away(daemon_factory, pro
 
     Covers: R6.3.1, R6.3.3, R6.3.6, R9.5.8
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog
+
     daemon = await daemon_factory([EDIT, text_step("Edited.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -123,6 +135,9 @@ async def test_reconnect_resumes_without_duplicates(daemon_factory, project: Pat
 
     Covers: R2.2.6, R2.2.8, R6.4.17, R6.4.18, R6.4.21
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+
     stalled = {"blocks": [{"type": "text", "text": "Part one, then more…"}], "stall": True}
     daemon = await daemon_factory([text_step("First answer."), stalled])
     client = await client_factory(daemon.home, first=0.5)  # long enough to see the state
@@ -156,6 +171,9 @@ async def test_a_ui_select_is_answered_and_esc_leaves_a_permission_open(
 
     Covers: R6.3.2, R6.3.7, R9.5.19, R9.5.20, R9.5.21
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog, UiDialog
+
     ask = tool_step("ask", {"kind": "select", "title": "Pick one", "options": ["red", "blue"]})
     daemon = await daemon_factory([ask, text_step("Picked."), EDIT, text_step("Edited.")])
     client = await client_factory(daemon.home)
@@ -190,6 +208,9 @@ async def test_a_permission_asked_before_a_drop_is_answered_after_it(daemon_fact
 
     Covers: R6.4.22, R6.4.25, R12.6.1
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog
+
     daemon = await daemon_factory([EDIT, text_step("Edited.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -219,6 +240,11 @@ async def test_the_list_creates_an_agent_and_switches_between_agents(
 
     Covers: R10.2.11, R10.2.13, R3.3, R3.8
     """
+    from textual.widgets import Input
+
+    from shard.tui.agents import AgentList
+    from shard.tui.app import ShardApp
+
     other = tmp_path / "other"
     other.mkdir()
     daemon = await daemon_factory([text_step("hi")], loop=True)
@@ -260,6 +286,9 @@ async def test_a_daemon_restart_resumes_the_conversation_once(daemon_factory, pr
 
     Covers: R2.2.6, R2.2.8, R6.4.17, R6.4.18, R6.4.20, R6.4.21
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+
     daemon = await daemon_factory([text_step("Before the restart.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -286,6 +315,9 @@ async def test_an_editor_request_answers_with_the_edited_text(daemon_factory, pr
 
     Covers: R9.5.20, R9.5.21
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import UiDialog
+
     ask = tool_step("ask", {"kind": "editor", "title": "Edit the note", "prefill": "line one"})
     daemon = await daemon_factory([ask, text_step("Thanks.")])
     client = await client_factory(daemon.home)

@@ -5,20 +5,25 @@ it writes. Only the app's client — attached to the parent, never to the child 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_helpers import SIZE, screen_text, until
 
 from shard.client import ShardClient, choice_for
 from shard.protocol.events import PermissionRequest, PermissionResolved
 from shard.testing.home import scripted_provider, text_step, tool_step
-from shard.tui.app import ShardApp
-from shard.tui.dialogs import PermissionDialog, RequestDialog
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import RequestDialog
 
 GATED = [tool_step("touch", {"path": "made.txt"}), text_step("child finished")]
 
 
 async def _parent_and_app(daemon_factory: Any, home: Path, project: Path, client_factory: Any) -> Any:
+    from shard.tui.app import ShardApp
+
     kid = scripted_provider(home, "kid", GATED)
     daemon = await daemon_factory([text_step("noted")], loop=True, extra_toml=kid)
     client = await client_factory(daemon.home)
@@ -27,6 +32,8 @@ async def _parent_and_app(daemon_factory: Any, home: Path, project: Path, client
 
 
 def dialogs(app: ShardApp) -> list[RequestDialog]:
+    from shard.tui.dialogs import RequestDialog
+
     return [s for s in app.screen_stack if isinstance(s, RequestDialog)]
 
 
@@ -39,6 +46,8 @@ async def test_a_childs_request_shows_in_the_parents_view_and_is_answered_there(
 
     Covers: R6.3.8, R6.3.9, R6.3.10
     """
+    from shard.tui.dialogs import PermissionDialog
+
     _daemon, client, parent, app = await _parent_and_app(daemon_factory, home, project, client_factory)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[parent].syncs == 1)
@@ -71,6 +80,8 @@ async def test_a_childs_request_answered_by_another_client_is_dismissed(
 
     Covers: R6.3.8, R6.3.10, R6.3.6
     """
+    from shard.tui.dialogs import PermissionDialog
+
     daemon, client, parent, app = await _parent_and_app(daemon_factory, home, project, client_factory)
     async with app.run_test(size=SIZE) as pilot, await ShardClient.connect_unix(home=daemon.home) as other:
         await until(pilot, lambda: app.views[parent].syncs == 1)
@@ -99,6 +110,8 @@ async def test_a_childs_request_open_across_a_drop_is_answered_after_it(
 
     Covers: R6.3.11, R6.3.10
     """
+    from shard.tui.dialogs import PermissionDialog
+
     _daemon, client, parent, app = await _parent_and_app(daemon_factory, home, project, client_factory)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.views[parent].syncs == 1)

@@ -9,8 +9,8 @@ from pathlib import Path
 from tui_helpers import type_in, until
 
 from shard.testing.home import text_step, tool_step
-from shard.tui.app import ShardApp
-from shard.tui.dialogs import PermissionDialog
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
 
 CONTENT = "".join(f"line {n}: the new text of this line, long enough to matter\n" for n in range(60))
 
@@ -20,6 +20,9 @@ async def test_a_streamed_write_redraws_the_footer_only_when_its_keys_change(
 ):
     """A write of 60 lines, streamed: from the prompt to its permission dialog the footer is redrawn
     at most a few times, however many events came; the keys still follow the agent after."""
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog
+
     daemon = await daemon_factory(
         [tool_step("write", {"path": "notes.txt", "content": CONTENT}), text_step("Not written.")]
     )

@@ -5,10 +5,9 @@ confirmation; and (against a fake daemon, for a window too long to script) F6 pa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from textual.widgets import OptionList
 from tui_helpers import SIZE, connect, type_in, until
 
 from shard.client import ShardClient
@@ -17,9 +16,11 @@ from shard.testing import AgentProcess
 from shard.testing.fake_daemon import AGENT, INFO, ok, sync
 from shard.testing.fake_daemon import FakeDaemon as Peer
 from shard.testing.home import text_step
-from shard.tui.app import ShardApp
-from shard.tui.conversation import Conversation
-from shard.tui.sessions import KillConfirm, SessionsScreen
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
+    from shard.tui.sessions import SessionsScreen
 
 
 async def history(client: ShardClient, agent_id: str) -> list[tuple[str, str]]:
@@ -53,6 +54,8 @@ async def stdio_session(home: Path, cwd: Path, message: str) -> str:
 
 
 async def sessions(pilot: Any, app: ShardApp) -> SessionsScreen:
+    from shard.tui.sessions import SessionsScreen
+
     await pilot.press("f5")
     await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
     assert isinstance(app.screen, SessionsScreen)
@@ -60,11 +63,15 @@ async def sessions(pilot: Any, app: ShardApp) -> SessionsScreen:
 
 
 async def choose(pilot: Any, screen: SessionsScreen, session_id: str) -> None:
+    from textual.widgets import OptionList
+
     screen.query_one(OptionList).highlighted = [row.session_id for row in screen.rows].index(session_id)
     await pilot.press("enter")
 
 
 async def talk(pilot: Any, app: ShardApp, agent_id: str, text: str, answer: str) -> None:
+    from shard.tui.conversation import Conversation
+
     await until(pilot, lambda: agent_id in app.views and app.views[agent_id].syncs >= 1)
     await type_in(pilot, text, "enter")
     await until(pilot, lambda: f"agent {answer}" in app.query_one(Conversation).plain())
@@ -81,6 +88,9 @@ async def test_f5_opens_a_saved_session_as_a_new_agent(daemon_factory, project: 
 
     Covers: R10.1.4, R9.2.43
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+
     daemon = await daemon_factory([text_step("hi")], loop=True)
     old_session = await stdio_session(daemon.home, project, "from before")
     client = await client_factory(daemon.home)
@@ -116,6 +126,8 @@ async def test_f5_f_forks_the_open_session_and_opens_the_fork(daemon_factory, pr
 
     Covers: R9.2.60, R9.2.63, R10.1.4
     """
+    from shard.tui.app import ShardApp
+
     daemon = await daemon_factory([text_step("hi")], loop=True)
     client = await client_factory(daemon.home)
     parent = await client.create_agent_id(project)
@@ -144,6 +156,9 @@ async def test_f8_kills_the_open_agent_after_a_confirmation(daemon_factory, proj
 
     Covers: R10.1.25, R6.4.12
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.sessions import KillConfirm
+
     daemon = await daemon_factory([text_step("hi")], loop=True)
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -172,6 +187,9 @@ def _user(index: int) -> dict[str, Any]:
 async def test_f6_pages_back_through_a_long_window(tmp_path: Path):
     """700 messages: the pane shows the last 300 after a line saying 400 are left out; F6 shows 300
     more, F6 again the rest (no line then, and no F6 in the footer); a further F6 does nothing."""
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+
     window = {"messages": [_user(i) for i in range(700)]}
 
     def answer(command: dict[str, Any]) -> list[dict[str, Any]]:

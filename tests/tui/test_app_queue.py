@@ -5,18 +5,22 @@ into the box; an abort hands the rest back into the box, after what is typed the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from textual.widgets import Input
 from tui_helpers import SIZE, type_in, until
 
 from shard.testing.home import recorded_requests, text_step
-from shard.tui.app import ShardApp
-from shard.tui.queue import QueueLine
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 STALLED = {"blocks": [{"type": "text", "text": "working on it"}], "stall": True}
 
 
 def queue_shown(app: ShardApp) -> str:
+    from shard.tui.queue import QueueLine
+
     line = app.query_one(QueueLine)
     return str(line.render()) if line.display else ""
 
@@ -30,6 +34,11 @@ async def test_the_queue_shows_f7_takes_one_back_and_an_abort_refills_the_prompt
 
     Covers: R9.2.4, R9.2.5, R9.2.7
     """
+    from textual.widgets import Input
+
+    from shard.tui.app import ShardApp
+    from shard.tui.queue import QueueLine
+
     daemon = await daemon_factory([STALLED, text_step("unused")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)

@@ -6,13 +6,17 @@ Retry-After."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui_helpers import screen_text, type_in, until
 
 from agent.providers._server import Fail, ProviderServer
 from agent.providers._support import provider_toml, write_home
 from shard.testing import DaemonProcess
-from shard.tui.app import ShardApp
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 DETAIL = "retrying in 20.0 s: HTTP 503 (attempt 2 of 3)"
 RETRY = "[retry]\nmax_attempts = 3\nbase_delay = 0.01\nmax_delay = 60\n"
@@ -28,6 +32,8 @@ async def test_a_provider_retry_shows_on_the_status_line_until_it_is_over(
     tmp_path: Path, project: Path, client_factory
 ):
     """Covers: R9.1.19"""
+    from shard.tui.app import ShardApp
+
     server = await ProviderServer.start()
     server.replies.append(Fail(503, BUSY, {"retry-after": "20"}))
     body = provider_toml("local", "openai", server.openai_url, '[{ id = "m" }]', key_env=None)

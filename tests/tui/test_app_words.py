@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_helpers import SIZE, type_in, until
 
@@ -17,12 +17,11 @@ from shard.protocol.events import PermissionResolved
 from shard.testing.fake_daemon import AGENT, INFO, ok, sync
 from shard.testing.fake_daemon import FakeDaemon as Peer
 from shard.testing.home import text_step, tool_step
-from shard.tui.agents import AgentList
-from shard.tui.app import ShardApp
-from shard.tui.conversation import Conversation
-from shard.tui.dialogs import PermissionDialog
-from shard.tui.sessions import KillConfirm, RemoveConfirm
 from shard.tui.view import terminal_name
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 
 def notes(app: ShardApp) -> list[str]:
@@ -39,6 +38,8 @@ def notes(app: ShardApp) -> list[str]:
 
 
 async def highlight(pilot: Any, app: ShardApp, agent_id: str) -> None:
+    from shard.tui.agents import AgentList
+
     listing = app.query_one(AgentList)
     await pilot.press("ctrl+a")
     await until(pilot, lambda: agent_id in listing._shown)
@@ -54,6 +55,11 @@ async def test_delete_removes_an_agent_after_a_confirmation(daemon_factory, proj
 
     Covers: R12.4.1
     """
+    from shard.tui.agents import AgentList
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+    from shard.tui.sessions import RemoveConfirm
+
     daemon = await daemon_factory([text_step("hi")], loop=True)
     client = await client_factory(daemon.home)
     other_agent = await client.create_agent_id(project)
@@ -94,6 +100,9 @@ async def test_terminate_and_kill_on_a_stopped_agent_say_why_and_send_nothing(
 
     Covers: R10.1.22, R10.1.23
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.sessions import KillConfirm
+
     daemon = await daemon_factory([text_step("hi")], loop=True)
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -122,6 +131,10 @@ async def test_a_permission_answered_here_reads_this_terminal_and_by_name_elsewh
 
     Covers: R6.3.6, R9.5.14
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.conversation import Conversation
+    from shard.tui.dialogs import PermissionDialog
+
     daemon = await daemon_factory([tool_step("touch", {"path": "made.txt"}), text_step("done")])
     name = terminal_name(os.getpid())
     client = await ShardClient.connect_unix(home=daemon.home, name=name, backoff=Backoff(first=0.05, cap=0.5))
@@ -150,6 +163,8 @@ async def test_no_remove_key_where_the_daemon_lacks_agent_remove(tmp_path: Path)
 
     Covers: R7.8, R7.9
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.sessions import RemoveConfirm
 
     def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
         if command["type"] == "agent.list":

@@ -4,14 +4,16 @@ a runtime only on a crash): the app against a fake daemon on a unix socket."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_helpers import SIZE, connect, type_in, until
 
 from shard.testing.fake_daemon import AGENT, INFO, ok, sync
 from shard.testing.fake_daemon import FakeDaemon as Peer
-from shard.tui.app import ShardApp
-from shard.tui.pickers import Picker
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 MODES = {
     "modes": [{"name": "build", "description": "b"}, {"name": "plan", "description": "p"}],
@@ -30,6 +32,8 @@ async def test_pickers_are_hidden_without_capabilities(tmp_path: Path):
 
     Covers: R9.1.10, R7.10, R7.8
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.pickers import Picker
 
     def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
         if command["type"] == "agent.list":
@@ -67,6 +71,9 @@ async def test_a_catalog_from_a_superseded_runtime_is_discarded(tmp_path: Path):
 
     Covers: R9.1.17, R9.1.15
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.pickers import Picker
+
     caps = ["mode-catalog", "mode-switch"]
     asked: list[int] = []
 
@@ -106,6 +113,7 @@ async def test_the_prompt_box_sends_prompt_follow_up_steer_and_abort(tmp_path: P
 
     Covers: R9.2.1, R9.2.2, R9.2.3, R9.2.6, R9.2.7
     """
+    from shard.tui.app import ShardApp
 
     def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
         if command["type"] == "agent.list":
@@ -145,6 +153,9 @@ async def test_the_reasoning_picker_uses_the_servers_levels(tmp_path: Path):
 
     Covers: R7.10, R9.1.10
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.pickers import Picker
+
     caps = ["reasoning-catalog", "reasoning-switch"]
     model = {"id": "t/m", "provider": "t", "model": "m"}
     levels = {"model": model, "active": "low", "levels": [{"id": "low", "label": "Low"}, {"id": "deep",

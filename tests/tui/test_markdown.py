@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.style import Style
@@ -14,9 +15,11 @@ from tui_helpers import SIZE, type_in, until
 
 from shard.testing.home import text_step
 from shard.tui import markdown, render
-from shard.tui.app import ShardApp
-from shard.tui.conversation import Conversation
 from shard.tui.view import Entry
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 REPLY = """## The fix
 
@@ -97,6 +100,8 @@ async def test_a_streamed_reply_shows_as_markdown(daemon_factory, project: Path,
 
     Covers: R9.4.1, R6.4.4
     """
+    from shard.tui.app import ShardApp
+
     daemon = await daemon_factory([text_step(REPLY, chunk=6)])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -112,4 +117,6 @@ async def test_a_streamed_reply_shows_as_markdown(daemon_factory, project: Path,
 
 
 def _conversation(app: ShardApp) -> str:
+    from shard.tui.conversation import Conversation
+
     return "\n".join(app.query_one(Conversation).plain())

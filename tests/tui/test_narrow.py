@@ -9,15 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.geometry import Region
-from textual.widgets import Button
 from tui_helpers import connect, screen_text, type_in, until
 
 from shard.testing.fake_daemon import INFO, FakeDaemon, ok
 from shard.testing.home import text_step, tool_step
-from shard.tui.agents import AgentList
-from shard.tui.app import ShardApp
-from shard.tui.dialogs import PermissionDialog
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
 # a pipeline of several programs: the "always allow commands like …" choice lists them all
@@ -44,6 +41,12 @@ async def test_every_choice_stays_on_screen_and_deny_answers_by_its_key(
 
     Covers: R6.3.6, R9.5.5
     """
+    from textual.geometry import Region
+    from textual.widgets import Button
+
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog
+
     daemon = await daemon_factory([CALLS[call], text_step("Understood, I will not.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project)
@@ -86,6 +89,9 @@ async def test_the_model_shows_once_in_the_list_and_the_status_line(
 
     Covers: R11.0.19
     """
+    from shard.tui.agents import AgentList
+    from shard.tui.app import ShardApp
+
     daemon = await daemon_factory([text_step("Hi.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project, name="demo", model="test/m")
@@ -105,6 +111,9 @@ async def test_an_agent_on_the_default_model_names_it(daemon_factory, project: P
 
     Covers: R9.1.10
     """
+    from shard.tui.agents import AgentList
+    from shard.tui.app import ShardApp
+
     daemon = await daemon_factory([text_step("Hi.")])
     client = await client_factory(daemon.home)
     agent_id = await client.create_agent_id(project, name="demo")
@@ -122,6 +131,9 @@ async def test_the_list_puts_the_most_recently_active_agent_first(tmp_path: Path
 
     Covers: R10.2.11, R10.2.20
     """
+    from shard.tui.agents import AgentList
+    from shard.tui.app import ShardApp
+
     older = {**INFO, "agent_id": "agent-old", "name": "older", "created_at": 100}
     newer = {**INFO, "agent_id": "agent-new", "name": "newer", "created_at": 200}
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from shard.protocol.results import SessionListResult
-from shard.tui.sessions import SessionRow, session_rows
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
 
 
 def _session(session_id: str, forks: tuple[str, ...] = (), **extra: object) -> dict[str, object]:
@@ -21,6 +22,8 @@ def test_a_fork_is_shown_once_under_its_source_in_the_servers_order():
 
     Covers: R9.2.43
     """
+    from shard.tui.sessions import SessionRow, session_rows
+
     listing = SessionListResult.model_validate(
         {
             "sessions": [
@@ -38,4 +41,6 @@ def test_a_fork_is_shown_once_under_its_source_in_the_servers_order():
 
 
 def test_no_sessions_no_rows():
+    from shard.tui.sessions import session_rows
+
     assert session_rows(SessionListResult(sessions=[])) == []

@@ -8,27 +8,33 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from tui_helpers import SIZE, check_snapshot, check_svg, connect, screen_text, stable, type_in, until
 
 from shard.testing.fake_daemon import AGENT, INFO, FakeDaemon, ok, sync
 from shard.testing.home import text_step, tool_step
-from shard.tui.app import ShardApp
-from shard.tui.conversation import Conversation
-from shard.tui.dialogs import PermissionDialog
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 CHANGE = {"path": "notes.txt", "edits": [{"old_text": "hello", "new_text": "bye"}]}
 
 
 def turns_done(app: ShardApp) -> int:
+    from shard.tui.conversation import Conversation
+
     return sum(line.startswith("turn done") for line in app.query_one(Conversation).plain())
 
 
 @pytest.mark.slow
 async def test_main_screens(daemon_factory, project: Path, client_factory):
     """Covers: R9.4.14, R11.0.6, R9.5.5, R10.2.15"""
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog
+
     steps = [text_step("Ready when you are."), tool_step("edit", CHANGE, "Editing."), text_step("Edited.")]
     daemon = await daemon_factory(steps)
     client = await client_factory(daemon.home)
@@ -125,6 +131,8 @@ async def test_a_permission_dialog_at_80_and_160_columns(tmp_path: Path, size: t
 
     Covers: R6.3.6, R9.5.5
     """
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog
 
     def answer(command: dict[str, Any]) -> list[dict[str, Any]]:
         if command["type"] == "agent.list":

@@ -5,19 +5,23 @@ line under it — "Stopped by you" after Esc, "Interrupted", "Cut off: max token
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_helpers import SIZE, type_in, until
 
 from shard.protocol.events import MessageComplete, Sync
-from shard.tui.app import ShardApp
-from shard.tui.conversation import Conversation
 from shard.tui.view import AgentView
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 A = "agent-1"
 
 
 def shown(app: ShardApp) -> list[str]:
+    from shard.tui.conversation import Conversation
+
     return app.query_one(Conversation).plain()
 
 
@@ -59,6 +63,8 @@ async def test_esc_mid_reply_shows_stopped_by_you_live_and_after_a_reattach(
 
     Covers: R9.2.7, R9.4.8, R9.1.4
     """
+    from shard.tui.app import ShardApp
+
     stalled = {"blocks": [{"type": "text", "text": "Part one, then more…"}], "stall": True}
     daemon = await daemon_factory([stalled])
     client = await client_factory(daemon.home)

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui_helpers import SIZE, type_in, until
 
 from shard.client import ShardClient
 from shard.testing.home import text_step, tool_step
-from shard.tui.app import ShardApp
-from shard.tui.conversation import Conversation
-from shard.tui.dialogs import PermissionDialog
 from shard.tui.view import terminal_name
+
+# Textual and shard.tui's widgets are imported by the tests that use them, not here: see tui_helpers.py
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 STEPS = [
     tool_step("write", {"path": "plan.txt", "content": "step one\nstep two\n"}, "Writing the plan."),
@@ -24,11 +26,16 @@ STEPS = [
 
 
 def shown(app: ShardApp) -> list[str]:
+    from shard.tui.conversation import Conversation
+
     return app.query_one(Conversation).plain()
 
 
 async def test_a_turn_shows_the_same_cards_after_a_reattach(daemon_factory, project: Path, client_factory):
     """Covers: R6.4.20, R6.4.21, R9.4.2, R9.4.10, R9.4.14, R9.4.16, R9.5.14"""
+    from shard.tui.app import ShardApp
+    from shard.tui.dialogs import PermissionDialog
+
     daemon = await daemon_factory(STEPS)
     name = terminal_name(os.getpid())  # as shard attach names its connection
     client = await ShardClient.connect_unix(home=daemon.home, name=name)

@@ -1,6 +1,10 @@
 """Helpers for the terminal client's tests: run the app with Textual's pilot on a real client, wait
 for what the screen shows (on the app's ``updated`` event, never a sleep), and export the screen as
-stable text for the snapshots."""
+stable text for the snapshots.
+
+Textual and the app are imported where they are used, not at the top: every test module of this
+folder imports these helpers, every xdist worker imports every test module to collect the suite,
+and Textual with shard.tui.app is ~0.3 CPU-s that only the worker running the app's tests needs."""
 
 from __future__ import annotations
 
@@ -11,14 +15,13 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from textual import events
-from textual.keys import _character_to_key
+from typing import TYPE_CHECKING, Any
 
 from shard.client import Backoff, ShardClient
 from shard.protocol.agents import AgentInfo
-from shard.tui.app import ShardApp
+
+if TYPE_CHECKING:
+    from shard.tui.app import ShardApp
 
 SIZE = (110, 32)
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -43,6 +46,9 @@ async def type_in(pilot: Any, text: str, *then: str) -> None:
     characters are posted back to back: ``pilot.press`` waits for the process to go idle after each
     key (0.1 s a key here, more on a loaded machine), which only the keys in ``then`` need — the app
     handles its events in order either way."""
+    from textual import events
+    from textual.keys import _character_to_key
+
     app = pilot.app
     for char in text:
         key = events.Key(_character_to_key(char), char)

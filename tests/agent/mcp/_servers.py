@@ -1,5 +1,6 @@
-"""Helpers for the MCP tests: the demo server (``demo_server.py``, written with the same SDK) as a
-config, as a ``[[mcp_servers]]`` table, and whether the processes it started are still there."""
+"""Helpers for the MCP tests: the demo server (``demo_server.py``: plain stdio, or with ``--sdk`` the
+one written with the same SDK) as a config, as a ``[[mcp_servers]]`` table, and whether the
+processes it started are still there."""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
-"""One server's connection, against the real demo server (a process written with the same SDK): over
-stdio and streamable HTTP, and a server that hangs, one that dies mid-call, one that never starts."""
+"""One server's connection, against the real demo server (a process: the SDK's over stdio and
+streamable HTTP, its plain double for the rest): a server that hangs, one that dies mid-call, one that
+never starts.
+
+shard.agent.mcp.connection is imported by each test, not at the top: it imports the MCP SDK (~0.6
+CPU-s), which every xdist worker collecting the suite would pay for."""
 
 from __future__ import annotations
 
@@ -11,7 +15,6 @@ import pytest
 
 from agent.mcp._servers import alive, demo, gone, pids
 from shard.agent.mcp.config import McpServerConfig
-from shard.agent.mcp.connection import Connection, McpFailure
 from shard.agent.mcp.tool import output
 
 
@@ -20,7 +23,10 @@ def _text(result) -> str:
 
 
 async def test_stdio_server_lists_its_tools_and_answers_calls(tmp_path):
-    connection = Connection(demo(), tmp_path, os.environ)
+    """Against the SDK's own server (the other tests run its plain double, test_demo_parity.py)."""
+    from shard.agent.mcp.connection import Connection
+
+    connection = Connection(demo("demo", "--sdk"), tmp_path, os.environ)
     try:
         tools = {t.name: t for t in await connection.start()}
         assert {"shout", "add", "hang", "crash"} <= set(tools)
@@ -36,6 +42,8 @@ async def test_stdio_server_lists_its_tools_and_answers_calls(tmp_path):
 
 @pytest.mark.slow  # the hung server is stopped by SIGTERM, 2 s after its stdin closes
 async def test_a_hanging_call_times_out_and_the_server_stays_up(tmp_path):
+    from shard.agent.mcp.connection import Connection, McpFailure
+
     connection = Connection(demo(call_timeout=0.5), tmp_path, os.environ)
     try:
         await connection.start()
@@ -48,6 +56,8 @@ async def test_a_hanging_call_times_out_and_the_server_stays_up(tmp_path):
 
 
 async def test_a_server_that_dies_mid_call_is_one_failure_and_can_be_started_again(tmp_path):
+    from shard.agent.mcp.connection import Connection, McpFailure
+
     written = tmp_path / "pids"
     connection = Connection(demo(env=(("DEMO_PIDS", str(written)),)), tmp_path, os.environ)
     try:
@@ -68,6 +78,8 @@ async def test_a_server_that_dies_mid_call_is_one_failure_and_can_be_started_aga
 async def test_cancelling_a_call_returns_at_once(tmp_path):
     """An abort cancels the turn's task while it waits on the server: the wait ends, the server
     stays usable."""
+    from shard.agent.mcp.connection import Connection
+
     connection = Connection(demo(), tmp_path, os.environ)
     try:
         await connection.start()
@@ -84,6 +96,8 @@ async def test_cancelling_a_call_returns_at_once(tmp_path):
 
 @pytest.mark.slow
 async def test_a_server_that_never_answers_the_handshake_fails_to_start_and_is_stopped(tmp_path):
+    from shard.agent.mcp.connection import Connection, McpFailure
+
     written = tmp_path / "pids"
     config = demo("demo", "--hang-at-start", start_timeout=0.5, env=(("DEMO_PIDS", str(written)),))
     connection = Connection(config, tmp_path, os.environ)
@@ -100,6 +114,8 @@ async def test_a_server_that_does_not_start_is_killed_at_once_with_its_process_g
     ``start`` returns — not seconds later from the SDK's gentle stop (stdin closed, 2 s, SIGTERM),
     which a runtime killed meanwhile never finishes: the server, leading its own session, was left
     running as an orphan."""
+    from shard.agent.mcp.connection import Connection, McpFailure
+
     written = tmp_path / "pids"
     config = demo(
         "demo", "--with-child", "--hang-at-start", start_timeout=2.0, env=(("DEMO_PIDS", str(written)),)
@@ -116,6 +132,8 @@ async def test_a_server_that_does_not_start_is_killed_at_once_with_its_process_g
 
 
 async def test_a_program_that_is_not_there_or_exits_at_once_is_one_line(tmp_path):
+    from shard.agent.mcp.connection import Connection, McpFailure
+
     missing = Connection(McpServerConfig(name="x", command="no-such-program-here"), tmp_path, os.environ)
     with pytest.raises(McpFailure, match=r"^could not start: no such program: no-such-program-here$"):
         await missing.start()
@@ -131,6 +149,8 @@ async def test_a_program_that_is_not_there_or_exits_at_once_is_one_line(tmp_path
 
 
 async def test_the_server_gets_no_secret_from_the_agents_environment(tmp_path, monkeypatch):
+    from shard.agent.mcp.connection import Connection
+
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("SHARD_TEST_SECRET", "s3cret")
     monkeypatch.setenv("GITHUB_TOKEN", "gh-token")
@@ -149,6 +169,8 @@ async def test_the_server_gets_no_secret_from_the_agents_environment(tmp_path, m
 
 
 async def test_http_server_with_a_header_from_the_environment(tmp_path, http_url):
+    from shard.agent.mcp.connection import Connection, McpFailure
+
     config = McpServerConfig(name="web", url=http_url, headers_env=(("X-Api-Key", "DEMO_KEY"),))
     connection = Connection(config, tmp_path, {"DEMO_KEY": "k-123"})
     try:

@@ -1,19 +1,12 @@
 """An MCP tool as a Shard tool: its spec from the server's schema, the gate's decisions on it, and
-what the model reads of a ``tools/call`` result."""
+what the model reads of a ``tools/call`` result. The SDK's result types are imported by the tests that
+build them, not at the top: ``mcp`` is ~0.6 CPU-s, which every xdist worker collecting the suite
+would pay for."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-from mcp.types import (
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
-)
 
 from shard.agent.mcp.tool import MAX_RESULT_CHARS, McpTool, make_tool, output
 from shard.agent.modes import BUILTIN_MODES
@@ -78,6 +71,15 @@ def test_an_exact_grant_allows_the_same_call_only():
 
 
 def test_text_and_images_reach_the_model():
+    from mcp.types import (
+        CallToolResult,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        TextResourceContents,
+    )
+
     result = CallToolResult(
         content=[
             TextContent(type="text", text="one"),
@@ -95,6 +97,8 @@ def test_text_and_images_reach_the_model():
 
 
 def test_an_error_result_is_a_tool_error_and_structured_content_is_shown_when_there_is_no_text():
+    from mcp.types import CallToolResult, TextContent
+
     failed = output(CallToolResult(content=[TextContent(type="text", text="no such page")], is_error=True))
     assert failed.is_error is True
     assert failed.content.to_wire() == {"kind": "error", "message": "no such page"}
@@ -104,6 +108,8 @@ def test_an_error_result_is_a_tool_error_and_structured_content_is_shown_when_th
 
 
 def test_a_huge_result_is_cut_and_says_so():
+    from mcp.types import CallToolResult, TextContent
+
     out = output(CallToolResult(content=[TextContent(type="text", text="x" * (MAX_RESULT_CHARS + 10))]))
     text = out.content.to_wire()["text"]
     assert text.startswith("x" * MAX_RESULT_CHARS)

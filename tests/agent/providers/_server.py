@@ -33,10 +33,14 @@ import asyncio
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from aiohttp import web
+
+if TYPE_CHECKING:
+    # imported where the server starts and answers instead: daemon, CLI and TUI test modules import
+    # this one at their top, and every xdist worker imports every test module to collect
+    from aiohttp import web
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -121,6 +125,8 @@ class ProviderServer:
 
     @classmethod
     async def start(cls) -> ProviderServer:
+        from aiohttp import web
+
         server = cls()
         app = web.Application()
         app.router.add_post("/v1/messages", server._handle)
@@ -162,6 +168,8 @@ class ProviderServer:
         self.requests.append(Received(request.path, dict(request.headers), body))
 
     async def _unexpected(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
         if request.path.endswith("/models") or request.path.startswith("/api/"):
             self.probes.append(request.path)
             return web.json_response({"error": {"message": "not here"}}, status=404)
@@ -169,6 +177,8 @@ class ProviderServer:
         return web.json_response({"error": {"message": f"no route {request.path}"}}, status=404)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
         self._record(request, await request.read())
         if not self.replies:
             return web.json_response(

@@ -17,42 +17,54 @@ from shard.agent.providers.sdk_provider import plain_http
 from ._server import ProviderServer, Stream, fixture
 
 _CALL = r"""
-import asyncio, json, sys
+import asyncio, importlib, json, sys
 from shard.agent.catalog import ModelEntry
 from shard.agent.config.settings import ModelConfig, ProviderConfig
-from shard.agent.providers.{module} import {cls}
 from shard.agent.providers.base import ProviderRequest
 from shard.agent.providers.sdk_provider import warm_up
 from shard.protocol.content import Message, TextBlock
 
-async def main(warm):
+CLASSES = {"openai": "OpenAIProvider", "anthropic": "AnthropicProvider"}
+warm, calls = sys.argv[1] == "warm", [arg.split("=", 1) for arg in sys.argv[2:]]
+# only the modules of the kinds this run calls: another's would load, ahead, what a call might need
+classes = {kind: getattr(importlib.import_module(f"shard.agent.providers.{kind}"), CLASSES[kind])
+           for kind, _ in calls}
+
+async def first_call(kind, url):
+    cls = classes[kind]
     if warm:
-        await warm_up({cls}, "{kind}")
+        await warm_up(cls, kind)
     before = set(sys.modules)
-    entry = ModelEntry(ProviderConfig("p", "{kind}", sys.argv[1], None), ModelConfig("m"))
-    provider = {cls}.__new__({cls})
+    entry = ModelEntry(ProviderConfig("p", kind, url, None), ModelConfig("m"))
+    provider = cls.__new__(cls)
     provider.entry, provider.name, provider._key, provider._client = entry, "p", "k", None
     message = Message(id="msg-1", role="user", content=[TextBlock(text="hi")])
     request = ProviderRequest(model="m", system="", messages=[message])
     kinds = [type(event).__name__ async for event in provider.stream(request)]
-    watched = ("{kind}", "httpx", "httpcore", "anyio", "h11", "jiter", "shard")
+    watched = (kind, "httpx", "httpcore", "anyio", "h11", "jiter", "shard")
     new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in watched)
-    print(json.dumps({{"new": new, "events": len(kinds)}}))
+    return {"new": new, "events": len(kinds)}
 
-asyncio.run(main(sys.argv[2] == "warm"))
+async def main():
+    print(json.dumps({kind: await first_call(kind, url) for kind, url in calls}))
+
+asyncio.run(main())
 """
 
 
-async def _first_call(server: ProviderServer, kind: str, warm: bool) -> dict:
-    cls = {"openai": "OpenAIProvider", "anthropic": "AnthropicProvider"}[kind]
-    server.replies.append(Stream(fixture(f"{kind}/text.sse")))
-    url = server.openai_url if kind == "openai" else server.anthropic_url
+async def _first_calls(server: ProviderServer, mode: str, *kinds: str) -> dict:
+    """In one fresh interpreter, each kind's first call in turn (after its ``warm_up`` when ``mode``
+    is ``warm``): for each, the number of events and the modules it loaded."""
+    urls = []
+    for kind in kinds:
+        server.replies.append(Stream(fixture(f"{kind}/text.sse")))
+        urls.append(f"{kind}={server.openai_url if kind == 'openai' else server.anthropic_url}")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        _CALL.format(module=kind, cls=cls, kind=kind),
-        url,
-        "warm" if warm else "cold",
+        _CALL,
+        mode,
+        *urls,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -65,16 +77,29 @@ async def _first_call(server: ProviderServer, kind: str, warm: bool) -> dict:
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 async def test_after_warm_up_the_first_real_call_imports_nothing(kind):
     """With ``warm_up`` first, the real call streams its reply and loads no module of the SDK, its
-    HTTP stack or Shard; without it (the control) the same call does load them."""
+    HTTP stack or Shard (the control, that the same call without it does load them, is the next
+    test)."""
     server = await ProviderServer.start()
     try:
-        warm = await _first_call(server, kind, warm=True)
-        cold = await _first_call(server, kind, warm=False)
+        warm = (await _first_calls(server, "warm", kind))[kind]
     finally:
         await server.close()
     assert warm["events"] > 0
     assert warm["new"] == []
-    assert any(m.startswith(f"{kind}.") for m in cold["new"]), cold
+
+
+@pytest.mark.slow
+async def test_without_warm_up_the_first_call_loads_its_sdk():
+    """The control for the test above: without ``warm_up``, each kind's first call does load its SDK
+    (both kinds in one interpreter, one after the other: neither SDK imports the other)."""
+    server = await ProviderServer.start()
+    try:
+        cold = await _first_calls(server, "cold", "openai", "anthropic")
+    finally:
+        await server.close()
+    for kind in ("openai", "anthropic"):
+        assert cold[kind]["events"] > 0
+        assert any(m.startswith(f"{kind}.") for m in cold[kind]["new"]), cold
 
 
 _PROBE = r"""

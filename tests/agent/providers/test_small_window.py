@@ -17,7 +17,6 @@ from pathlib import Path
 import orjson
 
 from shard.testing import run_shard
-from shard.testing.llama_server import OVERFLOW_BODY, LlamaServer, write_notes
 
 from ._server import FIXTURES
 from ._support import provider_toml, write_home
@@ -31,6 +30,10 @@ async def test_a_session_past_8k_tokens_compacts_and_goes_on(tmp_path: Path):
     Every run exits 0 with the model's answer; compaction runs, each time well under what it found;
     no request reaches the server's limit (so no 400 is ever answered); the window is the server's,
     said in the first line; the closing line counts the cached prompt tokens too."""
+    # the stand-in is imported by the tests, not at the top: it imports aiohttp, and every xdist
+    # worker imports this module to collect the suite
+    from shard.testing.llama_server import LlamaServer, write_notes
+
     project = tmp_path / "project"
     names = write_notes(project, RUNS)
     server = await LlamaServer.start(n_ctx=8192)
@@ -68,6 +71,8 @@ async def test_a_session_past_8k_tokens_compacts_and_goes_on(tmp_path: Path):
 
 def test_the_stand_in_answers_overflow_as_llama_server_does():
     """The overflow body is the recorded one, byte for byte, given the same figures."""
+    from shard.testing.llama_server import OVERFLOW_BODY
+
     recorded = (FIXTURES / "llama-cpp" / "openai-overflow.txt").read_text()
     status, _, rest = recorded.partition("\n\nHTTP ")[2].partition("\n")
     assert status == "400"

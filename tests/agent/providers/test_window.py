@@ -18,10 +18,9 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from aiohttp import web
 
 from shard.agent.catalog import ModelEntry
 from shard.agent.providers import window
@@ -30,6 +29,10 @@ from shard.testing import AgentProcess
 
 from ._server import FIXTURES
 from ._support import KEY, KEY_ENV, entry_from_config, provider_toml, write_home
+
+if TYPE_CHECKING:
+    # the servers import it where they start: every xdist worker imports this module to collect
+    from aiohttp import web
 
 VLLM_MODELS = {
     "object": "list",
@@ -120,6 +123,8 @@ class Server:
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> Server:
+        from aiohttp import web
+
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
@@ -138,6 +143,8 @@ class Server:
         return [f"{method} {path}" for method, path, _ in self.seen]
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
         self.seen.append((request.method, request.path, dict(request.headers)))
         status, body = self.routes.get((request.method, request.path), (404, {"error": "not found"}))
         if isinstance(body, bytes):
@@ -324,6 +331,8 @@ async def test_hello_and_sync_never_wait_for_the_server(tmp_path):
     """A real ``shard agent --stdio``: while the server has not answered ``/v1/models``, hello and
     sync arrive (sync's model without a window yet); ``list_models`` waits for the one answer and
     says the server's window; the server was asked once."""
+    from aiohttp import web
+
     release, arrived = asyncio.Event(), asyncio.Event()
     asked: list[str] = []
 

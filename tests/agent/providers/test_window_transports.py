@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from shard.agent.providers import window
 from shard.agent.providers.window import _ask, _http, _LoopHttp, _ThreadHttp
@@ -25,6 +24,8 @@ Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 @pytest.fixture
 async def recorder() -> AsyncIterator[tuple[int, list[tuple[str, str, dict[str, str], bytes]]]]:
     """A server answering 404 to everything, recording each request (headers by lowercased name)."""
+    from aiohttp import web  # here: every xdist worker imports this module to collect the suite
+
     seen: list[tuple[str, str, dict[str, str], bytes]] = []
 
     async def handle(request: web.Request) -> web.Response:
