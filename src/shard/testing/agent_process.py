@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -42,12 +43,18 @@ def under_umask(argv: list[str], umask: int | None) -> list[str]:
     return ["/bin/sh", "-c", f'umask {umask:03o} && exec "$@"', "sh", *argv]
 
 
+_HANDOVERS = itertools.count()
+
+
 class AgentProcess(MessageReader):
     """A running agent. Events are read in order; nothing is skipped unless a method says so."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         super().__init__()
         self.proc = proc
+        # hello and sync, once ``handshake`` has read them (a shared runtime's tests look at them)
+        self.greeting: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.home: Path | None = None  # its SHARD_HOME, when ``start`` spawned it
 
     @classmethod
     async def start(
@@ -68,7 +75,9 @@ class AgentProcess(MessageReader):
             env=full_env,
             limit=256 * 1024 * 1024,
         )
-        return cls(proc)
+        agent = cls(proc)
+        agent.home = home
+        return agent
 
     async def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -96,6 +105,7 @@ class AgentProcess(MessageReader):
         assert hello["type"] == "hello", hello
         sync = await self.next()
         assert sync["type"] == "sync", sync
+        self.greeting = (hello, sync)
         return hello, sync
 
     async def finish(self, timeout: float = DEFAULT_TIMEOUT) -> int:
@@ -104,6 +114,20 @@ class AgentProcess(MessageReader):
             self.proc.stdin.close()
         await asyncio.wait_for(self.proc.wait(), timeout)
         return self.proc.returncode if self.proc.returncode is not None else -1
+
+    async def hand_over(self, timeout: float = DEFAULT_TIMEOUT) -> AgentProcess:
+        """Make a runtime shared by several tests ready for the next one: a turn still going (one a
+        test left behind, even waiting on a permission) is aborted and waited out, everything up to a
+        fresh response is read, and ``seen`` starts empty, so no test reads what another left."""
+        assert self.proc.returncode is None, f"the shared runtime has exited ({self.proc.returncode})"
+        statuses = [m["status"] for m in self.seen if m["type"] == "status"]
+        if statuses and statuses[-1] != "idle":
+            _, read = await self.request({"type": "abort", "id": f"handover-{next(_HANDOVERS)}"}, timeout)
+            if not any(m["type"] == "status" and m["status"] == "idle" for m in read):
+                await self.idle(timeout)
+        await self.request({"type": "list_modes", "id": f"handover-{next(_HANDOVERS)}"}, timeout)
+        self.seen = []
+        return self
 
     async def kill(self) -> None:
         if self.proc.returncode is None:
