@@ -116,16 +116,13 @@ class AgentProcess(MessageReader):
         return self.proc.returncode if self.proc.returncode is not None else -1
 
     async def hand_over(self, timeout: float = DEFAULT_TIMEOUT) -> AgentProcess:
-        """Make a runtime shared by several tests ready for the next one: a turn still going (one a
-        test left behind, even waiting on a permission) is aborted and waited out, everything up to a
-        fresh response is read, and ``seen`` starts empty, so no test reads what another left."""
+        """Make a runtime shared by several tests ready for the next one, so that no test reads what
+        another left: an abort ends whatever work is going (a turn a test left behind, even one
+        waiting on a permission, or one just started; with nothing running it does nothing), all
+        that comes before its answer is read — every event of the work it ended comes before it —
+        and ``seen`` starts empty."""
         assert self.proc.returncode is None, f"the shared runtime has exited ({self.proc.returncode})"
-        statuses = [m["status"] for m in self.seen if m["type"] == "status"]
-        if statuses and statuses[-1] != "idle":
-            _, read = await self.request({"type": "abort", "id": f"handover-{next(_HANDOVERS)}"}, timeout)
-            if not any(m["type"] == "status" and m["status"] == "idle" for m in read):
-                await self.idle(timeout)
-        await self.request({"type": "list_modes", "id": f"handover-{next(_HANDOVERS)}"}, timeout)
+        await self.request({"type": "abort", "id": f"handover-{next(_HANDOVERS)}"}, timeout)
         self.seen = []
         return self
 
