@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from shard.testing import recorded_requests, text_step
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from shard.testing import AgentProcess, recorded_requests, text_step
 
 MODELS = [
     {"id": "m", "context_window": 100000},
@@ -17,16 +22,43 @@ MODELS = [
     },
     {"id": "broken", "script": "missing-script.json"},
 ]
+REMOTE = '\n[[providers]]\nname = "remote"\nkind = "openai"\napi_key_env = "SECRET_VAR"\n'
+REMOTE += 'base_url = "http://127.0.0.1:9/v1"\nmodels = [{ id = "gpt" }]\n'
+
+# The tests marked SHARED read the catalogs or ask for a change that is refused or changes nothing:
+# they share a runtime of the module on test/m in build mode (``agent``), or on test/thinker
+# (``thinker``), handed over idle with nothing left to read. A test whose subject is a change, a
+# flag or a session starts its own with ``start``.
+SHARED = pytest.mark.asyncio(loop_scope="module")
 
 
-async def test_list_modes_catalog(start):
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_runtime(start_shared) -> AgentProcess:
+    return await start_shared([text_step("ok")], loop=True, models=MODELS, extra_toml=REMOTE)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_thinker(start_shared) -> AgentProcess:
+    return await start_shared([text_step("ok")], "--model", "test/thinker", loop=True, models=MODELS)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def agent(shared_runtime: AgentProcess) -> AsyncIterator[AgentProcess]:
+    yield await shared_runtime.hand_over()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def thinker(shared_thinker: AgentProcess) -> AsyncIterator[AgentProcess]:
+    yield await shared_thinker.hand_over()
+
+
+@SHARED
+async def test_list_modes_catalog(agent):
     """list_modes returns every mode in registration order as {name, description} and the active
     one, which is in the list.
 
     Covers: R9.2.13, R9.2.14, R9.2.17, R9.2.18, R9.2.19, R9.2.20, R5.1.3
     """
-    agent = await start([text_step("ok")])
-    await agent.handshake()
     resp, _ = await agent.request({"type": "list_modes", "id": "lm"})
     assert resp["command"] == "list_modes"
     assert resp["success"] is True
@@ -51,13 +83,12 @@ async def test_set_mode_change_emits_mode_changed_before_response(start):
     assert listed["data"]["active"] == "plan"
 
 
-async def test_set_mode_idempotent_emits_nothing(start):
+@SHARED
+async def test_set_mode_idempotent_emits_nothing(agent):
     """Setting the active mode again is acknowledged with no mode_changed.
 
     Covers: R9.2.9
     """
-    agent = await start([text_step("ok")])
-    await agent.handshake()
     resp, before = await agent.request({"type": "set_mode", "id": "sm", "mode": "build"})
     assert before == []
     assert resp["success"] is True
@@ -114,16 +145,13 @@ async def test_plan_mode_refuses_mutating_tools_without_running_them(start, proj
     assert not (project / "new.txt").exists()
 
 
-async def test_list_models_is_secret_free(start, home):
+@SHARED
+async def test_list_models_is_secret_free(agent):
     """list_models returns the catalog of ModelDescriptors and the active selection; nothing in it
     comes from the provider's secrets.
 
     Covers: R9.2.22, R9.2.23, R11.0.2
     """
-    extra = '\n[[providers]]\nname = "remote"\nkind = "openai"\napi_key_env = "SECRET_VAR"\n'
-    extra += 'base_url = "http://127.0.0.1:9/v1"\nmodels = [{ id = "gpt" }]\n'
-    agent = await start([text_step("ok")], models=MODELS, extra_toml=extra)
-    await agent.handshake()
     resp, _ = await agent.request({"type": "list_models", "id": "lm"})
     data = resp["data"]
     ids = [m["id"] for m in data["models"]]
@@ -189,15 +217,16 @@ async def test_set_model_mid_stream_applies_at_next_provider_call(start, home):
     assert listed["data"]["active"]["id"] == "test/other"
 
 
-async def test_set_model_unknown_is_not_found(start, home):
+@SHARED
+async def test_set_model_unknown_is_not_found(agent):
     """An unknown selection is NOT_FOUND and its message says how to add the model (a config.toml
     snippet: a new [[providers]] table, or the model added to the provider that exists); the active
     model and the provider calls are unchanged.
 
     Covers: R9.2.29, R8.8
     """
-    agent = await start([text_step("ok")], models=MODELS)
-    await agent.handshake()
+    assert agent.home is not None
+    recorded = len(recorded_requests(agent.home))
     resp, before = await agent.request({"type": "set_model", "id": "x", "model": "nope/never"})
     assert before == []
     assert resp["error"]["code"] == "NOT_FOUND"
@@ -212,16 +241,15 @@ async def test_set_model_unknown_is_not_found(start, home):
     assert listed["data"]["active"]["id"] == "test/m"
     await agent.send({"type": "prompt", "message": "go"})
     await agent.idle()
-    assert [r["model"] for r in recorded_requests(home)] == ["m"]
+    assert [r["model"] for r in recorded_requests(agent.home)[recorded:]] == ["m"]
 
 
-async def test_set_model_provider_construction_failure_is_not_found(start):
+@SHARED
+async def test_set_model_provider_construction_failure_is_not_found(agent):
     """A model whose provider cannot be built (its script is missing) is NOT_FOUND and nothing changes.
 
     Covers: R9.2.30
     """
-    agent = await start([text_step("ok")], models=MODELS)
-    await agent.handshake()
     resp, before = await agent.request({"type": "set_model", "id": "b", "model": "test/broken"})
     assert before == []
     assert resp["success"] is False
@@ -231,10 +259,9 @@ async def test_set_model_provider_construction_failure_is_not_found(start):
     assert listed["data"]["active"]["id"] == "test/m"
 
 
-async def test_set_model_same_model_emits_nothing(start):
+@SHARED
+async def test_set_model_same_model_emits_nothing(agent):
     """Selecting the active model again is acknowledged without model_changed."""
-    agent = await start([text_step("ok")], models=MODELS)
-    await agent.handshake()
     resp, before = await agent.request({"type": "set_model", "id": "s", "model": "test/m"})
     assert before == []
     assert resp["success"] is True
@@ -289,43 +316,42 @@ async def test_reasoning_levels_list_and_set(start, home):
     assert [r["reasoning"] for r in recorded_requests(home)] == ["low", "high"]
 
 
-async def test_set_reasoning_level_stale_model_is_conflict(start):
+@SHARED
+async def test_set_reasoning_level_stale_model_is_conflict(thinker):
     """A picker naming a model that is no longer active gets CONFLICT; nothing changes.
 
     Covers: R9.2.35, R8.20
     """
-    agent = await start([text_step("ok")], "--model", "test/thinker", models=MODELS)
-    await agent.handshake()
-    resp, before = await agent.request(
+    resp, before = await thinker.request(
         {"type": "set_reasoning_level", "id": "s", "model": "test/m", "effort": "high"}
     )
     assert before == []
     assert resp["error"]["code"] == "CONFLICT"
-    listed, _ = await agent.request({"type": "list_reasoning_levels", "id": "l"})
+    listed, _ = await thinker.request({"type": "list_reasoning_levels", "id": "l"})
     assert listed["data"]["active"] == "low"
 
 
-async def test_set_reasoning_level_unknown_effort_is_not_found(start):
+@SHARED
+async def test_set_reasoning_level_unknown_effort_is_not_found(thinker):
     """An effort the catalog does not have is NOT_FOUND.
 
     Covers: R9.2.36
     """
-    agent = await start([text_step("ok")], "--model", "test/thinker", models=MODELS)
-    await agent.handshake()
-    resp, before = await agent.request(
+    resp, before = await thinker.request(
         {"type": "set_reasoning_level", "id": "s", "model": "test/thinker", "effort": "ultra"}
     )
     assert before == []
     assert resp["error"]["code"] == "NOT_FOUND"
 
 
-async def test_reasoning_controls_refused_for_model_without_levels(start):
+@SHARED
+async def test_reasoning_controls_refused_for_model_without_levels(agent):
     """Without reasoning-catalog/-switch advertised, the reasoning commands are refused.
 
     Covers: R9.2.31
     """
-    agent = await start([text_step("ok")], models=MODELS)
-    hello, _ = await agent.handshake()
+    assert agent.greeting is not None
+    hello, _ = agent.greeting
     assert "reasoning-catalog" not in hello["capabilities"]
     resp, _ = await agent.request({"type": "list_reasoning_levels", "id": "l"})
     assert resp["success"] is False

@@ -3,7 +3,29 @@
 
 from __future__ import annotations
 
-from shard.testing import recorded_requests, text_step, tool_step, types
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from shard.testing import AgentProcess, recorded_requests, text_step, tool_step, types
+
+# The tests marked SHARED prompt a model that answers every call with the same text, or abort with
+# nothing running: they share a runtime of the module (``agent``, handed over idle with nothing left
+# to read), on a looping one-step script, so what they see does not depend on the turns before. A
+# test whose subject needs a script of its own, a steer or an abort mid-turn starts its own.
+SHARED = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_runtime(start_shared) -> AgentProcess:
+    return await start_shared([text_step("ok")], loop=True, record=False)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def agent(shared_runtime: AgentProcess) -> AsyncIterator[AgentProcess]:
+    yield await shared_runtime.hand_over()
+
 
 ABORTED = "Aborted by the user before this tool call ran."
 ABORTED_RUNNING = "Aborted by the user while this tool call ran: it may have done part of its work."
@@ -140,13 +162,12 @@ async def test_events_never_carry_an_id(start):
             assert "id" not in m, m
 
 
-async def test_fire_and_forget_without_id_is_accepted(start):
+@SHARED
+async def test_fire_and_forget_without_id_is_accepted(agent):
     """A prompt with no id is accepted; its response has no id.
 
     Covers: R5.1.6, R5.1.4
     """
-    agent = await start([text_step("ok")])
-    await agent.handshake()
     await agent.send({"type": "prompt", "message": "go"})
     read = await agent.idle()
     assert read[0] == {"type": "response", "command": "prompt", "success": True}
@@ -370,13 +391,12 @@ async def test_abort_while_a_tool_runs(start, home):
     ] == "after"
 
 
-async def test_abort_when_idle_succeeds_and_does_nothing(start):
+@SHARED
+async def test_abort_when_idle_succeeds_and_does_nothing(agent):
     """abort with no turn running answers success and emits nothing else.
 
     Covers: R9.2.7, R5.1.3
     """
-    agent = await start([text_step("ok")])
-    await agent.handshake()
     resp, before = await agent.request({"type": "abort", "id": "idle-abort"})
     assert before == []
     assert resp == {"type": "response", "id": "idle-abort", "command": "abort", "success": True}
@@ -385,13 +405,12 @@ async def test_abort_when_idle_succeeds_and_does_nothing(start):
     assert resp2["success"] is True
 
 
-async def test_status_tracks_every_transition(start):
+@SHARED
+async def test_status_tracks_every_transition(agent):
     """status events report idle→streaming→idle around a turn, each transition once.
 
     Covers: R9.1.19, R9.1.20
     """
-    agent = await start([text_step("ok")])
-    await agent.handshake()
     await agent.send({"type": "prompt", "message": "go"})
     read = await agent.idle()
     statuses = [m for m in read if m["type"] == "status"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -42,12 +43,18 @@ def under_umask(argv: list[str], umask: int | None) -> list[str]:
     return ["/bin/sh", "-c", f'umask {umask:03o} && exec "$@"', "sh", *argv]
 
 
+_HANDOVERS = itertools.count()
+
+
 class AgentProcess(MessageReader):
     """A running agent. Events are read in order; nothing is skipped unless a method says so."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         super().__init__()
         self.proc = proc
+        # hello and sync, once ``handshake`` has read them (a shared runtime's tests look at them)
+        self.greeting: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.home: Path | None = None  # its SHARD_HOME, when ``start`` spawned it
 
     @classmethod
     async def start(
@@ -68,7 +75,9 @@ class AgentProcess(MessageReader):
             env=full_env,
             limit=256 * 1024 * 1024,
         )
-        return cls(proc)
+        agent = cls(proc)
+        agent.home = home
+        return agent
 
     async def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -96,6 +105,7 @@ class AgentProcess(MessageReader):
         assert hello["type"] == "hello", hello
         sync = await self.next()
         assert sync["type"] == "sync", sync
+        self.greeting = (hello, sync)
         return hello, sync
 
     async def finish(self, timeout: float = DEFAULT_TIMEOUT) -> int:
@@ -104,6 +114,17 @@ class AgentProcess(MessageReader):
             self.proc.stdin.close()
         await asyncio.wait_for(self.proc.wait(), timeout)
         return self.proc.returncode if self.proc.returncode is not None else -1
+
+    async def hand_over(self, timeout: float = DEFAULT_TIMEOUT) -> AgentProcess:
+        """Make a runtime shared by several tests ready for the next one, so that no test reads what
+        another left: an abort ends whatever work is going (a turn a test left behind, even one
+        waiting on a permission, or one just started; with nothing running it does nothing), all
+        that comes before its answer is read — every event of the work it ended comes before it —
+        and ``seen`` starts empty."""
+        assert self.proc.returncode is None, f"the shared runtime has exited ({self.proc.returncode})"
+        await self.request({"type": "abort", "id": f"handover-{next(_HANDOVERS)}"}, timeout)
+        self.seen = []
+        return self
 
     async def kill(self) -> None:
         if self.proc.returncode is None:
