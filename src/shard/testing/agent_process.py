@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from shard.testing.forked import ForkedProcess, TemplateUnavailable, TestTemplate, forkable
 from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
 
 
@@ -44,12 +46,13 @@ def under_umask(argv: list[str], umask: int | None) -> list[str]:
 
 
 _HANDOVERS = itertools.count()
+_LIMIT = 256 * 1024 * 1024  # a line of the runtime's output may be this long
 
 
 class AgentProcess(MessageReader):
     """A running agent. Events are read in order; nothing is skipped unless a method says so."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process | ForkedProcess) -> None:
         super().__init__()
         self.proc = proc
         # hello and sync, once ``handshake`` has read them (a shared runtime's tests look at them)
@@ -64,16 +67,27 @@ class AgentProcess(MessageReader):
         *args: str,
         env: dict[str, str] | None = None,
         umask: int | None = None,
+        cold: bool | None = None,
     ) -> AgentProcess:
+        """A runtime on ``home`` in ``cwd``: forked from this process's test template (as the
+        daemon forks its runtimes) when that is what a cold start would be (``forked.forkable``),
+        else spawned; ``cold`` forces one or the other."""
         full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
+        argv = shard_command("agent", "--stdio", *args)
+        if cold is False or (cold is None and forkable(env, umask)):
+            with contextlib.suppress(TemplateUnavailable):
+                forked = await TestTemplate.shared().fork(argv, full_env, cwd, _LIMIT)
+                agent = cls(forked)
+                agent.home = home
+                return agent
         proc = await asyncio.create_subprocess_exec(
-            *under_umask(shard_command("agent", "--stdio", *args), umask),
+            *under_umask(argv, umask),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
             env=full_env,
-            limit=256 * 1024 * 1024,
+            limit=_LIMIT,
         )
         agent = cls(proc)
         agent.home = home

@@ -1,0 +1,214 @@
+"""Runtimes for tests forked from one warm template per test process, as the daemon forks them.
+
+A cold ``shard agent --stdio`` costs its interpreter and every import (~0.3 CPU-s); the suite
+started ~300 of them and is CPU-bound on two cores. :class:`TestTemplate` is the daemon's own
+template (``shard.cli.forkserver``), spoken to with blocking calls from any event loop (each test
+has its own): a reader thread takes its replies and exit reports. :class:`ForkedProcess` has what
+tests use of an ``asyncio.subprocess.Process`` — pid, the three pipes, ``returncode``, ``wait``,
+signals — for a child the template reaps and reports.
+
+A forked child keeps the template's imports and ``sys.path``: ``AgentProcess.start`` forks only when
+nothing would differ from a cold start (no umask, no ``PYTHON*`` variable of the test's own).
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import threading
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from shard.daemon.early_template import template_argv, template_env
+
+READY_TIMEOUT = 120.0
+
+
+class TemplateUnavailable(Exception):
+    """The template could not start or serve: the caller spawns cold."""
+
+
+class ForkedProcess:
+    """A runtime forked by the template: what tests use of an asyncio subprocess."""
+
+    def __init__(self, pid: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> None:
+        self.pid = pid
+        self.stdin: asyncio.StreamWriter | None = stdin
+        self.stdout: asyncio.StreamReader | None = stdout
+        self.stderr: asyncio.StreamReader | None = None
+        self.returncode: int | None = None
+        self._exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def _exit(self, code: int) -> None:
+        self.returncode = code
+        if not self._exited.done():
+            self._exited.set_result(code)
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(9)
+
+    def terminate(self) -> None:
+        self.send_signal(15)
+
+
+class TestTemplate:
+    """One template for this process's tests, started at first use and left at exit."""
+
+    _shared: TestTemplate | None = None
+
+    def __init__(self) -> None:
+        # its own empty home: what it preloads by config.toml is only ever a speed-up
+        home = Path(tempfile.mkdtemp(prefix="shard-test-template-"))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._proc = subprocess.Popen(
+                template_argv(theirs.fileno(), []),
+                pass_fds=(theirs.fileno(),),
+                env=template_env(home),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        finally:
+            theirs.close()
+        self._sock = ours
+        self._ready = threading.Event()
+        self._lock = threading.Lock()  # a request and its place in the reply queue go together
+        self._replies: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = deque()
+        self._children: dict[int, tuple[asyncio.AbstractEventLoop, ForkedProcess]] = {}
+        self._codes: dict[int, int] = {}  # exits reported before their child was registered
+        self._gone = False
+        threading.Thread(target=self._read, name="test-template", daemon=True).start()
+
+    @classmethod
+    def shared(cls) -> TestTemplate:
+        if cls._shared is None or cls._shared._gone:
+            cls._shared = cls()
+        return cls._shared
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self._sock.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            message = json.loads(data)
+            if message.get("ready"):
+                self._ready.set()
+            elif "exit" in message:
+                self._reported(int(message["exit"]), int(message["code"]))
+            else:
+                with self._lock:
+                    loop, future = self._replies.popleft()
+                _settle(loop, future, message)
+        self._gone = True
+        self._ready.set()
+        with self._lock:
+            waiting = list(self._replies)
+            self._replies.clear()
+        for loop, future in waiting:
+            _settle(loop, future, {"error": "the template is gone"})
+
+    def _reported(self, pid: int, code: int) -> None:
+        with self._lock:
+            child = self._children.pop(pid, None)
+            if child is None:
+                self._codes[pid] = code
+                return
+        loop, process = child
+        with contextlib.suppress(RuntimeError):  # its test's loop is closed: nobody waits
+            loop.call_soon_threadsafe(process._exit, code)
+
+    async def fork(self, argv: list[str], env: dict[str, str], cwd: Path, limit: int) -> ForkedProcess:
+        loop = asyncio.get_running_loop()
+        if not self._ready.is_set():
+            await loop.run_in_executor(None, self._ready.wait, READY_TIMEOUT)
+        if self._gone or not self._ready.is_set():
+            raise TemplateUnavailable("the test template did not start")
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        theirs = [stdin_r, stdout_w, stderr_w]
+        ours = [stdin_w, stdout_r, stderr_r]
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        request = json.dumps({"argv": argv, "env": env, "cwd": str(cwd)}).encode()
+        try:
+            with self._lock:
+                self._sock.sendmsg(
+                    [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", theirs))]
+                )
+                self._replies.append((loop, future))
+        except OSError as exc:
+            for fd in theirs + ours:
+                os.close(fd)
+            raise TemplateUnavailable(str(exc)) from exc
+        finally:
+            for fd in theirs:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        reply = await future
+        if "pid" not in reply:
+            for fd in ours:
+                os.close(fd)
+            raise TemplateUnavailable(str(reply.get("error")))
+        return await self._wrap(int(reply["pid"]), ours, limit)
+
+    async def _wrap(self, pid: int, fds: list[int], limit: int) -> ForkedProcess:
+        loop = asyncio.get_running_loop()
+        stdin_w, stdout_r, stderr_r = fds
+        stdout = asyncio.StreamReader(limit=limit)
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(stdout_r, "rb", 0)
+        )
+        stderr = asyncio.StreamReader(limit=limit)
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stderr), os.fdopen(stderr_r, "rb", 0)
+        )
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(stdin_w, "wb", 0)
+        )
+        process = ForkedProcess(pid, asyncio.StreamWriter(transport, protocol, None, loop), stdout)
+        process.stderr = stderr
+        with self._lock:
+            code = self._codes.pop(pid, None)
+            if code is None:
+                self._children[pid] = (loop, process)
+        if code is not None:
+            process._exit(code)
+        return process
+
+
+def _settle(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], value: Any) -> None:
+    """Resolve ``future`` on its own loop, from the reader thread (a closed loop: nobody waits)."""
+
+    def settle() -> None:
+        if not future.done():
+            future.set_result(value)
+
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(settle)
+
+
+def forkable(env: dict[str, str] | None, umask: int | None) -> bool:
+    """Whether a fork is what a cold start would be: the umask and ``PYTHON*`` variables are read
+    by an interpreter at its start, which a fork does not have."""
+    if umask is not None or os.environ.get("SHARD_TEST_COLD") == "1":
+        return False
+    return not any(name.startswith("PYTHON") for name in (env or {}))
