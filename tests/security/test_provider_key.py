@@ -94,7 +94,8 @@ async def test_no_process_on_the_way_up_shows_the_key_on_a_direct_connection(tmp
 
     Covers: R4.2.1
     """
-    agent = await AgentProcess.start(_home(tmp_path, server), project, env=ENV)
+    # cold: the subject is a process started with the key in its environment, not a fork
+    agent = await AgentProcess.start(_home(tmp_path, server), project, env=ENV, cold=True)
     try:
         await agent.handshake()
         await agent.send({"type": "prompt", "message": "walk"})

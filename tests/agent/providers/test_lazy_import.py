@@ -75,7 +75,8 @@ async def test_runtime_preloads_the_sdk_after_sync_without_a_prompt(tmp_path, se
     )
     project = tmp_path / "project"
     project.mkdir()
-    agent = await AgentProcess.start(home, project, env={KEY_ENV: KEY})
+    # cold: the subject is what a started interpreter has mapped, not what a template preloaded
+    agent = await AgentProcess.start(home, project, env={KEY_ENV: KEY}, cold=True)
     try:
         hello = await agent.next()
         assert hello["type"] == "hello"
