@@ -31,6 +31,13 @@ async def attach(client: Any, agent_id: str, role: str | None = None) -> tuple[d
     return resp, sync
 
 
+async def reply_text(client: Any, agent_id: str, message: str = "hi") -> str:
+    """Prompt an attached agent and return its reply's text, once its turn has ended."""
+    await client.send({"type": "prompt", "id": "p", "agent_id": agent_id, "message": message})
+    events = await client.until(lambda m: m.get("type") == "turn_end" and m.get("agent_id") == agent_id)
+    return "".join(m.get("text_delta", "") for m in events if m.get("type") == "message_delta")
+
+
 async def allow(client: Any, agent_id: str, request_id: str) -> None:
     """Answer a permission request: allow."""
     answer = {"type": "permission_response", "agent_id": agent_id, "request_id": request_id}

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon_helpers import attach, create_agent, runtime_pids
+from daemon_helpers import attach, create_agent, reply_text, runtime_pids
 from test_warm_pool import _ppid, templates_of
 
 from shard.testing import DaemonProcess, write_scripted_home
@@ -46,10 +46,7 @@ async def test_the_template_starts_before_the_daemons_imports_and_serves_the_fir
         client = await daemon.unix()
         agent = await create_agent(client, project)
         await attach(client, agent)
-        await client.send({"type": "prompt", "id": "p", "agent_id": agent, "message": "hi"})
-        events = await client.until(lambda m: m.get("type") == "turn_end" and m.get("agent_id") == agent)
-        text = "".join(m.get("text_delta", "") for m in events if m.get("type") == "message_delta")
-        assert text == "hello there"
+        assert await reply_text(client, agent) == "hello there"
         (pid,) = runtime_pids(home)
         assert _ppid(pid) == template
         assert templates_of(daemon) == [template]
@@ -96,12 +93,7 @@ async def test_the_template_starts_before_config_is_read_and_its_environment_hol
         client = await daemon.unix()
         agent = await create_agent(client, project)
         await attach(client, agent)
-        await client.send({"type": "prompt", "id": "p", "agent_id": agent, "message": "hi"})
-        events = await client.until(lambda m: m.get("type") == "turn_end" and m.get("agent_id") == agent)
-        assert (
-            "".join(m.get("text_delta", "") for m in events if m.get("type") == "message_delta")
-            == "hello there"
-        )
+        assert await reply_text(client, agent) == "hello there"
         (pid,) = runtime_pids(home)
         # a forked runtime's /proc environ is the template's (a runtime's own comes with its fork)
         assert secret.encode() not in Path(f"/proc/{pid}/environ").read_bytes()

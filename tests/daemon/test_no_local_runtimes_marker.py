@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_helpers import attach, create_agent, runtime_pids
+from daemon_helpers import attach, create_agent, reply_text, runtime_pids
 from test_warm_pool import _ppid, templates_of
 
 from shard.testing import DaemonProcess
@@ -24,11 +24,7 @@ async def test_a_marked_tests_daemon_has_no_template_and_still_runs_an_agent(
     client = await daemon.unix()
     agent = await create_agent(client, project)
     await attach(client, agent)
-    await client.send({"type": "prompt", "id": "p", "agent_id": agent, "message": "hi"})
-    events = await client.until(lambda m: m.get("type") == "turn_end" and m.get("agent_id") == agent)
-    assert (
-        "".join(m.get("text_delta", "") for m in events if m.get("type") == "message_delta") == "hello there"
-    )
+    assert await reply_text(client, agent) == "hello there"
     (pid,) = runtime_pids(home)
     assert _ppid(pid) == daemon.proc.pid  # spawned by the daemon itself: no template forked it
 
