@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from shard.testing import AgentProcess, write_scripted_home
+from shard.testing import AgentProcess, Runtimes, write_scripted_home
 from shard.testing.tools import TEST_TOOLS as BASE_TOOLS
 
 TEST_TOOLS = [*BASE_TOOLS, "shard.testing.tools:CrashTool"]
@@ -54,17 +54,13 @@ async def start_shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterato
     of a module share (each on its own home and project), past its handshake (``greeting``); killed
     when the module ends. Its tests take it through ``AgentProcess.hand_over`` and run in the module's
     event loop (``pytest.mark.asyncio(loop_scope="module")``)."""
-    procs: list[AgentProcess] = []
+    runtimes = Runtimes()
 
     async def _start(steps: list[dict[str, Any]], *args: str, **opts: Any) -> AgentProcess:
         root = tmp_path_factory.mktemp("shared")
         opts.setdefault("extensions", TEST_TOOLS)
         home = write_scripted_home(root / "home", steps, **opts)
-        proc = await AgentProcess.start(home, _make_project(root / "project"), *args)
-        procs.append(proc)
-        await proc.handshake()
-        return proc
+        return await runtimes.start(home, _make_project(root / "project"), *args)
 
     yield _start
-    for proc in procs:
-        await proc.kill()
+    await runtimes.close()

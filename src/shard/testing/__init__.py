@@ -11,7 +11,7 @@
   ``/bootstrap`` and ticket flow that the daemon's WebSocket requires.
 """
 
-from shard.testing.agent_process import AgentProcess, run_shard, shard_command
+from shard.testing.agent_process import AgentProcess, Runtimes, run_shard, shard_command
 from shard.testing.broker import BrokerHarness
 from shard.testing.clock import FakeClock
 from shard.testing.daemon import DaemonProcess, UnixClient, WsClient
@@ -27,6 +27,7 @@ __all__ = [
     "CrashTool",
     "DaemonProcess",
     "FakeClock",
+    "Runtimes",
     "SleepTool",
     "TouchTool",
     "UnixClient",

@@ -148,3 +148,20 @@ class AgentProcess(MessageReader):
     async def stderr_text(self) -> str:
         assert self.proc.stderr is not None
         return (await self.proc.stderr.read()).decode(errors="replace")
+
+
+class Runtimes:
+    """The runtimes a fixture starts, each past its handshake, all killed by ``close`` (its end)."""
+
+    def __init__(self) -> None:
+        self.started: list[AgentProcess] = []
+
+    async def start(self, home: Path, cwd: Path, *args: str, **options: Any) -> AgentProcess:
+        agent = await AgentProcess.start(home, cwd, *args, **options)
+        self.started.append(agent)
+        await agent.handshake()
+        return agent
+
+    async def close(self) -> None:
+        for agent in self.started:
+            await agent.kill()

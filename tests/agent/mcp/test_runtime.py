@@ -12,24 +12,20 @@ from typing import Any
 import pytest
 
 from agent.mcp._servers import alive, gone, pids, server_toml
-from shard.testing import AgentProcess, recorded_requests, text_step, tool_step, write_scripted_home
+from shard.testing import AgentProcess, Runtimes, recorded_requests, text_step, tool_step, write_scripted_home
 
 
 @pytest.fixture
 async def start(home: Path, project: Path) -> AsyncIterator[Any]:
     """``await start(steps, servers_toml, *args, env=…)``: a runtime whose config has those servers."""
-    procs: list[AgentProcess] = []
+    runtimes = Runtimes()
 
     async def _start(steps: list[dict[str, Any]], servers: str, *args: str, **kw: Any) -> AgentProcess:
         write_scripted_home(home, steps, extra_toml=servers)
-        proc = await AgentProcess.start(home, project, *args, **kw)
-        procs.append(proc)
-        await proc.handshake()
-        return proc
+        return await runtimes.start(home, project, *args, **kw)
 
     yield _start
-    for proc in procs:
-        await proc.kill()
+    await runtimes.close()
 
 
 async def _answer(agent: AgentProcess, decision: str = "allow") -> dict[str, Any]:

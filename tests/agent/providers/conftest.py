@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shard.testing import AgentProcess
+from shard.testing import AgentProcess, Runtimes
 
 from ._server import ProviderServer
 from ._support import KEY, KEY_ENV, server_home
@@ -77,14 +77,10 @@ def home_for(tmp_path: Path, server: ProviderServer) -> Callable[[str], Path]:
 async def spawn(home_for: Callable[[str], Path], project: Path) -> AsyncIterator[Spawn]:
     """``await spawn(kind="openai")``: config.toml for the test server (``home_for``), the agent
     started and past its handshake; every agent started is killed at the end."""
-    procs: list[AgentProcess] = []
+    runtimes = Runtimes()
 
     async def _spawn(kind: str = "openai") -> AgentProcess:
-        proc = await AgentProcess.start(home_for(kind), project, env={KEY_ENV: KEY})
-        procs.append(proc)
-        await proc.handshake()
-        return proc
+        return await runtimes.start(home_for(kind), project, env={KEY_ENV: KEY})
 
     yield _spawn
-    for proc in procs:
-        await proc.kill()
+    await runtimes.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from shard.testing import AgentProcess
+from shard.testing import AgentProcess, Runtimes
 
 from ._pairs import assert_anthropic_pairs, assert_openai_pairs, tool_result_texts, tool_texts
 from ._server import ProviderServer, Stream
@@ -37,7 +37,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncIterator[Spawn]:
     """``await spawn(kind, *args)``: config.toml for the test server, a started agent (handshaken)."""
-    procs: list[AgentProcess] = []
+    runtimes = Runtimes()
 
     async def _spawn(kind: str, *args: str) -> AgentProcess:
         home = tmp_path / "home"
@@ -47,14 +47,10 @@ async def spawn(tmp_path: Path, project: Path, server: ProviderServer) -> AsyncI
         else:
             body = provider_toml("anth", "anthropic", server.anthropic_url, '["claude-test"]')
             write_home(home, body, default_model="anth/claude-test")
-        proc = await AgentProcess.start(home, project, *args, env={KEY_ENV: KEY})
-        procs.append(proc)
-        await proc.handshake()
-        return proc
+        return await runtimes.start(home, project, *args, env={KEY_ENV: KEY})
 
     yield _spawn
-    for proc in procs:
-        await proc.kill()
+    await runtimes.close()
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
