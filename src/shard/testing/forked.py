@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import array
 import asyncio
+import atexit
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -74,6 +76,7 @@ class TestTemplate:
     def __init__(self) -> None:
         # its own empty home: what it preloads by config.toml is only ever a speed-up
         home = Path(tempfile.mkdtemp(prefix="shard-test-template-"))
+        atexit.register(shutil.rmtree, home, True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
