@@ -88,6 +88,10 @@ class Sshd:
                     "StreamLocalBindUnlink yes",
                     f"MaxSessions {self.max_sessions}",
                     "MaxStartups 100",
+                    # The sessions' shell runs this machine's ~/.bashrc; where that runs pyenv, a
+                    # session killed inside its rehash leaves a lock that made every later session
+                    # wait a minute for it (60 s by default): one second is enough to give up.
+                    "SetEnv PYENV_REHASH_TIMEOUT=1",
                     "LogLevel ERROR",
                     "",
                 ]
