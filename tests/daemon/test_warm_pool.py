@@ -248,12 +248,16 @@ async def _gone(pid: int) -> None:
 
 
 async def test_warm_start_false_in_config_spawns_cold(daemon_factory, home, project):
-    """``[daemon] warm_start = false``: no template; every runtime is the daemon's own child."""
+    """``[daemon] warm_start = false``: no template; every runtime is the daemon's own child. (The
+    template a daemon starts before it reads config.toml is let go then: it exits once it reads
+    that, which may be after the daemon's first runtime.)"""
     daemon = await daemon_factory([text_step("hi")], extra_toml="\n[daemon]\nwarm_start = false\n")
     client = await daemon.unix()
     await create_agent(client, project)
     (pid,) = runtime_pids(home)
     assert _ppid(pid) == daemon.proc.pid
+    for early in templates_of(daemon):
+        await _gone(early)
     assert templates_of(daemon) == []
 
 

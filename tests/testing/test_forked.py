@@ -8,7 +8,9 @@ import os
 import signal
 from pathlib import Path
 
-from shard.testing import AgentProcess, write_scripted_home
+import pytest
+
+from shard.testing import AgentProcess, DaemonProcess, write_scripted_home
 from shard.testing.home import text_step
 
 
@@ -60,3 +62,63 @@ async def test_an_umask_or_a_python_variable_is_a_cold_start(tmp_path: Path, pro
             assert _ppid(agent.proc.pid) == os.getpid(), options
         finally:
             await agent.kill()
+
+
+async def test_a_daemon_is_forked_by_a_template_of_its_own_and_its_stderr_is_in_its_output(
+    tmp_path: Path, project: Path
+):
+    """Daemons come from a second template (the daemon's modules imported first), not the runtimes'
+    one; what the daemon writes to stderr is in ``output`` as a spawned daemon's is."""
+    home = tmp_path / "home"
+    write_scripted_home(home, [text_step("x")])
+    home.chmod(0o755)  # the daemon says on stderr that it closed this
+    daemon = await DaemonProcess.start(home)
+    runtime = await AgentProcess.start(home, project)
+    try:
+        parent = _ppid(daemon.proc.pid)
+        assert parent not in (os.getpid(), 1, _ppid(runtime.proc.pid))
+        assert any("it is now 0700" in line for line in daemon.startup), daemon.startup
+        client = await daemon.unix()
+        reply, _ = await client.request({"type": "agent.list", "id": "l"})
+        assert reply["success"]
+        assert reply["data"] == {"agents": []}
+        assert await daemon.stop() == 0
+    finally:
+        await daemon.kill()
+        await runtime.kill()
+
+
+async def test_a_daemon_given_a_key_a_trace_a_prefix_an_umask_or_a_python_variable_is_a_cold_start(
+    tmp_path: Path,
+):
+    """A daemon turns non-dumpable and scrubs its initial environment when it takes a key, and its
+    trace counts from its interpreter's start: a fork would fake both."""
+    home = tmp_path / "home"
+    write_scripted_home(home, [text_step("x")])
+    starts: list[dict[str, object]] = [
+        {"env": {"SOME_API_KEY": "k"}},
+        {"env": {"SHARD_TRACE": "0"}},
+        {"env": {"PYTHONPATH": str(tmp_path)}},
+        {"umask": 0o077},
+        {"prefix": ("/usr/bin/env",)},
+        {"cold": True},
+    ]
+    for options in starts:
+        daemon = await DaemonProcess.start(home, **options)  # type: ignore[arg-type]
+        try:
+            assert _ppid(daemon.proc.pid) == os.getpid(), options
+        finally:
+            await daemon.kill()
+
+
+async def test_a_key_in_the_tests_own_environment_makes_a_daemon_a_cold_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    home = tmp_path / "home"
+    write_scripted_home(home, [text_step("x")])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    daemon = await DaemonProcess.start(home)
+    try:
+        assert _ppid(daemon.proc.pid) == os.getpid()
+    finally:
+        await daemon.kill()

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from shard.testing.agent_process import shard_command, under_umask
+from shard.testing.forked import DAEMON, ForkedProcess, TemplateUnavailable, TestTemplate, forkable
 from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
 from shard.testing.web import Browser, ws_protocols
 
@@ -40,7 +41,9 @@ class DaemonProcess:
         finally:
             cls.cold_by_default = before
 
-    def __init__(self, home: Path, proc: asyncio.subprocess.Process, info: dict[str, Any]) -> None:
+    def __init__(
+        self, home: Path, proc: asyncio.subprocess.Process | ForkedProcess, info: dict[str, Any]
+    ) -> None:
         self.home = home
         self.proc = proc
         self.port: int = info["port"]
@@ -60,21 +63,32 @@ class DaemonProcess:
         env: dict[str, str] | None = None,
         umask: int | None = None,
         prefix: tuple[str, ...] = (),
+        cold: bool | None = None,
     ) -> DaemonProcess:
         """Start a daemon on ``home`` (which it creates if needed) and wait until it listens;
-        ``prefix`` is a command that execs it (``setpriv …``: same pid)."""
+        ``prefix`` is a command that execs it (``setpriv …``: same pid). It is forked from this
+        process's daemon template when that is what a cold start would be (``forked.forkable``),
+        else spawned; ``cold`` forces one or the other."""
         if cls.cold_by_default and "--cold-start" not in args:
             args = (*args, "--cold-start")
         info_file = home / "daemon.json"
         with contextlib.suppress(FileNotFoundError):
             info_file.unlink()
-        proc = await asyncio.create_subprocess_exec(
-            *prefix,
-            *under_umask(shard_command("daemon", "--home", str(home), "--port", "0", *args), umask),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            env={**os.environ, "SHARD_HOME": str(home), **(env or {})},
+        argv = shard_command("daemon", "--home", str(home), "--port", "0", *args)
+        full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
+        proc = (
+            await cls._forked(argv, full_env)
+            if cold is False or (cold is None and not prefix and forkable(env, umask, daemon=True))
+            else None
         )
+        if proc is None:
+            proc = await asyncio.create_subprocess_exec(
+                *prefix,
+                *under_umask(argv, umask),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                env=full_env,
+            )
         assert proc.stdout is not None
         early: list[str] = []  # notices the daemon printed before it listened
         while True:
@@ -92,6 +106,13 @@ class DaemonProcess:
         daemon.startup = list(early)
         daemon._drain = asyncio.ensure_future(daemon._drain_output())
         return daemon
+
+    @staticmethod
+    async def _forked(argv: list[str], env: dict[str, str]) -> ForkedProcess | None:
+        try:
+            return await TestTemplate.shared(DAEMON).fork(argv, env, Path.cwd(), 1 << 20, merge_stderr=True)
+        except TemplateUnavailable:
+            return None
 
     async def _drain_output(self) -> None:
         assert self.proc.stdout is not None

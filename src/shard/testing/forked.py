@@ -1,4 +1,5 @@
-"""Runtimes for tests forked from one warm template per test process, as the daemon forks them.
+"""Runtimes and daemons for tests, forked from warm templates (one of each kind per test process), as
+the daemon forks its runtimes.
 
 A cold ``shard agent --stdio`` costs its interpreter and every import (~0.3 CPU-s); the suite
 started ~300 of them and is CPU-bound on two cores. :class:`TestTemplate` is the daemon's own
@@ -7,8 +8,13 @@ has its own): a reader thread takes its replies and exit reports. :class:`Forked
 tests use of an ``asyncio.subprocess.Process`` — pid, the three pipes, ``returncode``, ``wait``,
 signals — for a child the template reaps and reports.
 
-A forked child keeps the template's imports and ``sys.path``: ``AgentProcess.start`` forks only when
-nothing would differ from a cold start (no umask, no ``PYTHON*`` variable of the test's own).
+A forked child keeps the template's imports and ``sys.path``: ``AgentProcess.start`` and
+``DaemonProcess.start`` fork only when nothing would differ from a cold start (no umask, no
+``PYTHON*`` variable of the test's own; for a daemon, no key: see :func:`forkable`).
+
+Daemons come from a second template, :data:`DAEMON`: the same forkserver with the daemon's own
+modules imported first (~0.3 CPU-s a cold daemon pays before it listens, and the suite starts
+hundreds). Runtimes keep a template without them, so a runtime's imports are what the daemon's are.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ from typing import Any
 from shard.daemon.early_template import template_argv, template_env
 
 READY_TIMEOUT = 120.0
+
+RUNTIME: tuple[str, ...] = ()
+# What ``shard daemon`` imports before it listens, and on its first commands (its server and core)
+DAEMON: tuple[str, ...] = ("shard.cli.daemon", "shard.cli.daemon_serve", "shard.daemon.server")
 
 
 class TemplateUnavailable(Exception):
@@ -69,18 +79,19 @@ class ForkedProcess:
 
 
 class TestTemplate:
-    """One template for this process's tests, started at first use and left at exit."""
+    """One template for this process's tests (of each kind: what it imports first), started at first
+    use and left at exit."""
 
-    _shared: TestTemplate | None = None
+    _shared: dict[tuple[str, ...], TestTemplate] = {}
 
-    def __init__(self) -> None:
+    def __init__(self, preload: tuple[str, ...] = RUNTIME) -> None:
         # its own empty home: what it preloads by config.toml is only ever a speed-up
         home = Path(tempfile.mkdtemp(prefix="shard-test-template-"))
         atexit.register(shutil.rmtree, home, True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
-                template_argv(theirs.fileno(), []),
+                _with_preload(template_argv(theirs.fileno(), []), preload),
                 pass_fds=(theirs.fileno(),),
                 env=template_env(home),
                 stdin=subprocess.DEVNULL,
@@ -99,10 +110,11 @@ class TestTemplate:
         threading.Thread(target=self._read, name="test-template", daemon=True).start()
 
     @classmethod
-    def shared(cls) -> TestTemplate:
-        if cls._shared is None or cls._shared._gone:
-            cls._shared = cls()
-        return cls._shared
+    def shared(cls, preload: tuple[str, ...] = RUNTIME) -> TestTemplate:
+        template = cls._shared.get(preload)
+        if template is None or template._gone:
+            template = cls._shared[preload] = cls(preload)
+        return template
 
     def _read(self) -> None:
         while True:
@@ -142,7 +154,10 @@ class TestTemplate:
         with contextlib.suppress(RuntimeError):  # its test's loop is closed: nobody waits
             loop.call_soon_threadsafe(process._exit, code)
 
-    async def fork(self, argv: list[str], env: dict[str, str], cwd: Path, limit: int) -> ForkedProcess:
+    async def fork(
+        self, argv: list[str], env: dict[str, str], cwd: Path, limit: int, *, merge_stderr: bool = False
+    ) -> ForkedProcess:
+        """Fork ``argv`` (``python -m shard …``); ``merge_stderr``: its stderr is its stdout pipe."""
         loop = asyncio.get_running_loop()
         if not self._ready.is_set():
             await loop.run_in_executor(None, self._ready.wait, READY_TIMEOUT)
@@ -150,9 +165,13 @@ class TestTemplate:
             raise TemplateUnavailable("the test template did not start")
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
-        stderr_r, stderr_w = os.pipe()
-        theirs = [stdin_r, stdout_w, stderr_w]
-        ours = [stdin_w, stdout_r, stderr_r]
+        if merge_stderr:
+            theirs = [stdin_r, stdout_w, stdout_w]
+            ours = [stdin_w, stdout_r]
+        else:
+            stderr_r, stderr_w = os.pipe()
+            theirs = [stdin_r, stdout_w, stderr_w]
+            ours = [stdin_w, stdout_r, stderr_r]
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         request = json.dumps({"argv": argv, "env": env, "cwd": str(cwd)}).encode()
         try:
@@ -162,11 +181,11 @@ class TestTemplate:
                 )
                 self._replies.append((loop, future))
         except OSError as exc:
-            for fd in theirs + ours:
+            for fd in ours:
                 os.close(fd)
             raise TemplateUnavailable(str(exc)) from exc
         finally:
-            for fd in theirs:
+            for fd in set(theirs):
                 with contextlib.suppress(OSError):
                     os.close(fd)
         reply = await future
@@ -178,15 +197,17 @@ class TestTemplate:
 
     async def _wrap(self, pid: int, fds: list[int], limit: int) -> ForkedProcess:
         loop = asyncio.get_running_loop()
-        stdin_w, stdout_r, stderr_r = fds
+        stdin_w, stdout_r, *rest = fds
         stdout = asyncio.StreamReader(limit=limit)
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(stdout_r, "rb", 0)
         )
-        stderr = asyncio.StreamReader(limit=limit)
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stderr), os.fdopen(stderr_r, "rb", 0)
-        )
+        stderr = None
+        if rest:
+            stderr = asyncio.StreamReader(limit=limit)
+            await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stderr), os.fdopen(rest[0], "rb", 0)
+            )
         transport, protocol = await loop.connect_write_pipe(
             lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(stdin_w, "wb", 0)
         )
@@ -212,9 +233,29 @@ def _settle(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], value:
         loop.call_soon_threadsafe(settle)
 
 
-def forkable(env: dict[str, str] | None, umask: int | None) -> bool:
+def forkable(env: dict[str, str] | None, umask: int | None, *, daemon: bool = False) -> bool:
     """Whether a fork is what a cold start would be: the umask and ``PYTHON*`` variables are read
-    by an interpreter at its start, which a fork does not have."""
+    by an interpreter at its start, which a fork does not have. A daemon given a key is never
+    forked: it scrubs the key from its initial environment block and turns non-dumpable, and a fork
+    has the template's block and is non-dumpable already, so a test of that would prove nothing;
+    nor given ``SHARD_TRACE``, whose marks count from the interpreter's start."""
     if umask is not None or os.environ.get("SHARD_TEST_COLD") == "1":
         return False
-    return not any(name.startswith("PYTHON") for name in (env or {}))
+    names = list(env or {})
+    inherited = [*os.environ, *names]  # a key the test put in its own environment reaches the daemon too
+    if daemon and any(name == "SHARD_TRACE" or _secret_name(name) for name in inherited):
+        return False
+    return not any(name.startswith("PYTHON") for name in names)
+
+
+def _secret_name(name: str) -> bool:
+    return any(word in name.upper() for word in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
+
+
+def _with_preload(argv: list[str], preload: tuple[str, ...]) -> list[str]:
+    """The template's argv (``python -m shard.cli.forkserver ARGS``) importing ``preload`` first."""
+    if not preload:
+        return argv
+    python, _m, module, *args = argv
+    code = f"import runpy, {', '.join(preload)}; runpy.run_module({module!r}, run_name='__main__')"
+    return [python, "-c", code, *args]
