@@ -83,12 +83,19 @@ def _validator(event_type: str) -> Any:
     """A Draft 2020-12 validator for one event type: its own definition, with every shared one."""
     from jsonschema import Draft202012Validator
 
-    schema = protocol_schema()
+    schema = _schema()
     # the schema's top level is one union per catalog: per-agent commands, orchestrator commands,
     # events; the events' is the one that has hello
     events = next(u for u in schema["anyOf"] if "hello" in u["discriminator"]["mapping"])
     target = events["discriminator"]["mapping"][event_type]
     return Draft202012Validator({"$defs": schema["$defs"], "$ref": target})
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    """``shard schema``'s document, built once per process (~0.2 CPU-s each time; a worker's tests
+    receive some thirty event types)."""
+    return protocol_schema()
 
 
 @contextmanager
