@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from assert_cache import precompile
+from scheduling import long_modules_first
 from shard.testing import DaemonProcess, write_scripted_home
 from shard.testing.tools import TEST_TOOLS
 
@@ -33,6 +34,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     roots = [here / arg.split("::")[0] for arg in config.args]
     existing = [root for root in roots if root.exists()]
     precompile(config.rootpath, existing, pass_hook=bool(config.getini("enable_assertion_pass_hook")))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items[:] = long_modules_first(items)
 
 
 @pytest.fixture(autouse=True, scope="module")

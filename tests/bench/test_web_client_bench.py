@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow
 BENCH = Path(__file__).parents[2] / "bench" / "web_client.py"
 
 
+@pytest.mark.long
 async def test_the_quick_web_client_bench_reports_a_coherent_run():
     proc = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -15,6 +15,7 @@ from shard.testing import DaemonProcess, run_shard, text_step, write_scripted_ho
 pytestmark = pytest.mark.slow  # a real sshd, daemons and runtimes on the "host"
 
 
+@pytest.mark.long
 async def test_setup_makes_a_bare_host_ready_and_an_agent_runs_with_what_it_installed(tmp_path, sshd):
     """check: not ready (no shard there) with the fix named; setup: ready in one command; an agent
     on the host then runs the installed shard (its process runs the host's venv Python)."""

@@ -15,6 +15,7 @@ from shard.testing import run_shard, text_step, write_scripted_home
 pytestmark = pytest.mark.slow  # a real sshd, pip fetching and installing shard's wheels
 
 
+@pytest.mark.long
 async def test_setup_with_wheels_installs_from_wheels_fetched_here(tmp_path, sshd):
     """The path a host on another Python or platform takes (forced here with --wheels, on the same
     one): wheels for the host's interpreter fetched on this machine, installed there offline

@@ -107,6 +107,7 @@ def _before_shard(err: str) -> bool:
     return err.rstrip().endswith("KeyboardInterrupt") and bool(frames) and not ours
 
 
+@pytest.mark.long
 def test_ctrl_c_at_any_instant_exits_130_without_a_traceback(tmp_path, project):
     """SIGINT at 30 instants from 0 to 1.2 s after the start — imports, start-up, the model's stream,
     a tool — always exits 130 (or, before Python could even install a handler, by the signal

@@ -4,14 +4,16 @@ start."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
 
 import pytest
 
-from shard.testing import AgentProcess, DaemonProcess, write_scripted_home
-from shard.testing.home import text_step
+from shard.testing import AgentProcess, DaemonProcess, run_shard, write_scripted_home
+from shard.testing.home import text_step, tool_step
+from shard.testing.tools import TEST_TOOLS
 
 
 def _ppid(pid: int) -> int:
@@ -122,3 +124,27 @@ async def test_a_key_in_the_tests_own_environment_makes_a_daemon_a_cold_start(
         assert _ppid(daemon.proc.pid) == os.getpid()
     finally:
         await daemon.kill()
+
+
+async def _probed_run(home: Path, project: Path, **options: object) -> dict[str, int]:
+    """``shard run`` that calls the probe tool: the session and process ids it ran with."""
+    code, out, err = await run_shard(home, project, "run", "--json", "--allow", "probe", "go", **options)  # type: ignore[arg-type]
+    assert code == 0, err.decode()
+    (probe,) = [
+        m["content"]["value"] for line in out.splitlines() if (m := json.loads(line))["type"] == "tool_result"
+    ]
+    return {"pid": probe["pid"], "sid": probe["sid"]}
+
+
+async def test_shard_run_is_forked_by_the_template_unless_it_would_take_a_key(tmp_path: Path, project: Path):
+    """A forked ``shard run`` (the template's child, in a session of its own, as the template makes
+    every child) gives what a spawned one gives; one given a key, or asked ``cold``, is spawned: it
+    stays in this process's session."""
+    home = tmp_path / "home"
+    probe = [*TEST_TOOLS, "shard.testing.tools:ProbeTool"]
+    write_scripted_home(home, [tool_step("probe", {}), text_step("done")], loop=True, extensions=probe)
+    forked = await _probed_run(home, project)
+    assert forked["sid"] == forked["pid"] != os.getsid(0)
+    for options in ({"env": {"SOME_API_KEY": "k"}}, {"env": {"SHARD_TRACE": "0"}}, {"cold": True}):
+        cold = await _probed_run(home, project, **options)
+        assert cold["sid"] == os.getsid(0), options

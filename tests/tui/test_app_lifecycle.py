@@ -184,6 +184,7 @@ def _user(index: int) -> dict[str, Any]:
     return {"id": f"u{index}", "role": "user", "content": [{"type": "text", "text": f"message {index}"}]}
 
 
+@pytest.mark.long
 async def test_f6_pages_back_through_a_long_window(tmp_path: Path):
     """700 messages: the pane shows the last 300 after a line saying 400 are left out; F6 shows 300
     more, F6 again the rest (no line then, and no F6 in the footer); a further F6 does nothing."""

@@ -15,6 +15,8 @@ import orjson
 from shard.testing.forked import ForkedProcess, TemplateUnavailable, TestTemplate, forkable
 from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
 
+_LIMIT = 256 * 1024 * 1024  # a line of the runtime's output may be this long
+
 
 def shard_command(*args: str) -> list[str]:
     """The argv that runs ``shard`` with this interpreter (no PATH lookup)."""
@@ -22,20 +24,40 @@ def shard_command(*args: str) -> list[str]:
 
 
 async def run_shard(
-    home: Path, cwd: Path, *args: str, timeout: float = 60, env: dict[str, str] | None = None
+    home: Path,
+    cwd: Path,
+    *args: str,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
+    cold: bool | None = None,
 ) -> tuple[int, bytes, bytes]:
     """``shard ARGS`` run to its end in ``cwd`` on SHARD_HOME ``home`` (``env`` added to this
-    process's environment): (exit status, stdout, stderr)."""
-    proc = await asyncio.create_subprocess_exec(
-        *shard_command(*args),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env={**os.environ, "SHARD_HOME": str(home), **(env or {})},
+    process's environment), its stdin at its end: (exit status, stdout, stderr). Forked from this
+    process's test template when that is what a cold start would be (``forked.forkable``, as for a
+    process that takes keys), else spawned; ``cold`` forces one or the other."""
+    argv = shard_command(*args)
+    full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
+    proc: asyncio.subprocess.Process | ForkedProcess | None = None
+    if cold is False or (cold is None and forkable(env, None, takes_keys=True)):
+        with contextlib.suppress(TemplateUnavailable):
+            proc = await TestTemplate.shared().fork(argv, full_env, cwd, _LIMIT)
+    if proc is None:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=full_env,
+        )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.stdin.close()
+    out, err, code = await asyncio.wait_for(
+        asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), timeout
     )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    assert proc.returncode is not None
-    return proc.returncode, out, err
+    return code, out, err
 
 
 def under_umask(argv: list[str], umask: int | None) -> list[str]:
@@ -46,7 +68,6 @@ def under_umask(argv: list[str], umask: int | None) -> list[str]:
 
 
 _HANDOVERS = itertools.count()
-_LIMIT = 256 * 1024 * 1024  # a line of the runtime's output may be this long
 
 
 class AgentProcess(MessageReader):

@@ -78,7 +78,7 @@ class DaemonProcess:
         full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
         proc = (
             await cls._forked(argv, full_env)
-            if cold is False or (cold is None and not prefix and forkable(env, umask, daemon=True))
+            if cold is False or (cold is None and not prefix and forkable(env, umask, takes_keys=True))
             else None
         )
         if proc is None:

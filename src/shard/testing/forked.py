@@ -157,7 +157,8 @@ class TestTemplate:
     async def fork(
         self, argv: list[str], env: dict[str, str], cwd: Path, limit: int, *, merge_stderr: bool = False
     ) -> ForkedProcess:
-        """Fork ``argv`` (``python -m shard …``); ``merge_stderr``: its stderr is its stdout pipe."""
+        """Fork ``argv`` (``python -m shard …``) with a pipe for each of its stdin, stdout and stderr;
+        ``merge_stderr``: its stderr is its stdout pipe."""
         loop = asyncio.get_running_loop()
         if not self._ready.is_set():
             await loop.run_in_executor(None, self._ready.wait, READY_TIMEOUT)
@@ -233,17 +234,18 @@ def _settle(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], value:
         loop.call_soon_threadsafe(settle)
 
 
-def forkable(env: dict[str, str] | None, umask: int | None, *, daemon: bool = False) -> bool:
+def forkable(env: dict[str, str] | None, umask: int | None, *, takes_keys: bool = False) -> bool:
     """Whether a fork is what a cold start would be: the umask and ``PYTHON*`` variables are read
-    by an interpreter at its start, which a fork does not have. A daemon given a key is never
-    forked: it scrubs the key from its initial environment block and turns non-dumpable, and a fork
-    has the template's block and is non-dumpable already, so a test of that would prove nothing;
-    nor given ``SHARD_TRACE``, whose marks count from the interpreter's start."""
+    by an interpreter at its start, which a fork does not have. A process that ``takes_keys`` (a
+    daemon, a one-shot ``shard run``) given a key is never forked: it scrubs the key from its
+    initial environment block and turns non-dumpable, and a fork has the template's block and is
+    non-dumpable already, so a test of that would prove nothing; nor given ``SHARD_TRACE``, whose
+    marks count from the interpreter's start."""
     if umask is not None or os.environ.get("SHARD_TEST_COLD") == "1":
         return False
     names = list(env or {})
-    inherited = [*os.environ, *names]  # a key the test put in its own environment reaches the daemon too
-    if daemon and any(name == "SHARD_TRACE" or _secret_name(name) for name in inherited):
+    inherited = [*os.environ, *names]  # a key the test put in its own environment reaches it too
+    if takes_keys and any(name == "SHARD_TRACE" or _secret_name(name) for name in inherited):
         return False
     return not any(name.startswith("PYTHON") for name in names)
 

@@ -84,6 +84,7 @@ async def _python(code: str, *sdks: str, stdin: bytes = b"") -> bytes:
     return out
 
 
+@pytest.mark.long
 @pytest.mark.slow
 async def test_lazy_packages_give_what_the_eager_ones_do():
     """In two fresh interpreters (one eager, one lazy, each for both SDKs): every name of every

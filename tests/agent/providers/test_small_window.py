@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import orjson
+import pytest
 
 from shard.testing import run_shard
 
@@ -24,6 +25,7 @@ from ._support import provider_toml, write_home
 RUNS = 7
 
 
+@pytest.mark.long
 async def test_a_session_past_8k_tokens_compacts_and_goes_on(tmp_path: Path):
     """Covers: R9.4.20, R9.4.21, R9.4.19
 

@@ -605,6 +605,7 @@ def _trees(draw: st.DrawFn, with_rules: bool = True) -> tuple[Tree, dict[str, st
     return tree, links, exclude
 
 
+@pytest.mark.long
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=_trees())
 def test_random_trees_and_gitignores_agree_with_each_other_and_git(

@@ -28,6 +28,7 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+@pytest.mark.long
 async def test_a_workspace_on_the_host_is_made_used_and_retired_there(tmp_path, sshd, remote):
     repo = remote / "repo"
     repo.mkdir()
