@@ -35,21 +35,9 @@ async def run_shard(
     process's environment), its stdin at its end: (exit status, stdout, stderr). Forked from this
     process's test template when that is what a cold start would be (``forked.forkable``, as for a
     process that takes keys), else spawned; ``cold`` forces one or the other."""
-    argv = shard_command(*args)
     full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
-    proc: asyncio.subprocess.Process | ForkedProcess | None = None
-    if cold is False or (cold is None and forkable(env, None, takes_keys=True)):
-        with contextlib.suppress(TemplateUnavailable):
-            proc = await TestTemplate.shared().fork(argv, full_env, cwd, _LIMIT)
-    if proc is None:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=full_env,
-        )
+    fork = cold is False or (cold is None and forkable(env, None, takes_keys=True))
+    proc = await _started(shard_command(*args), full_env, cwd, fork=fork)
     assert proc.stdin is not None
     assert proc.stdout is not None
     assert proc.stderr is not None
@@ -58,6 +46,25 @@ async def run_shard(
         asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), timeout
     )
     return code, out, err
+
+
+async def _started(
+    argv: list[str], env: dict[str, str], cwd: Path, *, fork: bool, umask: int | None = None
+) -> asyncio.subprocess.Process | ForkedProcess:
+    """``argv`` with a pipe for each of its stdin, stdout and stderr: forked from this process's test
+    template if ``fork`` (and the template serves), else spawned (under ``umask``, if one)."""
+    if fork:
+        with contextlib.suppress(TemplateUnavailable):
+            return await TestTemplate.shared().fork(argv, env, cwd, _LIMIT)
+    return await asyncio.create_subprocess_exec(
+        *under_umask(argv, umask),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        limit=_LIMIT,
+    )
 
 
 def under_umask(argv: list[str], umask: int | None) -> list[str]:
@@ -94,23 +101,10 @@ class AgentProcess(MessageReader):
         daemon forks its runtimes) when that is what a cold start would be (``forked.forkable``),
         else spawned; ``cold`` forces one or the other."""
         full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
-        argv = shard_command("agent", "--stdio", *args)
-        if cold is False or (cold is None and forkable(env, umask)):
-            with contextlib.suppress(TemplateUnavailable):
-                forked = await TestTemplate.shared().fork(argv, full_env, cwd, _LIMIT)
-                agent = cls(forked)
-                agent.home = home
-                return agent
-        proc = await asyncio.create_subprocess_exec(
-            *under_umask(argv, umask),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=full_env,
-            limit=_LIMIT,
+        fork = cold is False or (cold is None and forkable(env, umask))
+        agent = cls(
+            await _started(shard_command("agent", "--stdio", *args), full_env, cwd, fork=fork, umask=umask)
         )
-        agent = cls(proc)
         agent.home = home
         return agent
 
