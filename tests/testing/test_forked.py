@@ -106,7 +106,7 @@ async def test_a_daemon_given_a_key_a_trace_a_prefix_an_umask_or_a_python_variab
         {"cold": True},
     ]
     for options in starts:
-        daemon = await DaemonProcess.start(home, **options)  # type: ignore[arg-type]
+        daemon = await DaemonProcess.start(home, "--cold-start", **options)  # type: ignore[arg-type]
         try:
             assert _ppid(daemon.proc.pid) == os.getpid(), options
         finally:
