@@ -4,6 +4,7 @@ start."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from shard.testing import AgentProcess, DaemonProcess, run_shard, write_scripted_home
+from shard.testing.forked import DAEMON, TestTemplate
 from shard.testing.home import text_step, tool_step
 from shard.testing.tools import TEST_TOOLS
 
@@ -148,3 +150,22 @@ async def test_shard_run_is_forked_by_the_template_unless_it_would_take_a_key(tm
     for options in ({"env": {"SOME_API_KEY": "k"}}, {"env": {"SHARD_TRACE": "0"}}, {"cold": True}):
         cold = await _probed_run(home, project, **options)
         assert cold["sid"] == os.getsid(0), options
+
+
+async def test_a_daemon_whose_template_died_can_still_be_stopped_and_the_next_one_gets_a_new_template(
+    tmp_path: Path,
+):
+    """Nothing reports a fork's exit once its template is gone: a test must still not wait forever."""
+    home = tmp_path / "home"
+    write_scripted_home(home, [text_step("x")])
+    daemon = await DaemonProcess.start(home, "--cold-start")
+    template = TestTemplate.shared(DAEMON)
+    template._proc.kill()
+    template._proc.wait()
+    assert await asyncio.wait_for(daemon.kill(), 10) == -1
+    again = await DaemonProcess.start(tmp_path / "again", "--cold-start")
+    try:
+        assert TestTemplate.shared(DAEMON) is not template
+        assert _ppid(again.proc.pid) == TestTemplate.shared(DAEMON)._proc.pid
+    finally:
+        await again.kill()

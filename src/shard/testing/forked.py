@@ -57,6 +57,7 @@ class ForkedProcess:
         self.stderr: asyncio.StreamReader | None = None
         self.returncode: int | None = None
         self._exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._watch: asyncio.Future[None] | None = None
 
     def _exit(self, code: int) -> None:
         self.returncode = code
@@ -65,6 +66,24 @@ class ForkedProcess:
 
     async def wait(self) -> int:
         return await asyncio.shield(self._exited)
+
+    def _orphaned(self) -> None:
+        """Its template is gone, so nothing will report its exit: watch for its pid to go (init
+        reaps it), and report -1 then (its code is not known). A test is never left waiting."""
+
+        async def watch() -> None:
+            while True:
+                try:
+                    os.kill(self.pid, 0)
+                except ProcessLookupError:
+                    self._exit(-1)
+                    return
+                except PermissionError:
+                    pass
+                await asyncio.sleep(0.05)
+
+        if self.returncode is None:
+            self._watch = asyncio.ensure_future(watch())
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
@@ -82,6 +101,7 @@ class TestTemplate:
     """One template for this process's tests (of each kind: what it imports first), started at first
     use and left at exit."""
 
+    __test__ = False  # not a test class, whatever pytest makes of its name
     _shared: dict[tuple[str, ...], TestTemplate] = {}
 
     def __init__(self, preload: tuple[str, ...] = RUNTIME) -> None:
@@ -112,6 +132,8 @@ class TestTemplate:
     @classmethod
     def shared(cls, preload: tuple[str, ...] = RUNTIME) -> TestTemplate:
         template = cls._shared.get(preload)
+        if template is not None and template._gone:
+            template._proc.poll()  # reaped, if it has exited
         if template is None or template._gone:
             template = cls._shared[preload] = cls(preload)
         return template
@@ -141,8 +163,14 @@ class TestTemplate:
         with self._lock:
             waiting = list(self._replies)
             self._replies.clear()
+            orphans = list(self._children.values())
+            self._children.clear()
+            self._sock.close()
         for loop, future in waiting:
             _settle(loop, future, {"error": "the template is gone"})
+        for loop, process in orphans:  # no one will report their exits now: they are watched instead
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(process._orphaned)
 
     def _reported(self, pid: int, code: int) -> None:
         with self._lock:
