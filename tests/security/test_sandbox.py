@@ -450,3 +450,42 @@ async def test_an_allow_list_gives_a_command_that_ignores_the_proxy_no_network(t
     assert "CONNECTED" not in direct
     assert direct.count("failed:") == 1 + len(addresses), direct
     assert seen == ["/via-proxy"]
+
+
+def _left_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(("shard-empty-", "shard-proxy-")))
+
+
+async def test_a_sandboxed_run_and_a_forked_runtime_leave_nothing_in_the_temp_dir(
+    tmp_path: Path, project: Path
+):
+    """The empty file laid over hidden files and the network proxy's folder are removed when the
+    process leaves, though every Shard process leaves with ``os._exit`` (no ``atexit``): a spawned
+    ``shard run`` and a runtime forked by the template alike. Each run left both in /tmp before."""
+    # its own temp dir, short: the proxy's socket lives in it (a unix socket's path has 108 bytes)
+    temp = Path(tempfile.mkdtemp(prefix="lv-", dir="/tmp"))
+    try:
+        await _leaves_nothing(tmp_path, project, temp)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+async def _leaves_nothing(tmp_path: Path, project: Path, temp: Path) -> None:
+    steps = [_bash("ls"), _bash("curl -s -o /dev/null http://127.0.0.1:9/ || true")]
+    network = '\n[sandbox]\nnetwork = ["127.0.0.1"]\n'
+    code, events, err = await _run(
+        tmp_path / "home", project, steps, "--sandbox", env={"TMPDIR": str(temp)}, extra_toml=network
+    )
+    assert code == 0, (err, [e for e in events if e["type"] in ("tool_result", "error")])
+    assert [e.get("sandboxed") for e in events if e["type"] == "tool_call"] == [True, True]
+    assert _left_in(temp) == []
+    home = tmp_path / "forked-home"
+    write_scripted_home(home, [*steps, text_step("done")], extra_toml=network)
+    agent = await AgentProcess.start(home, project, "--sandbox", "auto", env={"TMPDIR": str(temp)})
+    await agent.handshake()
+    await agent.send({"type": "prompt", "id": "p", "message": "go"})
+    events = await agent.until(lambda m: m.get("type") == "turn_end")
+    assert [e.get("sandboxed") for e in events if e["type"] == "tool_call"] == [True, True]
+    assert _left_in(temp) != []  # made while it runs: the check below can fail
+    assert await agent.finish() == 0
+    assert _left_in(temp) == []

@@ -11,6 +11,15 @@ that window was a traceback.
 
 import _signal
 import os
+import sys
+
+
+def quit_on_ctrl_c(_signum: int, _frame: object) -> None:
+    leaving = sys.modules.get("shard._leaving")  # its removals, if anything registered one yet
+    if leaving is not None:
+        leaving.leave()
+    os._exit(130)
+
 
 if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-    _signal.signal(_signal.SIGINT, lambda _signum, _frame: os._exit(130))
+    _signal.signal(_signal.SIGINT, quit_on_ctrl_c)

@@ -15,6 +15,7 @@ import stat
 import sys
 
 from shard._version import __version__
+from shard.cli import quit_on_ctrl_c
 
 
 def main_acp(args: argparse.Namespace) -> int:
@@ -31,7 +32,7 @@ def main_acp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     from shard.acp import serve
 
-    signal.signal(signal.SIGINT, lambda _signum, _frame: os._exit(130))
+    signal.signal(signal.SIGINT, quit_on_ctrl_c)  # quiet 130, the removals of ``shard._leaving`` done
     cwd = os.path.abspath(args.cwd) if args.cwd is not None else None
     try:
         asyncio.run(serve(args.home, cwd=cwd, direct=args.direct, version=__version__))

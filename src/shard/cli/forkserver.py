@@ -279,6 +279,9 @@ def _become_runtime(request: dict[str, Any], fds: list[int], template: tuple[Any
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
+        from shard._leaving import leave  # what atexit would have removed: it never runs here
+
+        leave()
         os._exit(code)
 
 

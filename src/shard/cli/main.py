@@ -9,6 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
+from shard._leaving import leave
 from shard._trace import mark
 from shard._version import PROTOCOL_VERSION, __version__
 from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
@@ -376,6 +377,7 @@ def entry() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a reader that left is not our error
             stream.flush()
+    leave()  # what atexit would have removed (``shard._leaving``)
     os._exit(code)
 
 
@@ -385,5 +387,6 @@ def _unraisable(unraisable: UnraisableHookArgs) -> None:
     "Exception ignored …" with a traceback, and the Ctrl-C was lost: the command went on. It is the
     Ctrl-C it was: the same quiet 130."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        leave()
         os._exit(130)
     sys.__unraisablehook__(unraisable)

@@ -31,7 +31,6 @@ says so once on stderr, and commands ask as with ``off``: nothing claims a sandb
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import os
@@ -44,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
+from shard._leaving import on_leaving
 from shard._secret_places import HOME_SECRETS
 from shard.agent.sandbox import places
 
@@ -260,7 +260,7 @@ def _empty_file() -> Path:
     fd, name = tempfile.mkstemp(prefix="shard-empty-")
     os.close(fd)
     os.chmod(name, 0o444)
-    atexit.register(lambda: os.path.exists(name) and os.unlink(name))
+    on_leaving(lambda: os.path.exists(name) and os.unlink(name))
     return Path(name)
 
 

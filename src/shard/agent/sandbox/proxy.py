@@ -13,12 +13,13 @@ the model which connection was blocked. Names are checked, not addresses: ``*.ex
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from shard._leaving import on_leaving
 
 PORT = 3128  # where commands inside find the proxy (HTTP_PROXY / HTTPS_PROXY)
 _MAX_HEAD = 16 * 1024
@@ -73,7 +74,7 @@ class HostProxy:
         self._dir = Path(tempfile.mkdtemp(prefix="shard-proxy-"))  # 0700
         self.socket_path = self._dir / "proxy.sock"
         self._server: asyncio.AbstractServer | None = None
-        atexit.register(self._remove)
+        on_leaving(self._remove)
 
     def _remove(self) -> None:
         with contextlib.suppress(OSError):
