@@ -489,3 +489,25 @@ async def _leaves_nothing(tmp_path: Path, project: Path, temp: Path) -> None:
     assert _left_in(temp) != []  # made while it runs: the check below can fail
     assert await agent.finish() == 0
     assert _left_in(temp) == []
+
+
+async def test_a_deep_temp_dir_still_gives_the_network_proxy_its_socket(tmp_path: Path, project: Path):
+    """A unix socket's path holds 108 bytes: under a TMPDIR deeper than that leaves room for, the
+    proxy's folder is made in /tmp instead, and a sandboxed command still reaches an allowed host
+    (it failed with "AF_UNIX path too long")."""
+    deep = tmp_path / ("d" * 80)
+    deep.mkdir()
+    steps = [_bash("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9/ ; echo ran")]
+    code, events, err = await _run(
+        tmp_path / "home",
+        project,
+        steps,
+        "--sandbox",
+        env={"TMPDIR": str(deep)},
+        extra_toml='\n[sandbox]\nnetwork = ["127.0.0.1"]\n',
+    )
+    assert code == 0, err
+    (result,) = _results(events)
+    assert result["is_error"] is False, _text(result)
+    assert "ran" in _text(result)
+    assert _left_in(deep) == []

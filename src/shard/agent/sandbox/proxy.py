@@ -71,7 +71,7 @@ class HostProxy:
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
         self.denied: list[str] = []  # hosts refused, oldest first (the bash tool reads and clears)
-        self._dir = Path(tempfile.mkdtemp(prefix="shard-proxy-"))  # 0700
+        self._dir = Path(tempfile.mkdtemp(prefix="shard-proxy-", dir=_socket_parent()))  # 0700
         self.socket_path = self._dir / "proxy.sock"
         self._server: asyncio.AbstractServer | None = None
         on_leaving(self._remove)
@@ -144,6 +144,19 @@ async def _refuse(writer: asyncio.StreamWriter, status: int, reason: str) -> Non
     with contextlib.suppress(ConnectionError):
         await writer.drain()
     writer.close()
+
+
+_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes
+_SOCKET_TAIL = len("/shard-proxy-XXXXXXXX/proxy.sock")
+
+
+def _socket_parent() -> str:
+    """The temp dir, unless a socket's path in it would be too long for a unix socket (a deep
+    TMPDIR): then /tmp. The folder made there is 0700 either way."""
+    base = tempfile.gettempdir()
+    if len(base) + _SOCKET_TAIL > _SOCKET_PATH_MAX and os.path.isdir("/tmp"):
+        return "/tmp"
+    return base
 
 
 _proxies: dict[tuple[str, ...], HostProxy] = {}
