@@ -18,6 +18,14 @@ from shard.testing.home import text_step, tool_step
 from shard.testing.tools import TEST_TOOLS
 
 
+@pytest.fixture(autouse=True)
+def _no_provider_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine whose own environment holds a provider key starts every daemon and one-shot cold: the
+    tests of what is forked must not depend on it."""
+    for name in [n for n in os.environ if n.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)
+
+
 def _ppid(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 

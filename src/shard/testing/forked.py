@@ -272,8 +272,11 @@ def forkable(env: dict[str, str] | None, umask: int | None, *, takes_keys: bool 
     if umask is not None or os.environ.get("SHARD_TEST_COLD") == "1":
         return False
     names = list(env or {})
-    inherited = [*os.environ, *names]  # a key the test put in its own environment reaches it too
-    if takes_keys and any(name == "SHARD_TRACE" or _secret_name(name) for name in inherited):
+    if takes_keys and any(name == "SHARD_TRACE" or _secret_name(name) for name in names):
+        return False
+    # what it inherits: a provider key (a test's monkeypatch, or the machine's), never the CI's
+    # other tokens, which no Shard process takes
+    if takes_keys and any(name.endswith("_API_KEY") or name == "SHARD_TRACE" for name in os.environ):
         return False
     return not any(name.startswith("PYTHON") for name in names)
 
