@@ -158,9 +158,9 @@ class TestTemplate:
                 with self._lock:
                     loop, future = self._replies.popleft()
                 _settle(loop, future, message)
-        self._gone = True
         self._ready.set()
         with self._lock:
+            self._gone = True
             waiting = list(self._replies)
             self._replies.clear()
             orphans = list(self._children.values())
@@ -244,10 +244,13 @@ class TestTemplate:
         process.stderr = stderr
         with self._lock:
             code = self._codes.pop(pid, None)
-            if code is None:
+            gone = self._gone  # the template left after it forked this child: nobody will report it
+            if code is None and not gone:
                 self._children[pid] = (loop, process)
         if code is not None:
             process._exit(code)
+        elif gone:
+            process._orphaned()
         return process
 
 

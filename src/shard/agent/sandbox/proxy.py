@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shard._leaving import on_leaving
+from shard._sockets import SOCKET_PATH_MAX
 
 PORT = 3128  # where commands inside find the proxy (HTTP_PROXY / HTTPS_PROXY)
 _MAX_HEAD = 16 * 1024
@@ -146,7 +147,6 @@ async def _refuse(writer: asyncio.StreamWriter, status: int, reason: str) -> Non
     writer.close()
 
 
-_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes
 _SOCKET_TAIL = len("/shard-proxy-XXXXXXXX/proxy.sock")
 
 
@@ -154,7 +154,7 @@ def _socket_parent() -> str:
     """The temp dir, unless a socket's path in it would be too long for a unix socket (a deep
     TMPDIR): then /tmp. The folder made there is 0700 either way."""
     base = tempfile.gettempdir()
-    if len(base) + _SOCKET_TAIL > _SOCKET_PATH_MAX and os.path.isdir("/tmp"):
+    if len(base) + _SOCKET_TAIL > SOCKET_PATH_MAX and os.path.isdir("/tmp"):
         return "/tmp"
     return base
 

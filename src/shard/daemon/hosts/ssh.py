@@ -20,17 +20,17 @@ import tempfile
 from pathlib import Path
 
 from shard._hosts import SETUP_DIR, HostConfig
+from shard._sockets import SOCKET_PATH_MAX
 from shard.protocol.errors import ErrorCode, ShardError, shown
 
 _STRICT = ("-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes")
-_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; ssh appends a random suffix while it binds
 
 
 def control_dir(home: Path) -> Path:
     """Where the masters' sockets live: under SHARD_HOME when its path is short enough for a unix
     socket, else a private folder in the system's temp dir (named after SHARD_HOME, mode 0700)."""
     here = home / "ssh"
-    if len(str(here)) + 1 + 16 + 24 <= _SOCKET_PATH_MAX:
+    if len(str(here)) + 1 + 16 + 24 <= SOCKET_PATH_MAX:
         return here
     tag = hashlib.sha256(str(home).encode()).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"shard-{os.getuid()}-{tag}"
