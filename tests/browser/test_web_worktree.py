@@ -83,6 +83,13 @@ async def workspace_agent(page: Any, repo: Path) -> tuple[str, Path]:
     return agent_id, Path(cwd)
 
 
+async def open_changes(page: Any) -> None:
+    """The Changes panel open, whatever an earlier test of the module's page left it as."""
+    if await page.locator("#changes").is_hidden():
+        await page.locator("#changes-btn").click()
+    await expect(page.locator("#changes")).to_be_visible()
+
+
 def worktree_file(page: Any, path: str) -> Any:
     return page.locator(f'#changes .worktree-file[data-path="{path}"]')
 
@@ -146,7 +153,7 @@ async def test_the_file_tree_is_walked_with_the_keyboard(page, repo):
 
 async def test_the_changes_view_shows_the_worktree_against_its_base(page, repo):
     _, tree = await workspace_agent(page, repo)
-    await page.locator("#changes-btn").click()
+    await open_changes(page)
     worktree = page.locator("#changes .worktree")
     await expect(worktree.locator("h3")).to_contain_text("Worktree against main")
     await expect(worktree.locator(".changes-empty")).to_have_text("No change against main yet.")
@@ -189,6 +196,7 @@ async def test_retire_is_refused_while_its_agent_runs_then_keeps_the_branch_in_e
     await select_agent(other, agent)
     await other.locator("#changes-btn").click()
     await expect(other.locator("#changes .worktree .changes-empty")).to_be_visible()
+    await open_changes(page)
     retire = page.locator("#changes .worktree-retire")
     await retire.click()
     dialog = page.locator("dialog.retire")
@@ -239,6 +247,11 @@ async def test_deleting_a_branch_git_cannot_show_merged_asks_first(page, repo):
         f"() => window.shard.conn.request({{type: 'agent.terminate', agent_id: {agent!r}}})"
     )
     assert stopped["success"], stopped
+    # (a terminate that came while the page's catalog reads ran is deferred until they are answered)
+    await page.wait_for_function(
+        f"() => window.shard.store.state.agents.get({agent!r}).info.runtime_state === 'stopped'"
+    )
+    await open_changes(page)
     await page.locator("#changes .worktree-refresh").click()
     await expect(worktree_file(page, "feature.txt")).to_have_count(1)  # a commit of the branch shows
     await page.locator("#changes .worktree-retire").click()

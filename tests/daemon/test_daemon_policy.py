@@ -63,8 +63,9 @@ async def test_sync_capabilities_are_the_runtimes_own(daemon_factory, home, proj
 
 
 async def test_catalog_reads_never_wake_a_stopped_runtime(daemon_factory, project):
-    """list_modes and list_reasoning_levels on a stopped runtime are CONFLICT and start nothing;
-    set_reasoning_level (like any other work) restores it and applies.
+    """list_modes and list_reasoning_levels on a stopped runtime are CONFLICT and start nothing, and
+    so is list_models (our choice: docs/protocol.md); set_reasoning_level (like any other work)
+    restores it and applies.
 
     Covers: R9.2.16, R9.2.37, R9.2.38, R6.4.15
     """
@@ -74,7 +75,7 @@ async def test_catalog_reads_never_wake_a_stopped_runtime(daemon_factory, projec
     await attach(client, agent)
     stop, _ = await client.request({"type": "agent.terminate", "id": "t", "agent_id": agent})
     assert stop["data"]["deferred"] is False
-    for command in ("list_modes", "list_reasoning_levels"):
+    for command in ("list_modes", "list_reasoning_levels", "list_models"):
         refused, _ = await client.request({"type": command, "id": command, "agent_id": agent})
         assert refused["success"] is False
         assert refused["error"]["code"] == "CONFLICT"

@@ -70,7 +70,7 @@ from shard.protocol.codec import parse_command
 from shard.protocol.errors import ErrorCode, FrameError, ShardError, shown
 from shard.protocol.framing import Oversized
 
-_NEVER_WAKE = ("list_modes", "list_reasoning_levels")
+_NEVER_WAKE = ("list_modes", "list_reasoning_levels", "list_models")  # a stale read undid a terminate
 Handler = Callable[[Client, Any], None]
 
 
