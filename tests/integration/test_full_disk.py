@@ -99,7 +99,8 @@ async def test_a_full_disk_mid_turn_is_fatal_and_nothing_fails_unseen(disk: Smal
     Covers: R9.4.18, R9.1.20
     """
     models = [{"id": "m", "context_window": 2000}]  # the first answer passes the compaction threshold
-    steps = [tool_step("sleep", {"seconds": 0.5}, text=BIG), text_step(BIG)]
+    gate = project / "disk-is-full"  # the tool's result is written only once the disk is full
+    steps = [tool_step("sleep", {"seconds": 60, "until": str(gate)}, text=BIG), text_step(BIG)]
     home = write_scripted_home(disk.root / "home", steps, models=models, extensions=[SLEEP])
     agent = await AgentProcess.start(home, project)
     try:
@@ -107,6 +108,7 @@ async def test_a_full_disk_mid_turn_is_fatal_and_nothing_fails_unseen(disk: Smal
         await agent.send({"type": "prompt", "message": "fill it"})
         await agent.until_type("tool_call")  # the answer is recorded; the tool's result will not be
         disk.fill()
+        gate.touch()
         read: list[dict[str, Any]] = await agent.until(lambda m: m["type"] == "error" and m.get("fatal"))
         assert read[-1]["code"] == "INTERNAL_ERROR"
         read = await agent.until(lambda m: m["type"] == "status" and m["status"] == "error")

@@ -20,17 +20,32 @@ class SleepParams(ToolParams):
     seconds: float = Field(ge=0, le=3600, description="How long to wait.")
 
 
-class SleepTool(Tool[SleepParams]):
-    """Waits, then says so. Read-only, so the gate lets it run; abort cancels the wait."""
+class WaitParams(SleepParams):
+    until: str | None = Field(default=None, description="Stop waiting once this file exists.")
+
+
+class SleepTool(Tool[WaitParams]):
+    """Waits, then says so. Read-only, so the gate lets it run; abort cancels the wait. With
+    ``until``, a test ends the wait by making that file: a step of its own, not a race with a timer."""
 
     name = "sleep"
     description = "Wait for the given number of seconds (a testing tool)."
-    params = SleepParams
+    params = WaitParams
     read_only = True
 
-    async def execute(self, args: SleepParams, ctx: ToolContext) -> ToolOutput:
-        await asyncio.sleep(args.seconds)
+    async def execute(self, args: WaitParams, ctx: ToolContext) -> ToolOutput:
+        if args.until is None:
+            await asyncio.sleep(args.seconds)
+        else:
+            deadline = time.monotonic() + args.seconds
+            # another process makes the file: nothing in this one could set an Event
+            while _waiting(args.until, deadline):  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
         return ToolOutput(content=TextContent(text=f"slept {args.seconds} s"))
+
+
+def _waiting(path: str, deadline: float) -> bool:
+    return not os.path.exists(path) and time.monotonic() < deadline
 
 
 class StuckTool(Tool[SleepParams]):
