@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from shard.testing import start_shard
+from shard.testing.forked import ACP
 
 TIMEOUT = 30.0
 
@@ -84,6 +86,28 @@ class Editor:
         return "".join(u.content.text for u in self.of_kind("agent_message_chunk", session_id))
 
 
+async def _copy(stream: asyncio.StreamReader, fd: int) -> None:
+    while chunk := await stream.read(1 << 16):
+        os.write(fd, chunk)
+
+
+async def _drained(copy: asyncio.Future[None]) -> None:
+    """Its stderr read to the end (a last line, a traceback at exit, reaches the log)."""
+    with contextlib.suppress(TimeoutError):  # a child of its own holds the pipe: the log has what came
+        await asyncio.wait_for(copy, 10.0)
+
+
+async def _closed(proc: Any) -> None:
+    """As the SDK's spawn ends its process: stdin closed, then a grace, then a kill."""
+    with contextlib.suppress(OSError, RuntimeError):
+        proc.stdin.close()
+    try:
+        await asyncio.wait_for(proc.wait(), 10.0)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
 @pytest.fixture
 async def start_acp(home: Path, project: Path, tmp_path: Path) -> AsyncIterator[Any]:
     """``await start_acp(*flags, choose="allow_once")``: a real ``shard acp`` on ``home``, initialized;
@@ -95,22 +119,15 @@ async def start_acp(home: Path, project: Path, tmp_path: Path) -> AsyncIterator[
     stack.callback(os.close, logs)
 
     async def start(*flags: str, choose: str | None = "allow_once") -> tuple[Editor, Any, Any]:
+        from acp.transports import default_environment
+
         editor = Editor(choose)
-        conn, proc = await stack.enter_async_context(
-            acp.spawn_agent_process(
-                editor,
-                sys.executable,
-                "-m",
-                "shard",
-                "acp",
-                "--home",
-                str(home),
-                *flags,
-                env={"SHARD_HOME": str(home)},
-                cwd=project,
-                transport_kwargs={"stderr": logs, "shutdown_timeout": 10.0},
-            )
-        )
+        env = {**default_environment(), "SHARD_HOME": str(home)}  # what the SDK's spawn passes
+        proc = await start_shard("acp", "--home", str(home), *flags, env=env, cwd=project, preload=ACP)
+        stack.push_async_callback(_drained, asyncio.ensure_future(_copy(proc.stderr, logs)))
+        stack.push_async_callback(_closed, proc)
+        conn = acp.connect_to_agent(editor, proc.stdin, proc.stdout)
+        stack.push_async_callback(conn.close)
         await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), TIMEOUT)
         return editor, conn, proc
 

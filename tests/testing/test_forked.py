@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from shard.testing import AgentProcess, DaemonProcess, run_shard, write_scripted_home
-from shard.testing.forked import DAEMON, TestTemplate
+from shard.testing import AgentProcess, DaemonProcess, run_shard, start_shard, write_scripted_home
+from shard.testing.forked import ACP, DAEMON, TestTemplate
 from shard.testing.home import text_step, tool_step
 from shard.testing.tools import TEST_TOOLS
 
@@ -177,3 +177,34 @@ async def test_a_daemon_whose_template_died_can_still_be_stopped_and_the_next_on
         assert _ppid(again.proc.pid) == TestTemplate.shared(DAEMON)._proc.pid
     finally:
         await again.kill()
+
+
+async def _acp_initialized(home: Path, project: Path, env: dict[str, str]) -> tuple[int, dict]:
+    """``shard acp`` started by ``start_shard`` from the ACP template: (its parent's pid, its answer
+    to ``initialize``); it ends at the end of its input."""
+    proc = await start_shard("acp", "--home", str(home), env=env, cwd=project, preload=ACP)
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    parent = _ppid(proc.pid)
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    proc.stdin.write(json.dumps(initialize).encode() + b"\n")
+    answer = json.loads(await asyncio.wait_for(proc.stdout.readline(), 30))
+    proc.stdin.close()
+    assert await asyncio.wait_for(proc.wait(), 30) == 0
+    return parent, answer
+
+
+async def test_shard_acp_is_forked_from_a_template_of_its_own_unless_it_would_take_a_key(
+    tmp_path: Path, project: Path
+):
+    """``start_shard(preload=ACP)``: a ``shard acp`` forked by the template that imported its SDK
+    answers ``initialize`` as a spawned one does; given a key it is spawned, our own child."""
+    home = tmp_path / "home"
+    write_scripted_home(home, [text_step("x")])
+    env = {"PATH": os.environ["PATH"], "SHARD_HOME": str(home)}
+    parent, forked = await _acp_initialized(home, project, env)
+    assert parent == TestTemplate.shared(ACP)._proc.pid
+    assert forked["result"]["agentInfo"]["name"] == "shard"
+    parent, spawned = await _acp_initialized(home, project, {**env, "SOME_API_KEY": "k"})
+    assert parent == os.getpid()
+    assert spawned["result"] == forked["result"]

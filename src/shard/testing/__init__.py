@@ -1,7 +1,8 @@
 """A public testing kit for Shard and for anyone building a client or a tool on it.
 
 * :class:`AgentProcess` — spawns a real ``shard agent --stdio`` and speaks the protocol to it.
-* :func:`run_shard` — runs ``shard …`` to its end: exit status, stdout, stderr.
+* :func:`run_shard` — runs ``shard …`` to its end: exit status, stdout, stderr;
+  :func:`start_shard` starts it with its three pipes.
 * :func:`write_scripted_home` — a SHARD_HOME whose config points a ``scripted`` provider at a script.
 * :class:`SleepTool` — a read-only tool that waits, for exercising abort while a tool runs.
 * :class:`FakeClock` — a clock tests advance, for timeouts without sleeping.
@@ -11,7 +12,7 @@
   ``/bootstrap`` and ticket flow that the daemon's WebSocket requires.
 """
 
-from shard.testing.agent_process import AgentProcess, Runtimes, run_shard, shard_command
+from shard.testing.agent_process import AgentProcess, Runtimes, run_shard, shard_command, start_shard
 from shard.testing.broker import BrokerHarness
 from shard.testing.clock import FakeClock
 from shard.testing.daemon import DaemonProcess, UnixClient, WsClient
@@ -35,6 +36,7 @@ __all__ = [
     "recorded_requests",
     "run_shard",
     "shard_command",
+    "start_shard",
     "text_step",
     "tool_step",
     "types",

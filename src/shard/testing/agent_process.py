@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from shard.testing.forked import ForkedProcess, TemplateUnavailable, TestTemplate, forkable
+from shard.testing.forked import RUNTIME, ForkedProcess, TemplateUnavailable, TestTemplate, forkable
 from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
 
 _LIMIT = 256 * 1024 * 1024  # a line of the runtime's output may be this long
@@ -48,14 +48,31 @@ async def run_shard(
     return code, out, err
 
 
+async def start_shard(
+    *args: str, env: dict[str, str], cwd: Path, preload: tuple[str, ...] = RUNTIME
+) -> asyncio.subprocess.Process | ForkedProcess:
+    """``shard ARGS`` in ``cwd`` with exactly ``env``, a pipe for each of its stdin, stdout and stderr:
+    forked from this process's template importing ``preload`` first when a fork is what a cold start
+    would be (``forked.forkable``, as for a process that takes keys), else spawned."""
+    fork = forkable(env, None, takes_keys=True)
+    return await _started(shard_command(*args), env, cwd, fork=fork, preload=preload)
+
+
 async def _started(
-    argv: list[str], env: dict[str, str], cwd: Path, *, fork: bool, umask: int | None = None
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    fork: bool,
+    umask: int | None = None,
+    preload: tuple[str, ...] = RUNTIME,
 ) -> asyncio.subprocess.Process | ForkedProcess:
     """``argv`` with a pipe for each of its stdin, stdout and stderr: forked from this process's test
-    template if ``fork`` (and the template serves), else spawned (under ``umask``, if one)."""
+    template of ``preload`` if ``fork`` (and the template serves), else spawned (under ``umask``, if
+    one)."""
     if fork:
         with contextlib.suppress(TemplateUnavailable):
-            return await TestTemplate.shared().fork(argv, env, cwd, _LIMIT)
+            return await TestTemplate.shared(preload).fork(argv, env, cwd, _LIMIT)
     return await asyncio.create_subprocess_exec(
         *under_umask(argv, umask),
         stdin=asyncio.subprocess.PIPE,

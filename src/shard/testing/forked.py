@@ -15,6 +15,7 @@ A forked child keeps the template's imports and ``sys.path``: ``AgentProcess.sta
 Daemons come from a second template, :data:`DAEMON`: the same forkserver with the daemon's own
 modules imported first (~0.3 CPU-s a cold daemon pays before it listens, and the suite starts
 hundreds). Runtimes keep a template without them, so a runtime's imports are what the daemon's are.
+``shard acp`` has a third, :data:`ACP` (its SDK's schema: ~1 CPU-s before it answers ``initialize``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ READY_TIMEOUT = 120.0
 RUNTIME: tuple[str, ...] = ()
 # What ``shard daemon`` imports before it listens, and on its first commands (its server and core)
 DAEMON: tuple[str, ...] = ("shard.cli.daemon", "shard.cli.daemon_serve", "shard.daemon.server")
+# What ``shard acp`` imports before it reads its first line: the ACP SDK's schema is most of it
+ACP: tuple[str, ...] = ("shard.cli.acp", "shard.acp")
 
 
 class TemplateUnavailable(Exception):
