@@ -94,7 +94,7 @@ async def _copy(stream: asyncio.StreamReader, fd: int) -> None:
 async def _drained(copy: asyncio.Future[None]) -> None:
     """Its stderr read to the end (a last line, a traceback at exit, reaches the log)."""
     with contextlib.suppress(TimeoutError):  # a child of its own holds the pipe: the log has what came
-        await asyncio.wait_for(copy, 10.0)
+        await asyncio.wait_for(copy, 10.0)  # (and the copy is cancelled)
 
 
 async def _closed(proc: Any) -> None:
