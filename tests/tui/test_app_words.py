@@ -123,6 +123,30 @@ async def test_terminate_and_kill_on_a_stopped_agent_say_why_and_send_nothing(
         ]
 
 
+async def test_a_picker_on_a_stopped_agent_starts_it_again_and_opens(
+    daemon_factory, project: Path, client_factory
+):
+    """A catalog read never wakes a stopped runtime (the daemon answers CONFLICT): F2 on a stopped
+    agent attaches it again, which restores it, and then opens the picker."""
+    from shard.tui.app import ShardApp
+    from shard.tui.pickers import Picker
+
+    daemon = await daemon_factory([text_step("hi")], loop=True)
+    client = await client_factory(daemon.home)
+    agent_id = await client.create_agent_id(project)
+    app = ShardApp(client, agent_id=agent_id)
+    said = notes(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.views[agent_id].syncs == 1)
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: app.roster.rows[agent_id].runtime_state == "stopped")
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, Picker))
+        assert [name for name, _ in app.screen.entries] == ["build", "plan"]
+        assert app.roster.rows[agent_id].runtime_state == "running"
+        assert said == ["Agent stopped"]
+
+
 async def test_a_permission_answered_here_reads_this_terminal_and_by_name_elsewhere(
     daemon_factory, project: Path
 ):

@@ -415,6 +415,16 @@ class ShardApp(Lifecycle):
         if agent is None or view is None or not view.pickers()[what] or len(self.screen_stack) > 1:
             return  # not offered, or a dialog or picker is already open
         token = view.token(self.client.generation)
+        row = self.roster.rows.get(view.agent_id)
+        if row is not None and row.runtime_state == "stopped":
+            # a catalog read never wakes a runtime (docs/protocol.md); attaching again restores it
+            try:
+                agent = await self.client.attach(view.agent_id)
+            except ShardClientError as exc:
+                self.notify(f"no {what} catalog: {exc}", severity="error")
+                return
+            assert agent.last_sync is not None  # attach returns once the new runtime's sync came
+            token = (self.client.generation, agent.last_sync.runtime_epoch)
         try:
             catalog = await fetch(agent, what)
         except StaleRuntime:
