@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,16 @@ def test_each_failure_is_one_line_naming_the_host_and_the_fix(stderr: str, says:
     assert line.startswith("host box (me@build-box): ")
     assert says in line
     assert "\n" not in line
+
+
+def test_a_long_shard_home_under_a_deep_temp_dir_puts_the_sockets_in_tmp(tmp_path, monkeypatch):
+    """The temp dir itself may leave a socket no room (a test runner's TMPDIR): the folder is in /tmp."""
+    deep = tmp_path / ("t" * 80)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    folder = ssh.control_dir(tmp_path / ("x" * 90))
+    assert folder.parent == Path("/tmp")
+    assert len(str(ssh.control_path(folder, BOX, index=9))) < 100
 
 
 def test_a_long_shard_home_puts_the_sockets_in_a_private_temp_folder(tmp_path):

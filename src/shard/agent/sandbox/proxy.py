@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shard._leaving import on_leaving
-from shard._sockets import SOCKET_PATH_MAX
+from shard._sockets import socket_temp_dir
 
 PORT = 3128  # where commands inside find the proxy (HTTP_PROXY / HTTPS_PROXY)
 _MAX_HEAD = 16 * 1024
@@ -72,7 +72,7 @@ class HostProxy:
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
         self.denied: list[str] = []  # hosts refused, oldest first (the bash tool reads and clears)
-        self._dir = Path(tempfile.mkdtemp(prefix="shard-proxy-", dir=_socket_parent()))  # 0700
+        self._dir = Path(tempfile.mkdtemp(prefix="shard-proxy-", dir=socket_temp_dir(_SOCKET_TAIL)))  # 0700
         self.socket_path = self._dir / "proxy.sock"
         self._server: asyncio.AbstractServer | None = None
         on_leaving(self._remove)
@@ -148,15 +148,6 @@ async def _refuse(writer: asyncio.StreamWriter, status: int, reason: str) -> Non
 
 
 _SOCKET_TAIL = len("/shard-proxy-XXXXXXXX/proxy.sock")
-
-
-def _socket_parent() -> str:
-    """The temp dir, unless a socket's path in it would be too long for a unix socket (a deep
-    TMPDIR): then /tmp. The folder made there is 0700 either way."""
-    base = tempfile.gettempdir()
-    if len(base) + _SOCKET_TAIL > SOCKET_PATH_MAX and os.path.isdir("/tmp"):
-        return "/tmp"
-    return base
 
 
 _proxies: dict[tuple[str, ...], HostProxy] = {}

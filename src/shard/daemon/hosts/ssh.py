@@ -16,11 +16,10 @@ import hashlib
 import os
 import posixpath
 import shlex
-import tempfile
 from pathlib import Path
 
 from shard._hosts import SETUP_DIR, HostConfig
-from shard._sockets import SOCKET_PATH_MAX
+from shard._sockets import SOCKET_PATH_MAX, socket_temp_dir
 from shard.protocol.errors import ErrorCode, ShardError, shown
 
 _STRICT = ("-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes")
@@ -28,12 +27,14 @@ _STRICT = ("-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes")
 
 def control_dir(home: Path) -> Path:
     """Where the masters' sockets live: under SHARD_HOME when its path is short enough for a unix
-    socket, else a private folder in the system's temp dir (named after SHARD_HOME, mode 0700)."""
+    socket, else a private folder in the temp dir (named after SHARD_HOME, mode 0700; in /tmp when the
+    temp dir is too deep for a socket too)."""
     here = home / "ssh"
     if len(str(here)) + 1 + 16 + 24 <= SOCKET_PATH_MAX:
         return here
     tag = hashlib.sha256(str(home).encode()).hexdigest()[:12]
-    return Path(tempfile.gettempdir()) / f"shard-{os.getuid()}-{tag}"
+    name = f"shard-{os.getuid()}-{tag}"
+    return Path(socket_temp_dir(1 + len(name) + 1 + 16 + 24)) / name
 
 
 def control_path(folder: Path, host: HostConfig, index: int = 0) -> Path:
