@@ -6,7 +6,9 @@ to the other clients."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,16 +94,12 @@ async def test_delete_removes_an_agent_after_a_confirmation(daemon_factory, proj
         assert await other.list_agents() == []
 
 
-async def test_terminate_and_kill_on_a_stopped_agent_say_why_and_send_nothing(
-    daemon_factory, project: Path, client_factory
-):
-    """ctrl+t says "Agent stopped"; once stopped, ctrl+t and F8 say the agent is stopped and what to
-    do instead — F8 opens no confirmation and nothing is sent.
-
-    Covers: R10.1.22, R10.1.23
-    """
+@contextlib.asynccontextmanager
+async def stopped_agent(
+    daemon_factory: Any, project: Path, client_factory: Any
+) -> AsyncIterator[tuple[ShardApp, Any, list[str]]]:
+    """The app on an agent of a real daemon that ctrl+t has stopped: (app, pilot, what it notified)."""
     from shard.tui.app import ShardApp
-    from shard.tui.sessions import KillConfirm
 
     daemon = await daemon_factory([text_step("hi")], loop=True)
     client = await client_factory(daemon.home)
@@ -112,6 +110,20 @@ async def test_terminate_and_kill_on_a_stopped_agent_say_why_and_send_nothing(
         await until(pilot, lambda: app.views[agent_id].syncs == 1)
         await pilot.press("ctrl+t")
         await until(pilot, lambda: app.roster.rows[agent_id].runtime_state == "stopped")
+        yield app, pilot, said
+
+
+async def test_terminate_and_kill_on_a_stopped_agent_say_why_and_send_nothing(
+    daemon_factory, project: Path, client_factory
+):
+    """ctrl+t says "Agent stopped"; once stopped, ctrl+t and F8 say the agent is stopped and what to
+    do instead — F8 opens no confirmation and nothing is sent.
+
+    Covers: R10.1.22, R10.1.23
+    """
+    from shard.tui.sessions import KillConfirm
+
+    async with stopped_agent(daemon_factory, project, client_factory) as (app, pilot, said):
         assert said == ["Agent stopped"]
         await pilot.press("ctrl+t")
         await pilot.press("f8")
@@ -128,22 +140,13 @@ async def test_a_picker_on_a_stopped_agent_starts_it_again_and_opens(
 ):
     """A catalog read never wakes a stopped runtime (the daemon answers CONFLICT): F2 on a stopped
     agent attaches it again, which restores it, and then opens the picker."""
-    from shard.tui.app import ShardApp
     from shard.tui.pickers import Picker
 
-    daemon = await daemon_factory([text_step("hi")], loop=True)
-    client = await client_factory(daemon.home)
-    agent_id = await client.create_agent_id(project)
-    app = ShardApp(client, agent_id=agent_id)
-    said = notes(app)
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.views[agent_id].syncs == 1)
-        await pilot.press("ctrl+t")
-        await until(pilot, lambda: app.roster.rows[agent_id].runtime_state == "stopped")
+    async with stopped_agent(daemon_factory, project, client_factory) as (app, pilot, said):
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, Picker))
         assert [name for name, _ in app.screen.entries] == ["build", "plan"]
-        assert app.roster.rows[agent_id].runtime_state == "running"
+        assert app.roster.rows[app.selected].runtime_state == "running"
         assert said == ["Agent stopped"]
 
 
