@@ -25,16 +25,21 @@ from shard.protocol.errors import ErrorCode, ShardError, shown
 _STRICT = ("-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes")
 
 
+# What a socket adds to its folder's path: "/", control_path's 16-hex tag (and "-N.sock"), and the
+# random suffix ssh appends while it binds
+_SOCKET_ROOM = 1 + 16 + 24
+
+
 def control_dir(home: Path) -> Path:
     """Where the masters' sockets live: under SHARD_HOME when its path is short enough for a unix
     socket, else a private folder in the temp dir (named after SHARD_HOME, mode 0700; in /tmp when the
     temp dir is too deep for a socket too)."""
     here = home / "ssh"
-    if len(str(here)) + 1 + 16 + 24 <= SOCKET_PATH_MAX:
+    if len(str(here)) + _SOCKET_ROOM <= SOCKET_PATH_MAX:
         return here
     tag = hashlib.sha256(str(home).encode()).hexdigest()[:12]
     name = f"shard-{os.getuid()}-{tag}"
-    return Path(socket_temp_dir(1 + len(name) + 1 + 16 + 24)) / name
+    return Path(socket_temp_dir(1 + len(name) + _SOCKET_ROOM)) / name
 
 
 def control_path(folder: Path, host: HostConfig, index: int = 0) -> Path:
