@@ -31,4 +31,10 @@ def leave() -> None:
             step()
 
 
+def forget() -> None:
+    """Drop every step: for a forked child that becomes another process (its parent's files are its
+    parent's to remove)."""
+    _steps.clear()
+
+
 atexit.register(leave)

@@ -3,6 +3,7 @@ serves from: the first runtime is forked by it, and no second template is built.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -124,3 +125,57 @@ def _daemon_pid(stderr: str) -> int:
     found = re.search(r"shard-trace (\d+) main ", stderr)
     assert found, stderr
     return int(found.group(1))
+
+
+_START = r"""
+import json, os, select, sys, threading, time
+if sys.argv[1] == "imports":
+    import shard.agent.runtime, shard.agent.stdio, shard.cli.agent, shard.cli.main
+if sys.argv[2] == "thread":
+    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+from shard.daemon.early_template import start_early
+spare = os.open(sys.argv[4], os.O_RDONLY | os.O_CREAT)  # the daemon's: the template must not keep it
+early = start_early({"PATH": os.environ["PATH"], "SHARD_HOME": sys.argv[3], "ONLY": "this"}, [])
+pid = early.proc.pid
+ready = select.select([early.sock], [], [], 60)[0] and json.loads(early.sock.recv(4096))
+fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+print(json.dumps({
+    "kind": type(early.proc).__name__, "ready": ready, "session": os.getsid(pid) == pid,
+    "targets": sorted(fds.values()), "stdin": fds.get(0), "stdout": fds.get(1),
+    "title": [part.decode() for part in cmdline[1:3]],
+}), flush=True)
+early.close()  # the end of its socket: it leaves
+print(json.dumps({"code": early.proc.wait()}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "thread", "kind"),
+    [("imports", "alone", "ForkedTemplate"), ("none", "alone", "Popen"), ("imports", "thread", "Popen")],
+)
+def test_a_daemon_that_holds_the_templates_imports_forks_its_template(tmp_path, imports, thread, kind):
+    """A process that has imported every module the template imports, with no other thread (a daemon
+    the test kit forked from its template), forks its template rather than spawning a new
+    interpreter; ``shard daemon`` itself (none of them imported) and a process with a second thread
+    spawn it. Either way the template says it is ready, runs in its own session with stdin and
+    stdout on /dev/null and no descriptor of the daemon's but stderr and its socket, shows
+    ``-m shard.cli.forkserver`` to ps, and leaves when its socket closes."""
+    home = tmp_path / "home"
+    home.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", _START, imports, thread, str(home), str(tmp_path / "daemon-only")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    first, last = (json.loads(line) for line in run.stdout.splitlines())
+    assert first["kind"] == kind
+    assert first["ready"] == {"ready": True}
+    assert first["session"] is True
+    assert first["stdin"] == first["stdout"] == "/dev/null"
+    assert str(tmp_path / "daemon-only") not in first["targets"]
+    assert sum(target.startswith("socket:") for target in first["targets"]) == 1, first["targets"]
+    assert first["title"] == ["-m", "shard.cli.forkserver"]
+    assert last == {"code": 0}

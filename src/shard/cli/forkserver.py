@@ -262,7 +262,7 @@ def _become_runtime(request: dict[str, Any], fds: list[int], template: tuple[Any
         os.environ.update(env)
         args = list(request["argv"][3:])  # after `python -m shard`
         sys.argv = [sys.argv[0], *args]
-        _retitle(request["argv"])
+        retitle(request["argv"])
         from shard.cli.main import main
 
         code = main(args)
@@ -285,7 +285,7 @@ def _become_runtime(request: dict[str, Any], fds: list[int], template: tuple[Any
         os._exit(code)
 
 
-def _retitle(argv: list[str]) -> None:
+def retitle(argv: list[str]) -> None:
     """Make ``/proc/self/cmdline`` (what ps, pgrep and pkill read) the spawned runtime's command line,
     written over the template's own argument area (the daemon pads it with 8 KiB of spaces). A
     command line longer than that is cut (its tail is lost from ps, nothing else). Written in place

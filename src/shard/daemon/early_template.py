@@ -8,6 +8,11 @@ asyncio is even imported — and the :class:`~shard.daemon.warm_pool.WarmPool` a
 loop runs. Its environment is an allowlist (:func:`template_env`): the keys are still in the
 daemon's environment then, and a template needs none of the user's variables (each runtime's own
 environment comes with its fork request). Stdlib only: this module is imported on the way there.
+
+A daemon that already holds every module a template imports — only one forked from a template
+itself, as the test kit forks its daemons (``shard.testing.forked``); ``shard daemon`` imports none
+of them before here — forks its template instead (:func:`fork_early`): the same process a spawn
+gives, minus an interpreter start and ~0.8 CPU-s of imports.
 """
 
 from __future__ import annotations
@@ -18,14 +23,15 @@ import socket
 import subprocess
 import sys
 import threading
+import traceback
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn, Protocol
 
 TITLE_ROOM = 8192  # bytes of argument area each runtime's own command line is written over
 
 
 def template_argv(fd: int, key_names: list[str]) -> list[str]:
-    """``python -m shard.cli.forkserver FD KEYS PADDING`` (the padding: ``forkserver._retitle``)."""
+    """``python -m shard.cli.forkserver FD KEYS PADDING`` (the padding: ``forkserver.retitle``)."""
     return [sys.executable, "-m", "shard.cli.forkserver", str(fd), ",".join(key_names), " " * TITLE_ROOM]
 
 
@@ -62,10 +68,21 @@ def runtime_env(home: Path, socket_path: Path, *, subagents: bool = True) -> dic
     return env
 
 
+class TemplateProc(Protocol):
+    """What the pool uses of an early template's process: a ``Popen`` or a :class:`ForkedTemplate`."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def wait(self) -> int: ...
+
+    def kill(self) -> None: ...
+
+
 class EarlyTemplate(NamedTuple):
     """A template process and the daemon's end of its control socket, not yet adopted by a pool."""
 
-    proc: subprocess.Popen[bytes]
+    proc: TemplateProc
     sock: socket.socket
 
     def close(self) -> None:
@@ -76,6 +93,8 @@ class EarlyTemplate(NamedTuple):
 
 def start_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | None:
     """Start a template now (None when it cannot be started: the pool then builds its own)."""
+    if holds_template_imports():
+        return fork_early(env, key_names)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         proc = subprocess.Popen(
@@ -94,3 +113,88 @@ def start_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | No
     # Not a child asyncio watches: a thread reaps it whenever it ends, so it never lingers a zombie.
     threading.Thread(target=proc.wait, name="shard-template-reaper", daemon=True).start()
     return EarlyTemplate(proc, ours)
+
+
+# What ``shard.cli.forkserver`` imports before it says it is ready (its ``_preload``)
+_TEMPLATE_IMPORTS = ("shard.agent.runtime", "shard.agent.stdio", "shard.cli.agent", "shard.cli.main")
+
+
+def holds_template_imports() -> bool:
+    """Whether a fork of this process is a template as a spawn makes it: every module it imports is
+    here already, and no other thread is (a fork copies none, and a lock one holds stays held)."""
+    return all(name in sys.modules for name in _TEMPLATE_IMPORTS) and threading.active_count() == 1
+
+
+class ForkedTemplate:
+    """A template forked by this process: what the pool uses of a ``Popen`` (``pid``, ``wait``,
+    ``kill``), waited on by more than one thread like one."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._waiting = threading.Lock()
+
+    def wait(self) -> int:
+        with self._waiting:
+            if self.returncode is None:
+                try:
+                    _, status = os.waitpid(self.pid, 0)
+                    self.returncode = os.waitstatus_to_exitcode(status)
+                except ChildProcessError:  # reaped elsewhere: its code is not known, as with Popen
+                    self.returncode = 0
+            return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, 9)
+
+
+def fork_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | None:
+    """The template as a fork of this process (``holds_template_imports``): its own session, stdin and
+    stdout on /dev/null, no descriptor but stderr and its socket, ``env`` its whole environment, and
+    ps showing the command line a spawned one has."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        pid = os.fork()
+    except OSError:
+        ours.close()
+        theirs.close()
+        return None
+    if pid == 0:
+        _become_template(theirs.fileno(), env, key_names)
+    theirs.close()
+    proc = ForkedTemplate(pid)
+    threading.Thread(target=proc.wait, name="shard-template-reaper", daemon=True).start()
+    return EarlyTemplate(proc, ours)
+
+
+def _become_template(fd: int, env: dict[str, str], key_names: list[str]) -> NoReturn:
+    """In the forked child: never returns."""
+    code = 1
+    try:
+        from shard import _leaving
+        from shard.cli import forkserver
+
+        _leaving.forget()  # the daemon's removals are the daemon's
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.closerange(3, fd)
+        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
+        os.environ.clear()
+        os.environ.update(env)
+        argv = template_argv(fd, key_names)
+        forkserver.retitle(argv[:-1])
+        sys.argv = [forkserver.__file__, *argv[3:]]
+        if sys.path and not sys.flags.safe_path:
+            sys.path[0] = os.getcwd()  # what ``python -m`` puts first, where a ``-c`` parent had ""
+        code = forkserver.main(argv[3:5])
+    except BaseException:  # said on its stderr, like a crash of a spawned one
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(code)

@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import socket
-import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from shard.daemon.children import Child, ForkedChild, Subreaper, pipe_streams, spawn
-from shard.daemon.early_template import EarlyTemplate, template_argv
+from shard.daemon.early_template import EarlyTemplate, TemplateProc, template_argv
 
 READY_TIMEOUT = 60.0
 LEAVE_TIMEOUT = 10.0  # a retired template that has not exited by then is killed
@@ -59,7 +58,7 @@ class Template:
         # A child that exits at once (a runtime refusing a broken config) can be reported while its
         # pipes are still being wrapped (``fork`` awaits): its exit waits here for it.
         self._early_exits: dict[int, int | None] = {}
-        self.proc: asyncio.subprocess.Process | subprocess.Popen[bytes] | None = None
+        self.proc: asyncio.subprocess.Process | TemplateProc | None = None
         self._on_gone = on_gone
         self._loop = asyncio.get_running_loop()
         self._ready: asyncio.Future[None] = self._loop.create_future()
@@ -86,7 +85,7 @@ class Template:
             theirs.close()
         self.adopt(self.proc, ours)
 
-    def adopt(self, proc: asyncio.subprocess.Process | subprocess.Popen[bytes], sock: socket.socket) -> None:
+    def adopt(self, proc: asyncio.subprocess.Process | TemplateProc, sock: socket.socket) -> None:
         """Serve through a template already started (``early_template``, or :meth:`start`)."""
         self.proc = proc
         sock.setblocking(False)
@@ -162,7 +161,7 @@ class Template:
             return
         self._leaving = asyncio.ensure_future(self._leave(self.proc))
 
-    async def _leave(self, proc: asyncio.subprocess.Process | subprocess.Popen[bytes]) -> None:
+    async def _leave(self, proc: asyncio.subprocess.Process | TemplateProc) -> None:
         try:
             try:
                 await asyncio.wait_for(self._exited(), LEAVE_TIMEOUT)
@@ -186,11 +185,11 @@ class Template:
         await self._exited()
 
     async def _exited(self) -> None:
-        """Wait for the template process to exit (an early template is a ``Popen``: waited on a thread)."""
-        if isinstance(self.proc, subprocess.Popen):
-            await asyncio.to_thread(self.proc.wait)
-        elif self.proc is not None:
+        """Wait for the template process to exit (an early template's is waited on a thread)."""
+        if isinstance(self.proc, asyncio.subprocess.Process):
             await self.proc.wait()
+        elif self.proc is not None:
+            await asyncio.to_thread(self.proc.wait)
 
     def _readable(self) -> None:
         assert self._sock is not None
