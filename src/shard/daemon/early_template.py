@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import runpy
 import socket
 import subprocess
 import sys
@@ -31,7 +32,7 @@ TITLE_ROOM = 8192  # bytes of argument area each runtime's own command line is w
 
 
 def template_argv(fd: int, key_names: list[str]) -> list[str]:
-    """``python -m shard.cli.forkserver FD KEYS PADDING`` (the padding: ``forkserver.retitle``)."""
+    """``python -m shard.cli.forkserver FD KEYS PADDING`` (the padding: ``shard._proctitle.retitle``)."""
     return [sys.executable, "-m", "shard.cli.forkserver", str(fd), ",".join(key_names), " " * TITLE_ROOM]
 
 
@@ -153,7 +154,7 @@ class ForkedTemplate:
 def fork_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | None:
     """The template as a fork of this process (``holds_template_imports``): its own session, stdin and
     stdout on /dev/null, no descriptor but stderr and its socket, ``env`` its whole environment, and
-    ps showing the command line a spawned one has."""
+    then what ``python -m shard.cli.forkserver`` runs, as ps shows it."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         pid = os.fork()
@@ -171,10 +172,9 @@ def fork_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | Non
 
 def _become_template(fd: int, env: dict[str, str], key_names: list[str]) -> NoReturn:
     """In the forked child: never returns."""
-    code = 1
     try:
         from shard import _leaving
-        from shard.cli import forkserver
+        from shard._proctitle import retitle
 
         _leaving.forget()  # the daemon's removals are the daemon's
         os.setsid()
@@ -186,15 +186,16 @@ def _become_template(fd: int, env: dict[str, str], key_names: list[str]) -> NoRe
         os.environ.clear()
         os.environ.update(env)
         argv = template_argv(fd, key_names)
-        forkserver.retitle(argv[:-1])
-        sys.argv = [forkserver.__file__, *argv[3:]]
+        retitle(argv[:-1])
         if sys.path and not sys.flags.safe_path:
             sys.path[0] = os.getcwd()  # what ``python -m`` puts first, where a ``-c`` parent had ""
-        code = forkserver.main(argv[3:5])
+        # What ``python -m shard.cli.forkserver ARGS`` runs (it leaves with ``os._exit``)
+        sys.argv = [argv[2], *argv[3:]]
+        runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
     except BaseException:  # said on its stderr, like a crash of a spawned one
         with contextlib.suppress(Exception):
             traceback.print_exc()
     finally:
         with contextlib.suppress(Exception):
             sys.stderr.flush()
-        os._exit(code)
+        os._exit(1)  # the template's own way out is os._exit: only a failure comes here
