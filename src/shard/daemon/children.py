@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import subprocess
+import threading
 from typing import Protocol
 
 from shard import _secrets
@@ -43,44 +45,6 @@ class Child(Protocol):
     def returncode(self) -> int | None: ...
 
     async def wait(self) -> int | None: ...
-
-
-class SpawnedChild:
-    """A runtime started as a fresh ``shard agent --stdio`` process."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self._proc = proc
-        self.pid = proc.pid
-        self.stdin = proc.stdin
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-
-    @property
-    def finished(self) -> bool:
-        return self._proc.returncode is not None
-
-    @property
-    def returncode(self) -> int | None:
-        return self._proc.returncode
-
-    async def wait(self) -> int | None:
-        return await self._proc.wait()
-
-
-async def spawn(argv: list[str], env: dict[str, str], keys: int | None) -> Child:
-    """A fresh process; ``keys`` (the read end of the key pipe) is passed and named in its env."""
-    if keys is not None:
-        env = {**env, _secrets.FD_VARIABLE: str(keys)}
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        pass_fds=() if keys is None else (keys,),
-        start_new_session=True,  # a signal to the daemon's group does not hit its runtimes
-    )
-    return SpawnedChild(proc)
 
 
 class ForkedChild:
@@ -147,6 +111,26 @@ class ForkedChild:
             self._pidfd = None
 
 
+class SpawnedChild(ForkedChild):
+    """A runtime started as a fresh process: the daemon's own child, watched by a pidfd from the
+    start (which reaps it with its status)."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+    ) -> None:
+        super().__init__(proc.pid, stdin, stdout, stderr)
+        self._proc = proc
+
+    def exited(self, code: int | None) -> None:
+        if self._proc.returncode is None:  # reaped here: the Popen must not wait for it again
+            self._proc.returncode = -1 if code is None else code
+        super().exited(code)
+
+
 class Subreaper:
     """Makes the daemon a child subreaper (``PR_SET_CHILD_SUBREAPER``) while anyone holds it: a
     process below it whose parent exits then becomes the daemon's child instead of init's. Held only
@@ -176,7 +160,7 @@ class Subreaper:
 async def pipe_streams(
     stdin_w: int, stdout_r: int, stderr_r: int
 ) -> tuple[asyncio.StreamWriter, asyncio.StreamReader, asyncio.StreamReader]:
-    """asyncio streams over the daemon's ends of a forked child's pipes (each fd is taken over)."""
+    """asyncio streams over the daemon's ends of a child's pipes, forked or spawned (each fd is taken over)."""
     loop = asyncio.get_running_loop()
     readers = []
     for fd in (stdout_r, stderr_r):
@@ -192,3 +176,52 @@ async def pipe_streams(
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return writer, readers[0], readers[1]
+
+
+async def spawn(argv: list[str], env: dict[str, str], keys: int | None) -> Child:
+    """A fresh process; ``keys`` (the read end of the key pipe) is passed and named in its env.
+
+    Not asyncio's subprocess: cancelled while it starts — a daemon leaving ``asyncio.run`` cancels
+    every task at once, the one connecting the pipes too — its clean-up waited forever for pipes that
+    were never connected. Here the process starts at once, its pipes are plain ones taken over as
+    a forked child's are, and a pidfd tells its end (no watcher thread per runtime)."""
+    proc, ours = _start(argv, env, keys)
+    try:
+        child = SpawnedChild(proc, *await pipe_streams(*ours))
+    except BaseException:  # cancelled before it could be watched: it goes, and a thread reaps it
+        proc.kill()
+        threading.Thread(target=proc.wait, name="shard-spawn-reaper", daemon=True).start()
+        raise
+    child.watch()
+    return child
+
+
+def _start(
+    argv: list[str], env: dict[str, str], keys: int | None
+) -> tuple[subprocess.Popen[bytes], tuple[int, int, int]]:
+    """The process, and the daemon's ends of its stdin, stdout and stderr pipes. (A fork and an exec:
+    what asyncio's own subprocess does on the loop too.)"""
+    if keys is not None:
+        env = {**env, _secrets.FD_VARIABLE: str(keys)}
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    stderr_r, stderr_w = os.pipe()
+    ours = (stdin_w, stdout_r, stderr_r)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=stdin_r,
+            stdout=stdout_w,
+            stderr=stderr_w,
+            env=env,
+            pass_fds=() if keys is None else (keys,),
+            start_new_session=True,  # a signal to the daemon's group does not hit its runtimes
+        )
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in (stdin_r, stdout_w, stderr_w):
+            os.close(fd)
+    return proc, ours
