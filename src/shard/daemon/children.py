@@ -160,7 +160,7 @@ class Subreaper:
 async def pipe_streams(
     stdin_w: int, stdout_r: int, stderr_r: int
 ) -> tuple[asyncio.StreamWriter, asyncio.StreamReader, asyncio.StreamReader]:
-    """asyncio streams over the daemon's ends of a child's pipes, forked or spawned (each fd is taken over)."""
+    """asyncio streams over the daemon's ends of a child's pipes, forked or spawned (each fd taken over)."""
     loop = asyncio.get_running_loop()
     readers = []
     for fd in (stdout_r, stderr_r):
