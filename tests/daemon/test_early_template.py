@@ -138,7 +138,12 @@ spare = os.open(sys.argv[4], os.O_RDONLY | os.O_CREAT)  # the daemon's: the temp
 early = start_early({"PATH": os.environ["PATH"], "SHARD_HOME": sys.argv[3], "ONLY": "this"}, [])
 pid = early.proc.pid
 ready = select.select([early.sock], [], [], 60)[0] and json.loads(early.sock.recv(4096))
-fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+fds = {}
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        fds[int(fd)] = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except FileNotFoundError:  # a module file its warming (between requests) opened and closed since
+        pass
 cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
 print(json.dumps({
     "kind": type(early.proc).__name__, "ready": ready, "session": os.getsid(pid) == pid,
