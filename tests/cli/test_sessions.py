@@ -1,14 +1,13 @@
 """``shard sessions`` (list), ``shard sessions show ID`` and ``shard sessions rm ID``.
 
-Every test runs the real command (``python -m shard sessions …``) in a subprocess, on sessions made
+Every test runs the real command (``shard sessions …``) in a process of its own, on sessions made
 by real runs or written here entry by entry, and a real daemon where one is bound to a session.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shard.cli.sessions import transcript
-from shard.testing import AgentProcess, DaemonProcess, shard_command, text_step, write_scripted_home
+from shard.testing import (
+    AgentProcess,
+    DaemonProcess,
+    run_shard,
+    text_step,
+    write_scripted_home,
+)
 
 
 @pytest.fixture
@@ -33,15 +38,12 @@ def _dir(tmp_path: Path, name: str) -> Path:
 
 
 def shard(home: Path, cwd: Path, *args: str) -> tuple[int, str, str]:
-    done = subprocess.run(
-        shard_command(*args),
-        cwd=cwd,
-        env={**os.environ, "SHARD_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return done.returncode, done.stdout, done.stderr
+    """``shard ARGS`` to its end: forked from the test template as ``run_shard`` does (an interpreter
+    and its imports less each time: the property test below runs it a hundred times), on a loop of
+    its own in a thread, so a synchronous test and an async one alike can wait for it."""
+    with ThreadPoolExecutor(1) as pool:
+        code, out, err = pool.submit(asyncio.run, run_shard(home, cwd, *args)).result()
+    return code, out.decode(), err.decode()
 
 
 def run_prompt(home: Path, cwd: Path, prompt: str) -> str:
