@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +67,8 @@ def slow_reply(first: str, last: str) -> dict[str, Any]:
     }
 
 
-def runtime_pids(home: Path) -> list[int]:
-    """Live ``shard agent --stdio`` processes whose --home is ``home``, read from /proc."""
+def live_pids(matches: Callable[[list[bytes]], bool]) -> list[int]:
+    """Live (not zombie) processes whose command line (its NUL-split parts) ``matches``, from /proc."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -77,11 +78,20 @@ def runtime_pids(home: Path) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state == "Z" or b"--stdio" not in argv or b"agent" not in argv:
-            continue
-        if b"--home" in argv and argv[argv.index(b"--home") + 1] == str(home).encode():
+        if state != "Z" and matches(argv):
             found.append(int(entry.name))
     return sorted(found)
+
+
+def runtime_pids(home: Path) -> list[int]:
+    """Live ``shard agent --stdio`` processes whose --home is ``home``."""
+
+    def ours(argv: list[bytes]) -> bool:
+        if b"--stdio" not in argv or b"agent" not in argv or b"--home" not in argv:
+            return False
+        return argv[argv.index(b"--home") + 1] == str(home).encode()
+
+    return live_pids(ours)
 
 
 async def raw_websocket(daemon: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

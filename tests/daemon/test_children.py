@@ -6,26 +6,10 @@ import asyncio
 import os
 import sys
 import uuid
-from pathlib import Path
+
+from daemon_helpers import live_pids
 
 from shard.daemon.children import spawn
-
-
-def _running(marker: str) -> list[int]:
-    """Pids of live (not zombie) processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker.encode() not in (entry / "cmdline").read_bytes():
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 async def test_a_spawn_cancelled_while_it_starts_ends_its_process_and_returns() -> None:
@@ -35,6 +19,10 @@ async def test_a_spawn_cancelled_while_it_starts_ends_its_process_and_returns() 
     pipes that were never connected: the daemon hung in its shutdown. A cancelled spawn must return
     promptly, with its process ended."""
     marker = f"shard-spawn-{uuid.uuid4().hex}"
+
+    def running() -> list[int]:
+        return live_pids(lambda argv: marker.encode() in argv)
+
     argv = [sys.executable, "-c", "import sys, time; time.sleep(60)", marker]
     for delay in range(4):  # cancelled at each of its first steps, before and after the pipes connect
         task = asyncio.ensure_future(spawn(argv, dict(os.environ), None))
@@ -47,7 +35,7 @@ async def test_a_spawn_cancelled_while_it_starts_ends_its_process_and_returns() 
         assert task in done, f"a spawn cancelled after {delay} steps never returned"
         assert task.cancelled()
         for _ in range(200):
-            if not _running(marker):
+            if not running():
                 break
             await asyncio.sleep(0.05)
-        assert _running(marker) == [], f"a spawn cancelled after {delay} steps left its process running"
+        assert running() == [], f"a spawn cancelled after {delay} steps left its process running"
