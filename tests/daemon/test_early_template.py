@@ -130,7 +130,10 @@ def _daemon_pid(stderr: str) -> int:
 _START = r"""
 import json, os, select, sys, threading, time
 if sys.argv[1] == "imports":
-    import shard.agent.runtime, shard.agent.stdio, shard.cli.agent, shard.cli.main
+    import importlib
+    from shard.daemon.early_template import TEMPLATE_IMPORTS
+    for name in TEMPLATE_IMPORTS:
+        importlib.import_module(name)
 if sys.argv[2] == "thread":
     threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
 from shard.daemon.early_template import start_early

@@ -127,13 +127,12 @@ def _preload(held_keys: list[str]) -> list[Callable[[], None]]:
     offers (``_import_hosted_tools``), building Shard's models, importing the
     SDKs of the providers this configuration can reach that go through one, one failing call per
     SDK (a broken config preloads less: the runtime itself reports it)."""
-    import shard.agent.providers.anthropic
-    import shard.agent.providers.openai
-    import shard.agent.providers.scripted
-    import shard.agent.runtime
-    import shard.agent.stdio
-    import shard.cli.agent
-    import shard.cli.main  # noqa: F401
+    import importlib
+
+    from shard.daemon.early_template import TEMPLATE_IMPORTS
+
+    for name in TEMPLATE_IMPORTS:  # the list a daemon checks before it forks its template itself
+        importlib.import_module(name)
     from shard.agent.providers.sdk import sdk_for_provider
 
     kinds: dict[str, str] = {}  # provider kind -> its SDK

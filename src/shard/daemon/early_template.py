@@ -116,14 +116,24 @@ def start_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | No
     return EarlyTemplate(proc, ours)
 
 
-# What ``shard.cli.forkserver`` imports before it says it is ready (its ``_preload``)
-_TEMPLATE_IMPORTS = ("shard.agent.runtime", "shard.agent.stdio", "shard.cli.agent", "shard.cli.main")
+# What a template imports before it says it is ready (``shard.cli.forkserver._preload`` imports
+# these, in this order): a runtime then serves its first prompt without importing anything more
+TEMPLATE_IMPORTS = (
+    "shard.agent.providers.anthropic",
+    "shard.agent.providers.openai",
+    "shard.agent.providers.scripted",
+    "shard.agent.runtime",
+    "shard.agent.stdio",
+    "shard.cli.agent",
+    "shard.cli.main",
+    "shard.agent.providers.sdk",
+)
 
 
 def holds_template_imports() -> bool:
     """Whether a fork of this process is a template as a spawn makes it: every module it imports is
     here already, and no other thread is (a fork copies none, and a lock one holds stays held)."""
-    return all(name in sys.modules for name in _TEMPLATE_IMPORTS) and threading.active_count() == 1
+    return all(name in sys.modules for name in TEMPLATE_IMPORTS) and threading.active_count() == 1
 
 
 class ForkedTemplate:
