@@ -1,0 +1,164 @@
+"""Compiled dataclass methods, kept between runs (issue 31).
+
+Python 3.11 writes each dataclass's ``__init__``, ``__repr__``, ``__eq__`` (and, frozen,
+``__setattr__``, ``__delattr__``, ``__hash__``) as source text and ``exec``s it: about 450 compiles
+for the ~100 dataclasses a runtime defines, pydantic's own included, some 50 ms of every daemon,
+template and ``shard run`` start (a third of their imports' CPU after pydantic itself). The text
+depends only on the class, so the code compiled from it is kept like a module's ``.pyc``: in the
+package's ``__pycache__``, keyed by the exact text, so an entry is used only for the very source it
+was compiled from and a changed class simply compiles again.
+
+:func:`install` shadows ``exec`` inside the ``dataclasses`` module only (a module global there, found
+before the builtin); that ``exec`` looks the text up and runs the kept code in the same globals and
+namespace, else compiles it as ``exec`` would (``"<string>"``, no inherited ``__future__`` flags).
+Nothing of dataclasses' own logic is copied, so a later Python that still ``exec``s text gains the
+same way, and one that does not simply never calls it.
+
+The file is read only when this user owns it and nobody else may write to it (the trust a ``.pyc``
+there already has); a file that does not load as this Python's is ignored. New entries are written
+when the process exits, as Python writes bytecode: not under ``PYTHONDONTWRITEBYTECODE`` (``-B``),
+unless :func:`save` is told to (``scripts/bootstrap.sh`` builds it for the start paths,
+``python -m shard.cli.warm_cache``). Stdlib only, and nothing at import.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import contextlib
+import marshal
+import os
+import sys
+from typing import Any
+
+_MAX_ENTRIES = 4000  # a file that would grow past this keeps only what this process used
+_VERSION = 1
+
+
+class KeptCode:
+    """The texts of one file, run from their kept code; what this process compiles is added."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.kept: dict[str, bytes] = load(path)
+        self.used: dict[str, bytes] = {}
+        self.new: dict[str, bytes] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
+        """What ``exec`` does, with the code of a text seen before taken from the file."""
+        if not isinstance(source, str):
+            builtins.exec(source, globals, locals)
+            return
+        data = self.kept.get(source)
+        code = None
+        if data is not None:
+            with contextlib.suppress(EOFError, ValueError, TypeError):
+                code = marshal.loads(data)
+        if code is None:
+            self.misses += 1
+            code = compile(source, "<string>", "exec", dont_inherit=True)
+            data = marshal.dumps(code)
+            if not self.new and self is _installed:
+                atexit.register(save)
+            self.new[source] = data
+        else:
+            self.hits += 1
+        self.used[source] = data
+        builtins.exec(code, globals, locals)
+
+    def save(self, *, force: bool = False) -> bool:
+        """Write what this process compiled, merged with what the file holds now (another process
+        may have written since); never under ``-B``/``PYTHONDONTWRITEBYTECODE`` unless ``force``.
+        Whether it wrote."""
+        if not self.new or (sys.dont_write_bytecode and not force):
+            return False
+        entries = {**load(self.path), **self.new}
+        if len(entries) > _MAX_ENTRIES:
+            entries = dict(self.used)
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            try:
+                os.fchmod(fd, 0o644)  # whatever the umask: a group-writable file would not be read
+                with os.fdopen(fd, "wb", closefd=False) as f:
+                    f.write(marshal.dumps(((_VERSION, _magic()), entries)))
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)  # whole or not at all, for a process reading it now
+        except OSError:  # a read-only install: it simply compiles, as without this
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return False
+        self.kept.update(self.new)
+        self.new.clear()
+        return True
+
+
+_installed: KeptCode | None = None
+
+
+def cache_path() -> str:
+    """Where this Python's entries are kept: next to Shard's own bytecode."""
+    tag = sys.implementation.cache_tag or "none"
+    here = os.path.dirname(os.path.realpath(__file__))
+    return os.path.join(here, "__pycache__", f"dataclass-code.{tag}.marshal")
+
+
+def _magic() -> bytes:
+    from importlib import _bootstrap_external  # frozen, always loaded (importlib.util costs ~6 ms)
+
+    return _bootstrap_external.MAGIC_NUMBER
+
+
+def trusted(owner: int, mode: int, euid: int) -> bool:
+    """Whether a file may give code to run: this user's, and nobody else may write to it."""
+    return owner == euid and not mode & 0o022
+
+
+def load(path: str) -> dict[str, bytes]:
+    """The file's entries; none when it is missing, not :func:`trusted`, or not this Python's."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    try:
+        st = os.fstat(fd)
+        if not trusted(st.st_uid, st.st_mode, os.geteuid()):
+            return {}
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read()
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    try:
+        head, entries = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return {}
+    if head != (_VERSION, _magic()) or not isinstance(entries, dict):
+        return {}
+    return entries
+
+
+def install(path: str | None = None) -> None:
+    """Make ``dataclasses`` run kept code (once per process; a fork keeps it)."""
+    global _installed
+    if _installed is not None:
+        return
+    import dataclasses
+
+    _installed = KeptCode(path or cache_path())
+    dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
+
+
+def counts() -> tuple[int, int]:
+    """(texts run from kept code, texts compiled) in this process so far."""
+    return (0, 0) if _installed is None else (_installed.hits, _installed.misses)
+
+
+def save(*, force: bool = False) -> bool:
+    """:meth:`KeptCode.save` of the installed file (at exit, and ``warm_cache``)."""
+    return _installed is not None and _installed.save(force=force)

@@ -1,0 +1,212 @@
+"""Dataclass methods run from kept code (``shard._dataclass_code``, issue 31)."""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from shard import _dataclass_code
+from shard._dataclass_code import KeptCode, load, trusted
+
+
+def _classes(kept: KeptCode, monkeypatch: pytest.MonkeyPatch, extra_field: bool = False) -> type:
+    """A dataclass with every kind of generated method, made with ``kept`` as dataclasses' exec."""
+    monkeypatch.setattr(dataclasses, "exec", kept.exec, raising=False)
+    if extra_field:
+
+        @dataclasses.dataclass(frozen=True, slots=True, order=True)
+        class Longer:
+            x: int
+            y: int = 0
+            tags: list[str] = dataclasses.field(default_factory=list, compare=False)
+            note: str = "x"
+
+        return Longer
+
+    @dataclasses.dataclass(frozen=True, slots=True, order=True)
+    class Point:
+        x: int
+        y: int = 0
+        tags: list[str] = dataclasses.field(default_factory=list, compare=False)
+
+    return Point
+
+
+def _behaviour(cls: type) -> tuple[object, ...]:
+    a, b = cls(1, 2), cls(1, 2)
+    assert a == b
+    assert hash(a) == hash(b)
+    assert cls(0) < a
+    assert a.tags == []
+    assert a.tags is not b.tags
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.x = 5
+    return repr(a), a == cls(1, 3), sorted([cls(3), cls(1)]) == [cls(1), cls(3)], cls.__slots__
+
+
+def test_a_class_made_from_kept_code_behaves_as_one_compiled_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first process compiles every method and keeps it; the next one compiles none and gets the
+    same class: equality, hash, order, frozen, slots, default factories, repr."""
+    path = str(tmp_path / "kept.marshal")
+    first = KeptCode(path)
+    fresh = _behaviour(_classes(first, monkeypatch))
+    assert first.hits == 0
+    assert first.misses >= 8
+    assert first.save(force=True)
+    assert first.new == {}
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o644)
+
+    second = KeptCode(path)
+    assert _behaviour(_classes(second, monkeypatch)) == fresh
+    assert (second.hits, second.misses) == (first.misses, 0)
+    assert second.save(force=True) is False  # nothing new: nothing written
+
+
+def test_a_changed_class_compiles_again_and_gets_its_own_methods(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry is used only for the very text it was compiled from: a class with one more field
+    compiles its changed methods, and they take the new field."""
+    path = str(tmp_path / "kept.marshal")
+    first = KeptCode(path)
+    _classes(first, monkeypatch)
+    first.save(force=True)
+    changed = KeptCode(path)
+    cls = _classes(changed, monkeypatch, extra_field=True)
+    assert changed.misses >= 3  # its __init__, __repr__, __eq__ … are other texts
+    assert cls(1, 2, [], "n").note == "n"
+    assert "note='n'" in repr(cls(1, 2, [], "n"))
+
+
+def test_only_a_file_of_this_user_that_nobody_else_may_write_is_read(tmp_path: Path) -> None:
+    """Its code is run: the trust a .pyc in the same folder has, and no more."""
+    assert trusted(1000, 0o100644, 1000)
+    assert not trusted(1001, 0o100644, 1000)  # another user's
+    assert not trusted(1000, 0o100664, 1000)  # group-writable
+    assert not trusted(1000, 0o100646, 1000)  # world-writable
+    path = tmp_path / "kept.marshal"
+    kept = KeptCode(str(path))
+    kept.exec("x = 1", {}, {})
+    assert kept.save(force=True)
+    assert load(str(path))
+    path.chmod(0o664)
+    assert load(str(path)) == {}
+    path.chmod(0o644)
+    link = tmp_path / "link.marshal"
+    link.symlink_to(path)
+    assert load(str(link)) == {}  # not followed: the file itself, where it is
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"garbage",
+        marshal.dumps(((99, b"\0\0\0\0"), {})),
+        marshal.dumps([1, 2]),
+        marshal.dumps(((1, b"xx"), {})),
+    ],
+)
+def test_a_file_that_is_not_this_pythons_is_ignored_and_everything_compiles(
+    tmp_path: Path, content: bytes
+) -> None:
+    """Empty, corrupt, another format version or another Python's magic: no entries, and the
+    texts compile (and run) as without the file."""
+    path = tmp_path / "kept.marshal"
+    path.write_bytes(content)
+    path.chmod(0o644)
+    kept = KeptCode(str(path))
+    assert kept.kept == {}
+    namespace: dict[str, object] = {}
+    kept.exec("y = 2", namespace, namespace)
+    assert namespace["y"] == 2
+    assert kept.misses == 1
+
+
+def test_a_save_merges_with_what_another_process_wrote_meanwhile_and_respects_dont_write_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "kept.marshal")
+    one, two = KeptCode(path), KeptCode(path)
+    one.exec("a = 1", {}, {})
+    two.exec("b = 2", {}, {})
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert one.save() is False
+    assert not os.path.exists(path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert one.save()
+    assert two.save()
+    assert set(load(path)) == {"a = 1", "b = 2"}
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_a_place_it_cannot_write_is_no_error(tmp_path: Path) -> None:
+    """An install nobody may write to (here: its folder's place taken by a file, which stops root
+    too): it compiles, as without the file, and leaves nothing behind."""
+    (tmp_path / "taken").write_text("a file, not a folder")
+    kept = KeptCode(str(tmp_path / "taken" / "kept.marshal"))
+    namespace: dict[str, object] = {}
+    kept.exec("c = 3", namespace, namespace)
+    assert kept.save(force=True) is False
+    assert namespace["c"] == 3
+    assert sorted(os.listdir(tmp_path)) == ["taken"]
+
+
+def test_the_built_file_covers_every_start_path(tmp_path: Path) -> None:
+    """``python -m shard.cli.warm_cache`` (what bootstrap runs) keeps what the warm template, the
+    daemon and a direct ``shard run`` compile: a process that then imports them compiles no
+    dataclass method at all. Both in fresh interpreters with their own file."""
+    path = str(tmp_path / "kept.marshal")
+    build = textwrap.dedent(
+        f"""
+        from shard import _dataclass_code
+        _dataclass_code.install({path!r})
+        from shard.cli import warm_cache
+        raise SystemExit(warm_cache.main())
+        """
+    )
+    built = subprocess.run(
+        [sys.executable, "-c", build], capture_output=True, text=True, timeout=120, check=True
+    )
+    compiled = int(built.stdout.split(", ")[1].split()[0])
+    assert compiled > 300, built.stdout
+    assert built.stdout.rstrip().endswith("compiled and kept"), built.stdout
+    check = textwrap.dedent(
+        f"""
+        from shard import _dataclass_code
+        _dataclass_code.install({path!r})
+        import importlib
+        from shard.cli.warm_cache import START_PATHS
+        for name in START_PATHS:
+            importlib.import_module(name)
+        print(*_dataclass_code.counts())
+        """
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, timeout=120, check=True
+    )
+    hits, misses = map(int, ran.stdout.split())
+    assert misses == 0, ran.stdout
+    assert hits == compiled, ran.stdout
+
+
+def test_every_shard_command_runs_kept_code() -> None:
+    """The ``shard`` command and the template (``python -m shard.cli.…``) install it with the
+    package ``shard.cli``, before their first dataclass."""
+    ran = subprocess.run(
+        [sys.executable, "-c", "import shard.cli, dataclasses; print(dataclasses.exec.__self__.path)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert ran.stdout.strip() == _dataclass_code.cache_path()
