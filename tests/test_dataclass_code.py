@@ -14,6 +14,7 @@ import pytest
 
 from shard import _dataclass_code
 from shard._dataclass_code import KeptCode, load, trusted
+from shard.cli import forkserver
 
 
 def _classes(kept: KeptCode, monkeypatch: pytest.MonkeyPatch, extra_field: bool = False) -> type:
@@ -199,14 +200,16 @@ def test_the_built_file_covers_every_start_path(tmp_path: Path) -> None:
     assert hits == compiled, ran.stdout
 
 
-def test_every_shard_command_runs_kept_code() -> None:
-    """The ``shard`` command and the template (``python -m shard.cli.…``) install it with the
-    package ``shard.cli``, before their first dataclass."""
+def test_every_shard_command_and_the_template_run_kept_code() -> None:
+    """``shard.cli.main`` (every ``shard`` command) installs it before its first dataclass, and the
+    template (``python -m shard.cli.forkserver``) before its imports."""
     ran = subprocess.run(
-        [sys.executable, "-c", "import shard.cli, dataclasses; print(dataclasses.exec.__self__.path)"],
+        [sys.executable, "-c", "import shard.cli.main, dataclasses; print(dataclasses.exec.__self__.path)"],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
     assert ran.stdout.strip() == _dataclass_code.cache_path()
+    source = (Path(forkserver.__file__)).read_text()
+    assert source.index("_dataclass_code.install()") < source.index("later = _preload(")

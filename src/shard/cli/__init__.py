@@ -13,8 +13,6 @@ import _signal
 import os
 import sys
 
-from shard import _dataclass_code
-
 
 def quit_on_ctrl_c(_signum: int, _frame: object) -> None:
     leaving = sys.modules.get("shard._leaving")  # its removals, if anything registered one yet
@@ -25,6 +23,3 @@ def quit_on_ctrl_c(_signum: int, _frame: object) -> None:
 
 if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     _signal.signal(_signal.SIGINT, quit_on_ctrl_c)
-
-# Before the first dataclass is made: every command and the warm template compile them from kept code.
-_dataclass_code.install()

@@ -43,7 +43,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from shard import _secrets
+from shard import _dataclass_code, _secrets
 from shard._proctitle import retitle
 from shard._trace import mark
 
@@ -58,6 +58,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"shard: the runtime template is traced (by pid {tracer}); it serves no runtime\n")
         return 1
     mark("template: start")
+    _dataclass_code.install()  # before _preload makes the first dataclass
     control = socket.socket(fileno=int(argv[0]))
     held_keys = [name for name in (argv[1] if len(argv) > 1 else "").split(",") if name]
     later = _preload(held_keys)

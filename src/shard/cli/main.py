@@ -9,12 +9,17 @@ import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
-from shard._leaving import leave
-from shard._trace import mark
-from shard._version import PROTOCOL_VERSION, __version__
-from shard.daemon.limits import DEFAULT_MAX_RUNTIMES
-from shard.protocol.framing import DEFAULT_OUTBOUND_CAP
-from shard.protocol.headless import HEADLESS_POLICIES
+from shard import _dataclass_code
+
+# Before the first dataclass is made (protocol.framing's, below): every command's run from kept code.
+_dataclass_code.install()
+
+from shard._leaving import leave  # noqa: E402
+from shard._trace import mark  # noqa: E402
+from shard._version import PROTOCOL_VERSION, __version__  # noqa: E402
+from shard.daemon.limits import DEFAULT_MAX_RUNTIMES  # noqa: E402
+from shard.protocol.framing import DEFAULT_OUTBOUND_CAP  # noqa: E402
+from shard.protocol.headless import HEADLESS_POLICIES  # noqa: E402
 
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs

@@ -1,6 +1,7 @@
 """``python -m shard.cli.warm_cache``: compile the dataclass methods of Shard's start paths once and
-keep them (``shard._dataclass_code``), even under ``PYTHONDONTWRITEBYTECODE`` — run by
-``scripts/bootstrap.sh`` after it byte-compiles the sources, as an editable install ships no bytecode.
+keep them (``shard._dataclass_code``, which ``shard.cli.main`` and the template install), even under
+``PYTHONDONTWRITEBYTECODE`` — run by ``scripts/bootstrap.sh`` after it byte-compiles the sources, as
+an editable install ships no bytecode.
 
 The paths: the warm template's imports (a runtime forked from it defines nothing more), the daemon's,
 and a direct ``shard run``'s. Prints how many texts it compiled and kept.
