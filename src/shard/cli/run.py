@@ -34,6 +34,7 @@ from typing import Any, Literal
 import orjson
 
 from shard.agent.boot import StartupError, prepare
+from shard.agent.providers import early_request
 from shard.cli.agent import io_error, options
 from shard.cli.run_daemon import daemon_socket, goes_direct, run_via_daemon
 from shard.cli.run_output import JsonPrinter, Printer, TextPrinter, watch_stdout
@@ -72,10 +73,13 @@ def main_run(args: argparse.Namespace) -> int:
         print(f"shard: {exc.message}", file=sys.stderr)
         return exc.exit_code if isinstance(exc, StartupError) else 3
     _start_sdk_import(prepared)
+    _send_early(prepared, args)
     try:
         return asyncio.run(_run(prepared, args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    finally:
+        early_request.finish()
 
 
 def _prompt(given: str | None) -> str | None:
@@ -172,6 +176,37 @@ async def _run(prepared: Any, args: argparse.Namespace) -> int:
     if why_stopped:
         return why_stopped[0]
     return EXIT_FAILED if printer.failed or runtime.failed_turns or runtime.fatal else 0
+
+
+def _send_early(prepared: Any, args: argparse.Namespace) -> None:
+    """The run's first request, sent now from what the last run in this place sent, while the
+    runtime imports (``early_request``): only where nothing could differ in where it goes or whether
+    it is sent at all — a new session, no allowances to check, a plain-http server ``chat_http``
+    speaks to itself with the key the runtime would take."""
+    from shard import _secrets
+    from shard._home import shard_home
+    from shard.agent.providers.chat_http import NO_KEY
+    from shard.agent.providers.sdk import sdk_for
+
+    entry = prepared.model
+    if entry is None or args.allow or args.yes_to_all or prepared.store.exists or prepared.instructions:
+        return
+    provider = entry.provider
+    if provider.kind != "openai" or provider.base_url is None or sdk_for(entry) is not None:
+        return
+    key = _secrets.get(provider.api_key_env) if provider.api_key_env else NO_KEY
+    if not key:
+        return  # the runtime says which key is missing, and sends nothing
+    print_ = early_request.fingerprint(
+        model=entry.id,
+        base_url=provider.base_url,
+        cwd=str(prepared.cwd),
+        mode=prepared.mode,
+        reasoning=prepared.reasoning,
+        tools=",".join(prepared.options.tools) if prepared.options.tools is not None else None,
+        sandbox=prepared.options.sandbox,
+    )
+    early_request.start(shard_home(prepared.options.home), provider.base_url, key, print_, args.prompt)
 
 
 def _start_sdk_import(prepared: Any) -> None:

@@ -24,7 +24,8 @@ Replies:
 
 A runtime asks a server without ``context_window`` in config.toml for its window (``/v1/models``,
 Ollama's ``/api/ps`` and ``/api/show``, LM Studio's ``/api/v0/models/…``): those requests get a 404
-and are kept apart in ``probes``, so ``requests`` holds only the model calls a test counts.
+and are kept apart in ``probes``, so ``requests`` holds only the model calls a test counts (``arrivals``
+says in which order the two kinds came).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class ProviderServer:
         self.replies: deque[Reply] = deque()
         self.requests: list[Received] = []
         self.probes: list[str] = []  # the window requests (answered 404), by path
+        self.arrivals: list[str] = []  # "probe" and "request", in the order they came
         self._runner: web.AppRunner | None = None
         self._held: list[Stream] = []
         self.port = 0
@@ -166,12 +168,14 @@ class ProviderServer:
         except orjson.JSONDecodeError:
             body = raw.decode(errors="replace")
         self.requests.append(Received(request.path, dict(request.headers), body))
+        self.arrivals.append("request")
 
     async def _unexpected(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
 
         if request.path.endswith("/models") or request.path.startswith("/api/"):
             self.probes.append(request.path)
+            self.arrivals.append("probe")
             return web.json_response({"error": {"message": "not here"}}, status=404)
         self._record(request, await request.read())
         return web.json_response({"error": {"message": f"no route {request.path}"}}, status=404)

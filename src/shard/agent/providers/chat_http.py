@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import platform
+import socket
 import sys
 import zlib
 from collections.abc import AsyncIterator, Mapping
@@ -34,7 +35,10 @@ from importlib.util import find_spec
 from typing import Any
 from urllib.parse import urlsplit
 
+from shard.agent.providers import early_request
+
 REQUEST_TIMEOUT = 600.0
+NO_KEY = "not-needed"  # sent when config names no key variable: local servers take none, the SDK wants one
 _PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
 _SDK_VARIABLES = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS")
 _LINE_LIMIT = 64 * 1024  # a status line or one header line
@@ -274,26 +278,38 @@ class ChatHttp:
 
     def __init__(self, base_url: str, key: str) -> None:
         parts = urlsplit(base_url.strip())
-        self._host = parts.hostname or ""
-        self._port = parts.port or 80
+        self.host = parts.hostname or ""
+        self.port = parts.port or 80
         self._prefix = parts.path.rstrip("/")
-        netloc = f"[{self._host}]" if ":" in self._host else self._host
+        netloc = f"[{self.host}]" if ":" in self.host else self.host
         self._authority = netloc if parts.port in (None, 80) else f"{netloc}:{parts.port}"
         self._headers = sdk_headers(key)
         self._idle: Connection | None = None
 
-    async def post(self, path: str, body: object) -> Response:
-        """Send the JSON ``body``; the reply once its headers came (an error status raised as
-        :class:`APIStatusError`, with its body read)."""
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    def request_bytes(self, path: str, data: bytes) -> bytes:
+        """The whole request for the JSON body ``data``, as it goes on the wire."""
         head = [f"POST {self._prefix}{path} HTTP/1.1", f"Host: {self._authority}"]
         head += ["Accept-Encoding: gzip, deflate", "Connection: keep-alive"]
         head += [f"{name}: {value}" for name, value in self._headers]
         head += [f"Content-Length: {len(data)}", "", ""]
-        conn = await self._connection()
+        return "\r\n".join(head).encode("latin-1") + data
+
+    async def post(self, path: str, body: object) -> Response:
+        """Send the JSON ``body``; the reply once its headers came (an error status raised as
+        :class:`APIStatusError`, with its body read). A one-shot run may have sent this very request
+        already, before the runtime's imports (``early_request``): its reply is read from there."""
+        data = early_request.encode(body)
+        request = self.request_bytes(path, data)
+        early = early_request.take(self.host, self.port, request)
+        if early is not None:
+            conn = await adopt(early, REQUEST_TIMEOUT)
+        else:
+            conn = await self._connection()
+        early_request.sent(path, data)
         try:
-            conn.writer.write("\r\n".join(head).encode("latin-1") + data)
-            await conn.read(conn.writer.drain())
+            if early is None:
+                conn.writer.write(request)
+                await conn.read(conn.writer.drain())
             response = await read_response(conn)
         except BaseException:
             conn.close()
@@ -328,7 +344,7 @@ class ChatHttp:
             return idle
         if idle is not None:
             idle.close()
-        return await connect(self._host, self._port, REQUEST_TIMEOUT)
+        return await connect(self.host, self.port, REQUEST_TIMEOUT)
 
 
 async def connect(host: str, port: int, seconds: float) -> Connection:
@@ -341,6 +357,16 @@ async def connect(host: str, port: int, seconds: float) -> Connection:
     except TimeoutError:
         raise APITimeoutError() from None
     except OSError as exc:
+        raise APIConnectionError() from exc
+    return Connection(reader, writer, seconds)
+
+
+async def adopt(sock: socket.socket, seconds: float) -> Connection:
+    """A connection already made (and its request sent) by a blocking socket."""
+    try:
+        reader, writer = await asyncio.open_connection(sock=sock, limit=_LINE_LIMIT)
+    except OSError as exc:
+        sock.close()
         raise APIConnectionError() from exc
     return Connection(reader, writer, seconds)
 

@@ -67,7 +67,7 @@ _FINISH: dict[str, StopReason] = {
 class OpenAIProvider(SdkProvider):
     sdk_module = "openai"
     client_class = "AsyncOpenAI"
-    no_key = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) take no key; the SDK wants one
+    no_key = chat_http.NO_KEY  # local servers (Ollama, llama.cpp, vLLM) take no key; the SDK wants one
     _direct: chat_http.ChatHttp | None = None  # a plain-http server: no SDK (chat_http.py)
 
     def __init__(self, entry: ModelEntry) -> None:

@@ -1,0 +1,190 @@
+"""A one-shot's first request sent while the runtime imports (``early_request``, issue 31): the
+policy in-process, and real ``shard run`` processes against the local test server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shard.agent.providers import early_request
+from shard.agent.providers.early_request import encode, take, with_prompt
+
+from ._server import ProviderServer, Stream
+from ._support import KEY, KEY_ENV, provider_toml, write_home
+
+SYSTEM = {"role": "system", "content": "You are Shard.\nToday: 2026-12-02"}
+
+
+def _body(prompt: Any) -> dict[str, Any]:
+    return {
+        "model": "m",
+        "messages": [SYSTEM, {"role": "user", "content": prompt}],
+        "tools": [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "temperature": 0.7,
+    }
+
+
+def test_a_kept_body_with_a_new_prompt_is_the_body_built_for_that_prompt() -> None:
+    """Through the JSON text it is kept as, byte for byte: plain content, one text part among
+    others, and prompts with quotes, non-ASCII and line breaks."""
+    for old, new in [("first", "second"), ("a", 'say "hé"\nthen ✓'), ("x" * 3, "")]:
+        kept = json.loads(encode(_body(old)).decode())
+        assert encode(with_prompt(kept, old, new)) == encode(_body(new))
+        image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}
+        parts = json.loads(encode(_body([{"type": "text", "text": old}, image])).decode())
+        assert encode(with_prompt(parts, old, new)) == encode(_body([{"type": "text", "text": new}, image]))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _body("other"),  # the kept prompt is not the one this body holds
+        {**_body("first"), "messages": [SYSTEM, {"role": "user", "content": "first"}, {"role": "assistant"}]},
+        {
+            **_body("first"),
+            "messages": [SYSTEM, {"role": "user", "content": "a"}, {"role": "user", "content": "first"}],
+        },
+        _body([{"type": "text", "text": "first"}, {"type": "text", "text": "first"}]),
+        {**_body("first"), "messages": []},
+        {"model": "m"},
+    ],
+)
+def test_a_body_that_is_not_one_new_prompt_is_not_sent_early(body: dict[str, Any]) -> None:
+    """History, a reply after the prompt, two prompts, two text parts: nothing to replace safely."""
+    assert with_prompt(body, "first", "second") is None
+
+
+def test_only_the_very_request_takes_the_early_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal bytes to the same server: the connection, reply unread. Another server: untouched.
+    Another request to the same server: the early one is closed, and nothing is taken later."""
+    ours, theirs = socket.socketpair()
+    try:
+        monkeypatch.setattr(early_request, "_pending", early_request._Early("h", 80, b"REQUEST", ours))
+        assert take("other", 80, b"REQUEST") is None
+        assert early_request._pending is not None
+        assert take("h", 80, b"REQUEST") is ours
+        assert early_request._pending is None
+
+        monkeypatch.setattr(early_request, "_pending", early_request._Early("h", 80, b"REQUEST", ours))
+        assert take("h", 80, b"REQUESTS") is None
+        assert ours.fileno() == -1  # closed unread
+        assert take("h", 80, b"REQUEST") is None
+    finally:
+        ours.close()
+        theirs.close()
+
+
+# --- real runs -------------------------------------------------------------------------------
+
+
+def _home(tmp_path: Path, server: ProviderServer) -> Path:
+    # no context_window: the runtime asks the server (its probes), after its imports, before its call
+    body = provider_toml("local", "openai", server.openai_url, '["m"]')
+    return write_home(tmp_path / "home", body, default_model="local/m")
+
+
+async def _run(home: Path, project: Path, *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "shard",
+        "run",
+        *args,
+        cwd=project,
+        env={**os.environ, "SHARD_HOME": str(home), KEY_ENV: KEY},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    (path / "AGENTS.md").write_text("Answer briefly.\n")
+    return path
+
+
+async def test_the_next_run_sends_its_first_request_before_the_runtime_imports(
+    tmp_path: Path, project: Path, server: ProviderServer
+) -> None:
+    """The first run in a place keeps its first body (0600, no key in it); the next one, with
+    another prompt, sends that body with its own prompt before the runtime has even asked the
+    server for its window, and reads its answer from there: one request, not two."""
+    home = _home(tmp_path, server)
+    server.replies.append(Stream("openai/text.sse"))
+    code, out, err = await _run(home, project, "say hello")
+    assert (code, out) == (0, "Hello, world!\n"), err
+    assert server.arrivals[0] == "probe"  # nothing kept yet: the runtime's own order
+    kept = home / "cache" / "first-request.json"
+    assert oct(kept.stat().st_mode & 0o777) == oct(0o600)
+    assert KEY not in kept.read_text()
+
+    server.arrivals.clear()
+    server.requests.clear()
+    server.replies.append(Stream("openai/answer.sse"))
+    code, out, err = await _run(home, project, "What does the README say?")
+    assert (code, out) == (0, "The README says the launch code is 7-4-1.\n"), err
+    assert server.arrivals[0] == "request"  # before the probes: sent early
+    assert server.arrivals.count("request") == 1  # and taken: the runtime sent no second one
+    (request,) = server.requests
+    assert request.body["messages"][-1] == {"role": "user", "content": "What does the README say?"}
+    assert request.headers["Authorization"] == f"Bearer {KEY}"
+
+
+async def test_an_early_request_that_differs_is_closed_unread_and_the_runtime_sends_its_own(
+    tmp_path: Path, project: Path, server: ProviderServer
+) -> None:
+    """AGENTS.md changed since the kept run: the early request (the old instructions) goes out, but
+    the runtime's own differs, so the early reply is never read — the answer is the reply to the
+    runtime's request, which carries the new instructions."""
+    home = _home(tmp_path, server)
+    server.replies.append(Stream("openai/text.sse"))
+    assert (await _run(home, project, "say hello"))[:2] == (0, "Hello, world!\n")
+    (project / "AGENTS.md").write_text("Answer in detail, citing files.\n")
+
+    server.arrivals.clear()
+    server.requests.clear()
+    server.replies.extend([Stream("openai/text.sse"), Stream("openai/answer.sse")])
+    code, out, err = await _run(home, project, "What does the README say?")
+    assert (code, out) == (0, "The README says the launch code is 7-4-1.\n"), err
+    assert server.arrivals[0] == "request"
+    early, own = server.requests
+    assert "Answer briefly." in json.dumps(early.body)
+    assert "citing files" in json.dumps(own.body)
+    assert own.body["messages"][-1] == early.body["messages"][-1]  # the same prompt: only the context differs
+
+
+async def test_allowances_and_a_restored_session_send_nothing_early(
+    tmp_path: Path, project: Path, server: ProviderServer
+) -> None:
+    """A run with ``--allow`` (a mistake in it stops the run before any request) and a run that
+    continues a session (its history is not in the kept body) send their first request only when
+    the runtime does: after its window probes."""
+    home = _home(tmp_path, server)
+    server.replies.append(Stream("openai/text.sse"))
+    assert (await _run(home, project, "say hello"))[0] == 0
+    for args in (["--allow", "read", "say hello"], ["--continue", "say hello"]):
+        server.arrivals.clear()
+        server.replies.append(Stream("openai/text.sse"))
+        code, _, err = await _run(home, project, *args)
+        assert code == 0, err
+        assert server.arrivals[0] == "probe", args
+        assert server.arrivals.count("request") == 1
