@@ -17,13 +17,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from shard.protocol.correlator import Correlator, Refused
-from shard.protocol.daemon_commands import SubagentCommand
 from shard.protocol.framing import DEFAULT_MAX_LINE_BYTES
+
+if TYPE_CHECKING:
+    from shard.protocol.daemon_commands import SubagentCommand
 
 SOCKET_VARIABLE = "SHARD_DAEMON_SOCKET"
 

@@ -26,7 +26,6 @@ from shard.agent.prompting.definitions import Definition, load_definitions
 from shard.agent.providers.base import ToolSpec
 from shard.agent.tools import subagent_text as text
 from shard.agent.tools.base import P, Tool, ToolContext, ToolFailure, ToolOutput, ToolParams
-from shard.protocol import daemon_commands as cmd  # not the catalog: a runtime loads no orchestrator command
 from shard.protocol.codec import describe_validation_error
 from shard.protocol.content import TextContent
 
@@ -35,7 +34,9 @@ HANDLE = "a job id, run id, agent id or alias"
 
 class _SubagentTool(Tool[P]):
     read_only = True  # for the gate: nothing here touches a file (see the module docstring)
-    command: type[cmd.SubagentCommand]
+    # The command's class in ``shard.protocol.daemon_commands`` (not the catalog: a runtime loads no
+    # orchestrator command), imported at the first call: ~12 ms of every daemon runtime's start.
+    command: str
     summary: Callable[[dict[str, Any]], str]  # the response data as text for the model
 
     def __init__(self, link: DaemonLink) -> None:
@@ -46,8 +47,11 @@ class _SubagentTool(Tool[P]):
         return args.model_dump(exclude_none=True)
 
     async def execute(self, args: P, ctx: ToolContext) -> ToolOutput:
+        from shard.protocol import daemon_commands
+
+        make = getattr(daemon_commands, self.command)
         try:
-            command = self.command(parent_agent_id=self.link.agent_id, **self.fields(args))
+            command = make(parent_agent_id=self.link.agent_id, **self.fields(args))
         except ValidationError as exc:
             raise ToolFailure(f"{self.name}: {describe_validation_error(exc)}") from None
         try:
@@ -90,7 +94,7 @@ class LaunchTool(_SubagentTool[LaunchParams]):
         "and subagent_wait blocks until they finish. A child sees only its task: say what it needs."
     )
     params = LaunchParams
-    command = cmd.SubagentCreate
+    command = "SubagentCreate"
     summary = staticmethod(text.launched)
 
     def __init__(self, link: DaemonLink, definitions: Mapping[str, Definition]) -> None:
@@ -132,7 +136,7 @@ class WaitTool(_SubagentTool[WaitParams]):
         "only stops the waiting: the children go on."
     )
     params = WaitParams
-    command = cmd.SubagentWait
+    command = "SubagentWait"
     summary = staticmethod(text.waited)
 
 
@@ -148,7 +152,7 @@ class SteerTool(_SubagentTool[SteerParams]):
         "at all if its turn ends first (then relaunch it with a new task)."
     )
     params = SteerParams
-    command = cmd.SubagentSteer
+    command = "SubagentSteer"
     summary = staticmethod(text.steered)
 
 
@@ -162,7 +166,7 @@ class StatusTool(_SubagentTool[StatusParams]):
     name = "subagent_status"
     description = "The state of your background children and jobs (also recovers their ids and aliases)."
     params = StatusParams
-    command = cmd.SubagentStatus
+    command = "SubagentStatus"
     summary = staticmethod(text.status)
 
 
@@ -174,7 +178,7 @@ class StopTool(_SubagentTool[StopParams]):
     name = "subagent_stop"
     description = "Cancel a background job or one child's run. The children and what they did are kept."
     params = StopParams
-    command = cmd.SubagentStop
+    command = "SubagentStop"
     summary = staticmethod(text.stopped)
 
 
@@ -189,7 +193,7 @@ class RelaunchTool(_SubagentTool[RelaunchParams]):
         "Give a finished or stopped child a new task. It keeps its conversation, alias and settings."
     )
     params = RelaunchParams
-    command = cmd.SubagentRelaunch
+    command = "SubagentRelaunch"
     summary = staticmethod(text.relaunched)
 
 
