@@ -1,5 +1,5 @@
 """``python -m shard`` is the ``shard`` command."""
 
-from shard.cli.main import entry
+from shard.cli.start import entry
 
 entry()

@@ -30,16 +30,17 @@ def _marks(lines: list[str], pid: int) -> list[str]:
 async def test_the_template_starts_before_the_daemons_imports_and_serves_the_first_runtime(
     home: Path, project: Path
 ):
-    """With SHARD_TRACE, the daemon says it started the template before its own imports and before
-    it listened; the first agent's runtime is a child of the daemon's one template, which is that
+    """With SHARD_TRACE, the daemon (``python -m shard daemon``, the command) says it started the
+    template before the command line's parser (``main``: ``shard.cli.start``), its own imports and
+    listening; the first agent's runtime is a child of the daemon's one template, which is that
     early one (adopted: there is no other), and answers its prompt."""
     write_scripted_home(home, [text_step("hello there")])
     daemon = await DaemonProcess.start(home, env={"SHARD_TRACE": repr(time.time())})
     try:
         marks = _marks(daemon.startup, daemon.proc.pid)
         assert marks[: marks.index("daemon: listening") + 1] == [
-            "main",
             "daemon: template",
+            "main",
             "daemon: imports",
             "daemon: listening",
         ]
@@ -74,16 +75,17 @@ async def test_a_cold_start_daemon_starts_no_template(home: Path, project: Path)
 async def test_the_template_starts_before_config_is_read_and_its_environment_holds_no_key(
     home: Path, project: Path
 ):
-    """The template is spawned right after ``main``, before the daemon reads config.toml and takes
-    its keys out of its environment; its own environment is an allowlist, so neither a provider key
-    nor any other variable of the user's is in it (a runtime's environment comes with its fork)."""
+    """The template is spawned first (before ``main``: ``shard.cli.start``), before the daemon reads
+    config.toml and takes its keys out of its environment; its own environment is an allowlist, so
+    neither a provider key nor any other variable of the user's is in it (a runtime's environment
+    comes with its fork)."""
     write_scripted_home(home, [text_step("hello there")])
     secret = "sk-ant-not-a-real-key-" + "x" * 8
     env = {"SHARD_TRACE": repr(time.time()), "ANTHROPIC_API_KEY": secret, "UNRELATED_TOKEN": "tok-123"}
     daemon = await DaemonProcess.start(home, env=env)
     try:
         marks = _marks(daemon.startup, daemon.proc.pid)
-        assert marks[:2] == ["main", "daemon: template"]
+        assert marks[:2] == ["daemon: template", "main"]
         (template,) = templates_of(daemon)
         environ = Path(f"/proc/{template}/environ").read_bytes()
         names = {item.split(b"=", 1)[0].decode() for item in environ.split(b"\0") if item}
@@ -118,7 +120,7 @@ def test_the_template_is_started_before_config_toml_is_read(home: Path):
     )
     assert done.returncode == 1
     assert "config.toml" in done.stderr
-    assert _marks(done.stderr.splitlines(), _daemon_pid(done.stderr)) == ["main", "daemon: template"]
+    assert _marks(done.stderr.splitlines(), _daemon_pid(done.stderr)) == ["daemon: template", "main"]
 
 
 def _daemon_pid(stderr: str) -> int:

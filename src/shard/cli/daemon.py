@@ -2,8 +2,9 @@
 
 The template's interpreter and imports are the path of a fresh daemon's first answer (issue 31), so
 it starts before config.toml is read, before the daemon imports anything of its own — this module
-imports nothing heavy. Its environment is an allowlist (``template_env``): the keys are still in the
-daemon's environment then, and none reaches the template.
+imports nothing heavy — and, run as the ``shard`` command, before even the command line's parser
+(``shard.cli.start``): then it is taken here. Its environment is an allowlist (``template_env``):
+the keys are still in the daemon's environment then, and none reaches the template.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ if TYPE_CHECKING:
 
 
 def main_daemon(args: argparse.Namespace) -> int:
-    early = None if args.cold_start else _early_template(shard_home(args.home))
+    from shard.daemon.early_template import take_started
+
+    home = shard_home(args.home)
+    started = take_started(home, cold_start=args.cold_start)  # by ``shard.cli.start``, before the parser
+    if started is not None:
+        early = started[0]
+    elif args.cold_start:
+        early = None
+    else:
+        early = _early_template(home)
     try:
         from shard.cli.daemon_serve import serve
 

@@ -116,6 +116,37 @@ def start_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | No
     return EarlyTemplate(proc, ours)
 
 
+_started: tuple[Path, EarlyTemplate | None] | None = None
+
+
+def start_for_home(home: str | None) -> None:
+    """The template of ``shard daemon --home HOME``, started by ``shard.cli.start`` before the
+    command's own imports; :func:`take_started` hands it to ``main_daemon``."""
+    global _started
+    from shard._home import shard_home
+    from shard._trace import mark
+
+    path = shard_home(home)
+    mark("daemon: template")
+    _started = (path, start_early(template_env(path), key_names()))
+
+
+def take_started(home: Path, *, cold_start: bool) -> tuple[EarlyTemplate | None] | None:
+    """What :func:`start_for_home` started, when it was for ``home`` and the daemon warm-starts:
+    ``(template,)`` (None inside: it could not start). Otherwise None, and one started is let go
+    (it exits at the end of its socket)."""
+    global _started
+    started, _started = _started, None
+    if started is None:
+        return None
+    path, early = started
+    if cold_start or path != home:
+        if early is not None:
+            early.close()
+        return None
+    return (early,)
+
+
 # What a template imports before it says it is ready (``shard.cli.forkserver._preload`` imports
 # these, in this order): a runtime then serves its first prompt without importing anything more
 TEMPLATE_IMPORTS = (
