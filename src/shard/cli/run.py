@@ -185,7 +185,7 @@ def _send_early(prepared: Any, args: argparse.Namespace) -> None:
     speaks to itself with the key the runtime would take."""
     from shard import _secrets
     from shard._home import shard_home
-    from shard.agent.providers.chat_http import NO_KEY
+    from shard.agent.providers.chat_http import NO_KEY, ChatHttp
     from shard.agent.providers.sdk import sdk_for
 
     entry = prepared.model
@@ -206,7 +206,8 @@ def _send_early(prepared: Any, args: argparse.Namespace) -> None:
         tools=",".join(prepared.options.tools) if prepared.options.tools is not None else None,
         sandbox=prepared.options.sandbox,
     )
-    early_request.start(shard_home(prepared.options.home), provider.base_url, key, print_, args.prompt)
+    client = ChatHttp(provider.base_url, key)  # what the runtime's provider makes: the same request
+    early_request.start(shard_home(prepared.options.home), client, print_, args.prompt)
 
 
 def _start_sdk_import(prepared: Any) -> None:

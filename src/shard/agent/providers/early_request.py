@@ -27,7 +27,7 @@ import os
 import socket
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from shard._home import private_dirs, write_private
 from shard._trace import mark
@@ -98,11 +98,19 @@ _pending: _Early | None = None
 _keep: _Keep | None = None
 
 
-def start(home: Path, base_url: str, key: str, print_: str, prompt: str) -> bool:
-    """Send the kept body with ``prompt`` to ``base_url`` now, if one is kept for ``print_``; and
-    keep this run's own first body for the next run either way. Whether a request went out."""
-    from shard.agent.providers.chat_http import ChatHttp
+class Client(Protocol):
+    """What is used of ``chat_http.ChatHttp``: where it sends, and a request as it writes one."""
 
+    host: str
+    port: int
+
+    def request_bytes(self, path: str, data: bytes) -> bytes: ...
+
+
+def start(home: Path, client: Client, print_: str, prompt: str) -> bool:
+    """Send the kept body with ``prompt`` through ``client``'s request now, if one is kept for
+    ``print_``; and keep this run's own first body for the next run either way. Whether a request
+    went out."""
     global _pending, _keep
     _keep = _Keep(home, print_, prompt)
     kept = _load(cache_file(home))
@@ -121,7 +129,6 @@ def start(home: Path, base_url: str, key: str, print_: str, prompt: str) -> bool
     data = encode(body)
     if len(data) > MAX_BODY:
         return False
-    client = ChatHttp(base_url, key)
     request = client.request_bytes(PATH, data)
     try:
         sock = socket.create_connection((client.host, client.port), CONNECT_TIMEOUT)
