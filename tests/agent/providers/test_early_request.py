@@ -188,3 +188,36 @@ async def test_allowances_and_a_restored_session_send_nothing_early(
         assert code == 0, err
         assert server.arrivals[0] == "probe", args
         assert server.arrivals.count("request") == 1
+
+
+@pytest.mark.parametrize(
+    ("host", "early"),
+    [("127.0.0.1", True), ("::1", True), ("10.1.2.3", True), ("localhost", True), ("gpu-box", False)],
+)
+def test_only_an_address_or_localhost_is_sent_to_early(tmp_path: Path, host: str, early: bool) -> None:
+    """A name is looked up with no timeout: the run would wait on DNS here and again in the runtime."""
+    kept = {"version": 1, "fingerprint": "f", "path": "/chat/completions", "prompt": "a"}
+    (tmp_path / "cache").mkdir(mode=0o700)
+    file = tmp_path / "cache" / "first-request.json"
+    file.write_text(json.dumps({**kept, "body": encode(_body("a")).decode()}))
+    file.chmod(0o600)
+    tried: list[str] = []
+
+    class Client:
+        port = 9
+
+        def __init__(self) -> None:
+            self.host = host
+
+        def request_bytes(self, path: str, data: bytes) -> bytes:
+            tried.append(self.host)
+            return data
+
+    def refuse(address: object, timeout: float) -> socket.socket:
+        raise ConnectionRefusedError  # nothing listens: only whether it was tried matters here
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(socket, "create_connection", refuse)
+        assert early_request.start(tmp_path, Client(), "f", "b") is False
+        early_request.finish()
+    assert tried == ([host] if early else [])

@@ -13,8 +13,9 @@ and the runtime sends its own. A reply is never read unless the runtime would ha
 
 Only where nothing can differ in where a request goes, or whether one is sent at all: a plain-http
 Chat Completions server reached without the SDK (``chat_http.goes_direct``: the URL and the key come
-from the same config and the same key store the runtime uses), a new session (no history), and a
-run without ``--allow``/``--yes-to-all`` (whose mistakes stop a run before its first request). The
+from the same config and the same key store the runtime uses) at an address or ``localhost`` (a
+name would be looked up twice), a new session (no history), and a run without
+``--allow``/``--yes-to-all`` (whose mistakes stop a run before its first request). The
 cache decides nothing but the body: a body someone else wrote could at worst cost one request that
 is then closed unread (and the file is read only when it is this user's and nobody else may write it).
 """
@@ -127,7 +128,7 @@ def start(home: Path, client: Client, print_: str, prompt: str) -> bool:
     if body is None:
         return False
     data = encode(body)
-    if len(data) > MAX_BODY:
+    if len(data) > MAX_BODY or not _literal(client.host):
         return False
     request = client.request_bytes(PATH, data)
     try:
@@ -142,6 +143,20 @@ def start(home: Path, client: Client, print_: str, prompt: str) -> bool:
     mark("provider: early request")
     _pending = _Early(client.host, client.port, request, sock)
     return True
+
+
+def _literal(host: str) -> bool:
+    """An address, or ``localhost``: a name to look up could keep the run waiting on DNS here (no
+    timeout bounds ``getaddrinfo``) and then again in the runtime."""
+    if host == "localhost":
+        return True
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return True
+    return False
 
 
 def take(host: str, port: int, request: bytes) -> socket.socket | None:
