@@ -3,11 +3,8 @@ policy in-process, and real ``shard run`` processes against the local test serve
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +12,7 @@ import pytest
 
 from shard.agent.providers import early_request
 from shard.agent.providers.early_request import encode, take, with_prompt
+from shard.testing.agent_process import run_shard
 
 from ._server import ProviderServer, Stream
 from ._support import KEY, KEY_ENV, provider_toml, write_home
@@ -93,33 +91,15 @@ def _home(tmp_path: Path, server: ProviderServer) -> Path:
 
 
 async def _run(home: Path, project: Path, *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "shard",
-        "run",
-        *args,
-        cwd=project,
-        env={**os.environ, "SHARD_HOME": str(home), KEY_ENV: KEY},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    code, out, err = await run_shard(home, project, "run", *args, env={KEY_ENV: KEY})
+    return code, out.decode(), err.decode()
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "AGENTS.md").write_text("Answer briefly.\n")
-    return path
+def project(project: Path) -> Path:
+    """The shared project, with instructions the system prompt carries."""
+    (project / "AGENTS.md").write_text("Answer briefly.\n")
+    return project
 
 
 async def test_the_next_run_sends_its_first_request_before_the_runtime_imports(
