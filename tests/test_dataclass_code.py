@@ -88,9 +88,10 @@ def test_a_changed_class_compiles_again_and_gets_its_own_methods(
     assert "note='n'" in repr(cls(1, 2, [], "n"))
 
 
-def test_only_a_file_of_this_user_that_nobody_else_may_write_is_read(tmp_path: Path) -> None:
+def test_only_a_file_of_this_user_or_root_that_nobody_else_may_write_is_read(tmp_path: Path) -> None:
     """Its code is run: the trust a .pyc in the same folder has, and no more."""
     assert trusted(1000, 0o100644, 1000)
+    assert trusted(0, 0o100644, 1000)  # a system-wide install's, as its .pyc files are
     assert not trusted(1001, 0o100644, 1000)  # another user's
     assert not trusted(1000, 0o100664, 1000)  # group-writable
     assert not trusted(1000, 0o100646, 1000)  # world-writable

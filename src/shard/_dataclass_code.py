@@ -14,8 +14,8 @@ namespace, else compiles it as ``exec`` would (``"<string>"``, no inherited ``__
 Nothing of dataclasses' own logic is copied, so a later Python that still ``exec``s text gains the
 same way, and one that does not simply never calls it.
 
-The file is read only when this user owns it and nobody else may write to it (the trust a ``.pyc``
-there already has); a file that does not load as this Python's is ignored. New entries are written
+The file is read only when this user (or root, for a system-wide install) owns it and nobody else
+may write to it (the trust a ``.pyc`` there already has); a file that does not load as this Python's is ignored. New entries are written
 when the process exits, as Python writes bytecode: not under ``PYTHONDONTWRITEBYTECODE`` (``-B``),
 unless :func:`save` is told to (``scripts/bootstrap.sh`` builds it for the start paths,
 ``python -m shard.cli.warm_cache``). Stdlib only, and nothing at import.
@@ -114,8 +114,9 @@ def _magic() -> bytes:
 
 
 def trusted(owner: int, mode: int, euid: int) -> bool:
-    """Whether a file may give code to run: this user's, and nobody else may write to it."""
-    return owner == euid and not mode & 0o022
+    """Whether a file may give code to run: this user's (or root's: a system-wide install, whose
+    code root could change anyway), and nobody else may write to it."""
+    return owner in (euid, 0) and not mode & 0o022
 
 
 def load(path: str) -> dict[str, bytes]:

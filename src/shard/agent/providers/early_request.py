@@ -17,7 +17,7 @@ from the same config and the same key store the runtime uses) at an address or `
 name would be looked up twice), a new session (no history), and a run without
 ``--allow``/``--yes-to-all`` (whose mistakes stop a run before its first request). The
 cache decides nothing but the body: a body someone else wrote could at worst cost one request that
-is then closed unread (and the file is read only when it is this user's and nobody else may write it).
+is then closed unread (and the file is read only when it is this user's and private, 0600).
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ def fingerprint(**parts: str | None) -> str:
 
 
 def with_prompt(body: dict[str, Any], old: str, new: str) -> dict[str, Any] | None:
-    """``body`` with its one user message's ``old`` prompt replaced by ``new``; None when the body is
-    not one user message after the system prompt, or that message is not ``old`` exactly."""
+    """``body`` with its one user message's ``old`` prompt replaced by ``new``; None when the body
+    holds more than one user message, or another message after it, or that message is not ``old``
+    exactly (its one text part, when it has parts)."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return None
