@@ -15,10 +15,11 @@ Nothing of dataclasses' own logic is copied, so a later Python that still ``exec
 same way, and one that does not simply never calls it.
 
 The file is read only when this user (or root, for a system-wide install) owns it and nobody else
-may write to it (the trust a ``.pyc`` there already has); a file that does not load as this Python's is ignored. New entries are written
-when the process exits, as Python writes bytecode: not under ``PYTHONDONTWRITEBYTECODE`` (``-B``),
-unless :func:`save` is told to (``scripts/bootstrap.sh`` builds it for the start paths,
-``python -m shard.cli.warm_cache``). Stdlib only, and nothing at import.
+may write to it (the trust a ``.pyc`` there already has); a file that does not load as this
+Python's is ignored. New entries are written when the process exits, as Python writes bytecode: not
+under ``PYTHONDONTWRITEBYTECODE`` (``-B``), unless :func:`save` is told to
+(``scripts/bootstrap.sh`` builds it for the start paths, ``python -m shard.cli.warm_cache``).
+Stdlib only, and nothing at import.
 """
 
 from __future__ import annotations
