@@ -155,8 +155,8 @@ def _hosts(home: Path, config: Config) -> Hosts:
 
 def _catalog(home: Path, config: Config) -> Catalogs:
     """What new agents are checked against (``shard.daemon.catalog``): the models of config.toml and
-    of the keys the daemon holds, the modes, and the tools a runtime offers. Built at the first
-    check (the tool modules are not imported before), and again whenever config.toml changed, as a
+    of the keys the daemon holds, the modes, and the tools a runtime offers (their names only: no tool
+    is imported). Built at the first check, and again whenever config.toml changed, as a
     runtime would read it; an edit that breaks it keeps the last good one (a runtime says why)."""
     path = home / "config.toml"
     seen: list[tuple[object, Catalog]] = []
@@ -176,16 +176,14 @@ def _catalog(home: Path, config: Config) -> Catalogs:
 
 def _build(config: Config) -> Catalog:
     from shard.agent.modes import BUILTIN_MODES
-    from shard.agent.tools.recall import RecallTool
-    from shard.agent.tools.registry import builtin_tools
-    from shard.agent.tools.subagents import TOOL_NAMES
+    from shard.agent.tools import names
     from shard.daemon.catalog import Catalog
 
     models = ModelCatalog(config)
     return Catalog(
         models=tuple((e.provider.name, e.model.id) for e in models.entries),
         modes=tuple(m.name for m in BUILTIN_MODES),
-        tools=frozenset({*(t.name for t in builtin_tools()), RecallTool.name, *TOOL_NAMES}),
+        tools=frozenset({*names.BUILTIN, names.RECALL, *names.SUBAGENT}),  # not the tools: 35-40 ms
         mcp_servers=frozenset(s.name for s in config.mcp_servers),
         open_tools=bool(config.tool_extensions),
         unknown_model=models.unknown,
