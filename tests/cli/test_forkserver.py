@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from shard.cli.forkserver import FIRST_BUILDS
 from shard.daemon.warm_pool import Template
 from shard.testing import write_scripted_home
 from shard.testing.home import text_step, tool_step
@@ -95,3 +98,29 @@ async def test_exit_status_comes_back_and_the_template_leaves_with_the_daemon(tm
     child.stdin.close()
     assert await asyncio.wait_for(child.wait(), 30) is None, "ended; the status died with the template"
     assert child.finished
+
+
+def test_the_models_a_first_attach_and_prompt_need_are_built_first():
+    """The template's warming builds :data:`FIRST_BUILDS` before any other deferred model, each a
+    model still unbuilt after the template's imports (a renamed one would fall silently out of the
+    list: here it fails). Run in a fresh interpreter: this one has built models already."""
+    probe = textwrap.dedent(
+        """
+        import importlib
+        from shard.cli import forkserver
+        from shard.daemon.early_template import TEMPLATE_IMPORTS
+        for name in TEMPLATE_IMPORTS:
+            importlib.import_module(name)
+        import shard.agent.tools.subagents
+        models = forkserver._deferred_models()
+        print(len(models))
+        for model in models[: len(forkserver.FIRST_BUILDS)]:
+            print(f"{model.__module__}.{model.__qualname__}")
+        """
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    count, *first = ran.stdout.split()
+    assert int(count) > len(FIRST_BUILDS)
+    assert tuple(first) == FIRST_BUILDS
