@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from shard.agent.providers import early_request
+from shard.agent.providers.chat_http import ChatHttp
 from shard.agent.providers.early_request import encode, take, with_prompt
 from shard.testing.agent_process import run_shard
 
@@ -201,3 +202,25 @@ def test_only_an_address_or_localhost_is_sent_to_early(tmp_path: Path, host: str
         assert early_request.start(tmp_path, Client(), "f", "b") is False
         early_request.finish()
     assert tried == ([host] if early else [])
+
+
+@pytest.mark.parametrize("case", ["nan", "key"])
+def test_a_body_or_key_that_cannot_be_written_sends_nothing_and_raises_nothing(
+    tmp_path: Path, case: str
+) -> None:
+    """A kept text holding NaN (JSON allows it to be read, not written) or a key latin-1 cannot carry:
+    no early request, no error — the runtime's own request says what is wrong."""
+    body = encode(_body("a")).decode()
+    if case == "nan":
+        body = body.replace('"temperature":0.7', '"temperature":NaN')
+    kept = {"version": 1, "fingerprint": "f", "path": "/chat/completions", "prompt": "a", "body": body}
+    (tmp_path / "cache").mkdir(mode=0o700)
+    file = tmp_path / "cache" / "first-request.json"
+    file.write_text(json.dumps(kept))
+    file.chmod(0o600)
+    key = "sk-ключ" if case == "key" else "sk-plain"
+    client = ChatHttp("http://127.0.0.1:9/v1", key)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(socket, "create_connection", lambda *a: pytest.fail("nothing is sent"))
+        assert early_request.start(tmp_path, client, "f", "b") is False
+        early_request.finish()

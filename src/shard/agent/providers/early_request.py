@@ -126,12 +126,15 @@ def start(home: Path, client: Client, print_: str, prompt: str) -> bool:
     if not isinstance(old_body, dict) or not isinstance(old_prompt, str):
         return False
     body = with_prompt(old_body, old_prompt, prompt)
-    if body is None:
+    if body is None or not _literal(client.host):
         return False
-    data = encode(body)
-    if len(data) > MAX_BODY or not _literal(client.host):
+    try:  # a NaN in the kept text, a key latin-1 cannot carry: the runtime's own request says so
+        data = encode(body)
+        request = client.request_bytes(PATH, data)
+    except ValueError:
         return False
-    request = client.request_bytes(PATH, data)
+    if len(data) > MAX_BODY:
+        return False
     try:
         sock = socket.create_connection((client.host, client.port), CONNECT_TIMEOUT)
     except OSError:
