@@ -234,3 +234,21 @@ async def test_a_launch_the_daemon_would_refuse_is_refused_before_it_is_sent(
     assert str(refused.value).startswith(problem)
     assert "not reachable" not in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+def test_each_tool_names_the_command_it_sends(tmp_path: Path):
+    """The commands are imported at a tool's first call (not with the tools): each name must still
+    be the daemon command its tool means, named as the tool is (``subagent_launch`` →
+    ``subagent.create``, the rest by their own word)."""
+    from shard.protocol import daemon_commands
+
+    sent = {}
+    env = {SOCKET_VARIABLE: str(tmp_path / "daemon.sock")}
+    for tool in hosted_tools("agent-x", tmp_path, tmp_path / "home", env):
+        command = getattr(daemon_commands, tool.command)
+        assert issubclass(command, daemon_commands.SubagentCommand), tool.name
+        sent[tool.name] = command.model_fields["type"].default
+    assert sent == {
+        "subagent_launch": "subagent.create",
+        **{name: f"subagent.{name.removeprefix('subagent_')}" for name in NAMES[1:]},
+    }

@@ -130,10 +130,10 @@ def start(home: Path, client: Client, print_: str, prompt: str) -> bool:
         return False
     try:  # a NaN in the kept text, a key latin-1 cannot carry: the runtime's own request says so
         data = encode(body)
+        if len(data) > MAX_BODY:
+            return False
         request = client.request_bytes(PATH, data)
     except ValueError:
-        return False
-    if len(data) > MAX_BODY:
         return False
     try:
         sock = socket.create_connection((client.host, client.port), CONNECT_TIMEOUT)
