@@ -140,6 +140,8 @@ if sys.argv[2] == "thread":
     threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
 from shard.daemon.early_template import start_early
 spare = os.open(sys.argv[4], os.O_RDONLY | os.O_CREAT)  # the daemon's: the template must not keep it
+passed = os.open(sys.argv[4] + "-inherited", os.O_RDONLY | os.O_CREAT)
+os.set_inheritable(passed, True)  # as one its own parent could have given it: neither
 early = start_early({"PATH": os.environ["PATH"], "SHARD_HOME": sys.argv[3], "ONLY": "this"}, [])
 pid = early.proc.pid
 ready = select.select([early.sock], [], [], 60)[0] and json.loads(early.sock.recv(4096))
@@ -151,7 +153,7 @@ for fd in os.listdir(f"/proc/{pid}/fd"):
         pass
 cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
 print(json.dumps({
-    "kind": type(early.proc).__name__, "ready": ready, "session": os.getsid(pid) == pid,
+    "kind": "fork" if early.proc.forked else "spawn", "ready": ready, "session": os.getsid(pid) == pid,
     "targets": sorted(fds.values()), "stdin": fds.get(0), "stdout": fds.get(1),
     "title": [part.decode() for part in cmdline[1:3]],
 }), flush=True)
@@ -162,7 +164,7 @@ print(json.dumps({"code": early.proc.wait()}))
 
 @pytest.mark.parametrize(
     ("imports", "thread", "kind"),
-    [("imports", "alone", "ForkedTemplate"), ("none", "alone", "Popen"), ("imports", "thread", "Popen")],
+    [("imports", "alone", "fork"), ("none", "alone", "spawn"), ("imports", "thread", "spawn")],
 )
 def test_a_daemon_that_holds_the_templates_imports_forks_its_template(tmp_path, imports, thread, kind):
     """A process that has imported every module the template imports, with no other thread (a daemon
@@ -186,6 +188,7 @@ def test_a_daemon_that_holds_the_templates_imports_forks_its_template(tmp_path, 
     assert first["session"] is True
     assert first["stdin"] == first["stdout"] == "/dev/null"
     assert str(tmp_path / "daemon-only") not in first["targets"]
+    assert str(tmp_path / "daemon-only-inherited") not in first["targets"]
     assert sum(target.startswith("socket:") for target in first["targets"]) == 1, first["targets"]
     assert first["title"] == ["-m", "shard.cli.forkserver"]
     assert last == {"code": 0}

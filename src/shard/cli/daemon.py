@@ -43,7 +43,8 @@ def main_daemon(args: argparse.Namespace) -> int:
 def _early_template(home: Path) -> EarlyTemplate | None:
     """The warm template, started now: it imports on the other core while the daemon imports its
     own modules, rather than after them (``early_template``)."""
-    from shard.daemon.early_template import key_names, start_early, template_env
+    from shard.daemon.early_template import start_early
+    from shard.daemon.template_spawn import key_names, template_env
 
     mark("daemon: template")
     return start_early(template_env(home), key_names())

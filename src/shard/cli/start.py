@@ -4,8 +4,10 @@
 runtime (~250 ms) while the daemon imports its own modules. Started from ``main_daemon`` it began
 ~60 ms after the command did — after ``shard.cli.main``'s imports (~30 ms: the dataclass machinery,
 argparse) and the whole parser (~11 ms). So this module, which imports nothing of its own, reads the
-command line as far as it needs (:func:`daemon_home`) and starts it first; ``main_daemon`` then takes
-it once the real parser agrees (the same home, no ``--cold-start``), else lets it go.
+command line as far as it needs (:func:`daemon_home`) and starts it first, with nothing imported but
+``os`` (``shard.daemon.template_spawn``: ``subprocess`` and its kin cost another ~25 ms);
+``main_daemon`` then takes it once the real parser agrees (the same home, no ``--cold-start``), else
+lets it go.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def daemon_home(argv: list[str]) -> tuple[str | None] | None:
 def entry() -> None:
     found = daemon_home(sys.argv[1:])
     if found is not None:
-        from shard.daemon.early_template import start_for_home
+        from shard.daemon.template_spawn import start_for_home
 
         start_for_home(found[0])
     from shard.cli.main import entry as run

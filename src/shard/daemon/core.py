@@ -28,7 +28,7 @@ from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
 from shard.daemon.broker import Broker
 from shard.daemon.connection import Connection
-from shard.daemon.early_template import EarlyTemplate, runtime_env, template_env
+from shard.daemon.early_template import EarlyTemplate, runtime_env
 from shard.daemon.effects import (
     Broadcast,
     CancelTimer,
@@ -59,6 +59,7 @@ from shard.daemon.manifests import RegistryManifests
 from shard.daemon.record import AgentRecord
 from shard.daemon.registry import Registry
 from shard.daemon.runtime_proc import RuntimeProcess
+from shard.daemon.template_spawn import template_env
 from shard.daemon.warm_pool import WarmPool
 from shard.protocol.errors import ErrorCode, ShardError
 from shard.protocol.framing import Oversized, Record

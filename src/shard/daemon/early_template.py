@@ -3,11 +3,12 @@
 The daemon's imports (the broker, the protocol models, the web front) and the template's (the
 runtime, the tools) each take a few hundred milliseconds of one core. Started one after the other,
 a fresh daemon's first ``agent.create`` waited for both; so ``shard daemon`` starts the template
-first — before it reads config.toml or takes its keys, with a plain ``subprocess.Popen``, before
-asyncio is even imported — and the :class:`~shard.daemon.warm_pool.WarmPool` adopts it once the
-loop runs. Its environment is an allowlist (:func:`template_env`): the keys are still in the
-daemon's environment then, and a template needs none of the user's variables (each runtime's own
-environment comes with its fork request). Stdlib only: this module is imported on the way there.
+first — before it parses its command line, reads config.toml or takes its keys
+(``template_spawn``, from ``shard.cli.start``) — and the :class:`~shard.daemon.warm_pool.WarmPool`
+adopts it once the loop runs (:func:`take_started`). Its environment is an allowlist
+(``template_spawn.template_env``): the keys are still in the daemon's environment then, and a
+template needs none of the user's variables (each runtime's own environment comes with its fork
+request). Stdlib only.
 
 A daemon that already holds every module a template imports — only one forked from a template
 itself, as the test kit forks its daemons (``shard.testing.forked``); ``shard daemon`` imports none
@@ -21,44 +22,13 @@ import contextlib
 import os
 import runpy
 import socket
-import subprocess
 import sys
 import threading
 import traceback
 from pathlib import Path
 from typing import NamedTuple, NoReturn, Protocol
 
-TITLE_ROOM = 8192  # bytes of argument area each runtime's own command line is written over
-
-
-def template_argv(fd: int, key_names: list[str]) -> list[str]:
-    """``python -m shard.cli.forkserver FD KEYS PADDING`` (the padding: ``shard._proctitle.retitle``)."""
-    return [sys.executable, "-m", "shard.cli.forkserver", str(fd), ",".join(key_names), " " * TITLE_ROOM]
-
-
-# What a template's own interpreter, imports and SDK warm-up read: the locale, where Python, its
-# shared library and temporary files are, the CA bundle its shared TLS context loads, the trace.
-_TEMPLATE_VARIABLES = frozenset(
-    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH"}
-    | {"SSL_CERT_FILE", "SSL_CERT_DIR", "SHARD_TRACE"}
-)
-_TEMPLATE_PREFIXES = ("LC_", "PYTHON")
-
-
-def template_env(home: Path) -> dict[str, str]:
-    """A template's environment: named variables only, so no key or other secret of the user's
-    environment is ever in it, whenever it starts."""
-    env = {
-        k: v for k, v in os.environ.items() if k in _TEMPLATE_VARIABLES or k.startswith(_TEMPLATE_PREFIXES)
-    }
-    env["SHARD_HOME"] = str(home)
-    return env
-
-
-def key_names() -> list[str]:
-    """The names of the keys in this environment (a template preloads the SDKs of the built-in
-    providers they reach); names only, before the daemon takes the keys out of its environment."""
-    return sorted(name for name, value in os.environ.items() if name.endswith("_API_KEY") and value)
+from shard.daemon import template_spawn
 
 
 def runtime_env(home: Path, socket_path: Path, *, subagents: bool = True) -> dict[str, str]:
@@ -70,7 +40,7 @@ def runtime_env(home: Path, socket_path: Path, *, subagents: bool = True) -> dic
 
 
 class TemplateProc(Protocol):
-    """What the pool uses of an early template's process: a ``Popen`` or a :class:`ForkedTemplate`."""
+    """What the pool uses of an early template's process: a :class:`ChildTemplate` (or a ``Popen``)."""
 
     @property
     def pid(self) -> int: ...
@@ -96,46 +66,31 @@ def start_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | No
     """Start a template now (None when it cannot be started: the pool then builds its own)."""
     if holds_template_imports():
         return fork_early(env, key_names)
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        proc = subprocess.Popen(
-            template_argv(theirs.fileno(), key_names),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            env=env,
-            pass_fds=(theirs.fileno(),),
-            start_new_session=True,
-        )
-    except OSError:
-        ours.close()
+    return _wrap(template_spawn.spawn(env, key_names))
+
+
+def _wrap(spawned: tuple[int, int] | None) -> EarlyTemplate | None:
+    """A spawned template's process and socket, with the thread that reaps it: not a child asyncio
+    watches, so it never lingers a zombie, whenever it ends."""
+    if spawned is None:
         return None
-    finally:
-        theirs.close()
-    # Not a child asyncio watches: a thread reaps it whenever it ends, so it never lingers a zombie.
+    pid, fd = spawned
+    proc = ChildTemplate(pid, forked=False)
     threading.Thread(target=proc.wait, name="shard-template-reaper", daemon=True).start()
-    return EarlyTemplate(proc, ours)
+    return EarlyTemplate(proc, socket.socket(fileno=fd))
 
 
 _started: tuple[Path, EarlyTemplate | None] | None = None
 
 
-def start_for_home(home: str | None) -> None:
-    """The template of ``shard daemon --home HOME``, started by ``shard.cli.start`` before the
-    command's own imports; :func:`take_started` hands it to ``main_daemon``."""
-    global _started
-    from shard._home import shard_home
-    from shard._trace import mark
-
-    path = shard_home(home)
-    mark("daemon: template")
-    _started = (path, start_early(template_env(path), key_names()))
-
-
 def take_started(home: Path, *, cold_start: bool) -> tuple[EarlyTemplate | None] | None:
-    """What :func:`start_for_home` started, when it was for ``home`` and the daemon warm-starts:
-    ``(template,)`` (None inside: it could not start). Otherwise None, and one started is let go
-    (it exits at the end of its socket)."""
+    """What ``template_spawn.start_for_home`` started, when it was for ``home`` and the daemon
+    warm-starts: ``(template,)`` (None inside: it could not start). Otherwise None, and one started
+    is let go (it exits at the end of its socket)."""
     global _started
+    spawned = template_spawn.take_spawned()
+    if spawned is not None:
+        _started = (Path(spawned[0]), _wrap(spawned[1]))
     started, _started = _started, None
     if started is None:
         return None
@@ -167,12 +122,14 @@ def holds_template_imports() -> bool:
     return all(name in sys.modules for name in TEMPLATE_IMPORTS) and threading.active_count() == 1
 
 
-class ForkedTemplate:
-    """A template forked by this process: what the pool uses of a ``Popen`` (``pid``, ``wait``,
-    ``kill``), waited on by more than one thread like one."""
+class ChildTemplate:
+    """A template this process started (``forked``: as a fork of itself, else spawned): what the
+    pool uses of a ``Popen`` (``pid``, ``wait``, ``kill``), waited on by more than one thread like
+    one."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, *, forked: bool) -> None:
         self.pid = pid
+        self.forked = forked
         self.returncode: int | None = None
         self._waiting = threading.Lock()
 
@@ -206,7 +163,7 @@ def fork_early(env: dict[str, str], key_names: list[str]) -> EarlyTemplate | Non
     if pid == 0:
         _become_template(theirs.fileno(), env, key_names)
     theirs.close()
-    proc = ForkedTemplate(pid)
+    proc = ChildTemplate(pid, forked=True)
     threading.Thread(target=proc.wait, name="shard-template-reaper", daemon=True).start()
     return EarlyTemplate(proc, ours)
 
@@ -226,7 +183,7 @@ def _become_template(fd: int, env: dict[str, str], key_names: list[str]) -> NoRe
         os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
         os.environ.clear()
         os.environ.update(env)
-        argv = template_argv(fd, key_names)
+        argv = template_spawn.template_argv(fd, key_names)
         retitle(argv[:-1])
         if sys.path and not sys.flags.safe_path:
             sys.path[0] = os.getcwd()  # what ``python -m`` puts first, where a ``-c`` parent had ""

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from shard.daemon.children import Child, ForkedChild, Subreaper, pipe_streams, spawn
-from shard.daemon.early_template import EarlyTemplate, TemplateProc, template_argv
+from shard.daemon.early_template import EarlyTemplate, TemplateProc
+from shard.daemon.template_spawn import template_argv
 
 READY_TIMEOUT = 60.0
 LEAVE_TIMEOUT = 10.0  # a retired template that has not exited by then is killed

@@ -35,7 +35,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from shard.daemon.early_template import template_argv, template_env
+from shard.daemon.template_spawn import template_argv, template_env
 
 READY_TIMEOUT = 120.0
 
