@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from shard.cli.forkserver import FIRST_BUILDS
+from shard.cli.forkserver import FIRST_BUILDS, QUIET_AFTER_FORK
 from shard.daemon.warm_pool import Template
 from shard.testing import write_scripted_home
 from shard.testing.home import text_step, tool_step
@@ -124,3 +126,33 @@ def test_the_models_a_first_attach_and_prompt_need_are_built_first():
     count, *first = ran.stdout.split()
     assert int(count) > len(FIRST_BUILDS)
     assert tuple(first) == FIRST_BUILDS
+
+
+async def test_the_warming_waits_after_each_fork(capfd: pytest.CaptureFixture[str]):
+    """The template's warming serves later runtimes; the one it has just forked, and the daemon,
+    are on the path of that runtime's first answer: no warming step starts until
+    ``QUIET_AFTER_FORK`` after a fork. (The request is sent before the template is ready, so the
+    fork comes before any step.)"""
+    env = {**os.environ, "SHARD_TRACE": repr(time.time())}
+    gone: list[Template] = []
+    template = Template((), gone.append)
+    await template.start(env, [])
+    try:
+        child = await template.fork([sys.executable, "-m", "shard", "--version"], env, None)
+        assert await asyncio.wait_for(child.wait(), 60) == 0
+        seen = ""
+        for _ in range(600):
+            seen += capfd.readouterr().err
+            if "template: hosted tools" in seen:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await template.wait_closed()
+    marks = {
+        label: float(ms)
+        for label, ms in re.findall(rf"shard-trace {template.proc.pid} template: ([a-z ]+) \+([0-9.]+)", seen)
+    }
+    assert "fork" in marks, seen
+    assert "hosted tools" in marks, seen
+    assert marks["ready"] <= marks["fork"]
+    assert marks["hosted tools"] - marks["fork"] >= QUIET_AFTER_FORK * 1000

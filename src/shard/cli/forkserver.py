@@ -40,6 +40,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,10 @@ from shard import _dataclass_code, _secrets
 from shard._proctitle import retitle
 from shard._trace import mark
 
+# The warming is for later runtimes; the one just forked and the daemon are then on the path of its
+# first answer, and on two cores the warming's steps took a core from them (~20 ms of a fresh
+# daemon's first answer): it waits this long after each fork.
+QUIET_AFTER_FORK = 0.3
 _MAX_MESSAGE = 1 << 20
 _FDS = 4  # stdin, stdout, stderr and the key pipe
 _KEY_FD = 3
@@ -73,9 +78,10 @@ def main(argv: list[str]) -> int:
     _send(control, {"ready": True})
     mark("template: ready")
     children: set[int] = set()
+    quiet_until = 0.0
     while True:
-        events = selector.select(0 if later else None)
-        if not events and later:
+        events = selector.select(max(0.0, quiet_until - time.monotonic()) if later else None)
+        if not events and later and time.monotonic() >= quiet_until:
             # Nothing to serve: one more step of warming (a request waits for one step at most).
             later.pop(0)()
             _freeze(collect=not later)
@@ -103,6 +109,7 @@ def main(argv: list[str]) -> int:
                 if pid == 0:
                     _become_runtime(request, fds, (control, selector, wakeup_r, wakeup_w))
                 children.add(pid)
+                quiet_until = time.monotonic() + QUIET_AFTER_FORK
                 reply: dict[str, Any] = {"pid": pid}
             except (OSError, ValueError, TypeError, KeyError) as exc:
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
@@ -135,6 +142,7 @@ def _preload(held_keys: list[str]) -> list[Callable[[], None]]:
     for name in TEMPLATE_IMPORTS:  # the list a daemon checks before it forks its template itself
         importlib.import_module(name)
     from shard.agent.providers.sdk import sdk_for_provider
+    from shard.cli.main import keep_parser
 
     kinds: dict[str, str] = {}  # provider kind -> its SDK
     with contextlib.suppress(Exception):
@@ -146,7 +154,7 @@ def _preload(held_keys: list[str]) -> list[Callable[[], None]]:
         kinds = {p.kind: name for p in providers if (name := sdk_for_provider(p)) is not None}
     mark("template: imports")
     warm: list[str] = []
-    later: list[Callable[[], None]] = [_import_hosted_tools]
+    later: list[Callable[[], None]] = [_import_hosted_tools, keep_parser]
     later.append(lambda: later.extend(functools.partial(_build, model) for model in _deferred_models()))
     later += [functools.partial(_import_sdk, kind, name, warm) for kind, name in sorted(kinds.items())]
     later.append(lambda: _warm_up(warm))
