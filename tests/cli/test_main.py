@@ -1,5 +1,6 @@
 """``shard.cli.main``: a process that kept its parser (the warm template, once for every runtime it
-forks: issue 31) parses with it and builds none."""
+forks: issue 31) parses with it and builds none; any other builds the parser of the command its line
+names, alone (``shard.cli.parser``)."""
 
 from __future__ import annotations
 
@@ -30,20 +31,19 @@ def test_main_parses_with_the_kept_parser_and_builds_none(
     assert "--stdio" in capsys.readouterr().err
 
 
-def test_without_a_kept_parser_main_builds_its_own(
+def test_without_a_kept_parser_main_builds_the_named_commands_own(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(main_module, "_kept", [])
-    built: list[argparse.ArgumentParser] = []
+    built: list[str | None] = []
     real = main_module.build_parser
 
-    def counted() -> argparse.ArgumentParser:
-        parser = real()
-        built.append(parser)
-        return parser
+    def counted(only: str | None = None) -> argparse.ArgumentParser:
+        built.append(only)
+        return real(only)
 
     monkeypatch.setattr(main_module, "build_parser", counted)
     assert main_module.main(["schema"]) == 0
     capsys.readouterr()
-    assert len(built) == 1
+    assert built == ["schema"], "the parser of the command the line names, alone"
     assert main_module._kept == []
