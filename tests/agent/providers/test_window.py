@@ -15,6 +15,7 @@ Each server is a local HTTP server answering what the real one answers:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -116,9 +117,13 @@ Route = tuple[str, str]  # (method, path)
 class Server:
     """Answers each (method, path) with a fixed (status, body); records every request."""
 
-    def __init__(self, routes: dict[Route, tuple[int, Any]]) -> None:
+    def __init__(self, routes: dict[Route, tuple[int, Any]], together: int = 0) -> None:
         self.routes = routes
         self.seen: list[tuple[str, str, dict[str, str]]] = []
+        # With ``together``: a request past /v1/models is held until that many are in (at most 1 s)
+        self.together = together
+        self.in_flight = self.most_in_flight = 0
+        self._all_in = asyncio.Event()
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -146,6 +151,16 @@ class Server:
         from aiohttp import web
 
         self.seen.append((request.method, request.path, dict(request.headers)))
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if self.together and request.path != "/v1/models":
+                if self.in_flight >= self.together:
+                    self._all_in.set()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._all_in.wait(), 1.0)
+        finally:
+            self.in_flight -= 1
         status, body = self.routes.get((request.method, request.path), (404, {"error": "not found"}))
         if isinstance(body, bytes):
             return web.Response(status=status, body=body, content_type="application/json")
@@ -163,8 +178,8 @@ def _learn_afresh() -> None:
 async def serve() -> AsyncIterator[Any]:
     servers: list[Server] = []
 
-    async def start(routes: dict[Route, tuple[int, Any]]) -> Server:
-        server = await Server(routes).start()
+    async def start(routes: dict[Route, tuple[int, Any]], together: int = 0) -> Server:
+        server = await Server(routes, together).start()
         servers.append(server)
         return server
 
@@ -205,17 +220,22 @@ async def test_vllm_says_max_model_len(tmp_path, serve):
 
 
 async def test_ollama_says_the_context_of_a_loaded_model(tmp_path, serve):
-    """``/api/ps`` holds the context Ollama allocated (the model is loaded): that is the window."""
+    """``/api/ps`` holds the context Ollama allocated (the model is loaded): that is the window, though
+    ``/api/show`` says a ``num_ctx`` too. Ollama's and LM Studio's APIs are asked together, after
+    ``/v1/models`` (which did not say): a first turn waits one round trip for them, not three."""
     server = await serve(
         {
             ("GET", "/v1/models"): (200, OLLAMA_MODELS),
             ("GET", "/api/ps"): (200, OLLAMA_PS),
             ("POST", "/api/show"): (200, OLLAMA_SHOW),
-        }
+        },
+        together=3,
     )
     entry = _entry(tmp_path, "openai", f"http://127.0.0.1:{server.port}/v1", "qwen2.5-coder")
     assert await learn(entry) == ContextWindow(16384, "server", "Ollama /api/ps context_length")
-    assert server.paths == ["GET /v1/models", "GET /api/ps"]
+    assert server.paths[0] == "GET /v1/models"
+    assert sorted(server.paths[1:]) == ["GET /api/ps", "GET /api/v0/models/qwen2.5-coder", "POST /api/show"]
+    assert server.most_in_flight == 3
 
 
 async def test_ollama_says_the_modelfiles_num_ctx(tmp_path, serve):

@@ -5,10 +5,11 @@ In this order:
 1. ``config`` — ``context_window`` of the model in config.toml (``builtin``: Shard's own catalog of
    the Anthropic and OpenAI models).
 2. ``server`` — the server that serves it, asked once per provider and model in a process: its
-   ``/v1/models`` (llama.cpp ``meta.n_ctx``, vLLM ``max_model_len``), then Ollama's ``/api/ps`` and
-   ``/api/show`` and LM Studio's ``/api/v0/models/<id>`` (``window_shapes.py``). Only a provider
-   with a ``base_url`` is asked (never the official APIs, which do not say); each request has
-   2 s, nothing follows a redirect, and a server that cannot be reached is not asked again.
+   ``/v1/models`` (llama.cpp ``meta.n_ctx``, vLLM ``max_model_len``), then, together, Ollama's
+   ``/api/ps`` and ``/api/show`` and LM Studio's ``/api/v0/models/<id>`` (``window_shapes.py``;
+   the first of them that says, in that order). Only a provider with a ``base_url`` is asked
+   (never the official APIs, which do not say); each request has 2 s, nothing follows a redirect,
+   and a server that cannot be reached is not asked again.
 3. ``builtin`` — a model Shard's catalog knows by the same name (a config.toml entry of
    ``claude-sonnet-5-5`` without ``context_window``).
 4. ``default`` — 8,192 tokens: small enough for any local server worth using with tools, and never
@@ -140,15 +141,22 @@ async def _ask(kind: str, base: str, model: str, http: _Http) -> ContextWindow |
         return ContextWindow(said[0], "server", said[1])
     if http.unreachable:
         return None
-    if (allocated := from_ollama_ps(await http.get(f"{root}/api/ps"), model)) is not None:
+    # Not said there: Ollama's and LM Studio's own APIs, asked together (one round trip before a
+    # first turn rather than three); the first that says, in this order, is the answer.
+    ps, show, studio = await asyncio.gather(
+        http.get(f"{root}/api/ps"),
+        http.post(f"{root}/api/show", {"model": model}),
+        http.get(f"{root}/api/v0/models/{quote(model, safe='')}"),
+    )
+    if (allocated := from_ollama_ps(ps, model)) is not None:
         return ContextWindow(allocated, "server", "Ollama /api/ps context_length")
-    num_ctx, trained = from_ollama_show(await http.post(f"{root}/api/show", {"model": model}))
+    num_ctx, trained = from_ollama_show(show)
     if num_ctx is not None:
         return ContextWindow(num_ctx, "server", "Ollama num_ctx")
     if trained is not None:
         said = f"Ollama's default num_ctx (the model's own: {trained:,})"
         return ContextWindow(min(OLLAMA_DEFAULT, trained), "default", said)
-    loaded, own = from_lmstudio(await http.get(f"{root}/api/v0/models/{quote(model, safe='')}"))
+    loaded, own = from_lmstudio(studio)
     if loaded is not None:
         return ContextWindow(loaded, "server", "LM Studio loaded_context_length")
     if own is not None:
