@@ -52,3 +52,32 @@ def test_every_file_of_the_client_has_a_route():
         for imported in re.findall(r'from ?"(\./[^"]+|\.\./[^"]+)"', js.read_text()):
             target = (js.parent / imported).resolve().relative_to(STATIC.resolve()).as_posix()
             assert f"/app/{target}".encode() in routes, (js.name, imported)
+
+
+async def test_a_file_is_served_byte_for_byte_as_it_was_when_the_daemon_started(tmp_path):
+    """Read once, at start (a client that matches the daemon that serves it, whatever is installed
+    later), as bytes: the text is not decoded and encoded again on its way."""
+    root = tmp_path / "static"
+    root.mkdir()
+    page = "<!doctype html><title>Ünïcode — ✓</title>\n".encode()
+    (root / "index.html").write_bytes(page)
+    (root / "icon.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    routes = static_routes(root)
+    (root / "index.html").write_text("changed after the start")
+
+    class Writer:
+        sent = b""
+
+        def write(self, data: bytes) -> None:
+            self.sent += data
+
+    for path, body in (
+        (b"/", page),
+        (b"/app/index.html", page),
+        (b"/app/icon.png", b"\x89PNG\r\n\x1a\n\x00\xff"),
+    ):
+        writer = Writer()
+        await routes[path].handler(None, None, writer, b"")  # type: ignore[arg-type]
+        head, _, sent = writer.sent.partition(b"\r\n\r\n")
+        assert sent == body, path
+        assert f"Content-Length: {len(body)}".encode() in head

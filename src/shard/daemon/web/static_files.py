@@ -30,7 +30,7 @@ _TYPES = {
 
 
 def _handler(path: Path, content_type: str) -> Route:
-    body: str | bytes = path.read_bytes() if path.suffix == ".png" else path.read_text(encoding="utf-8")
+    body = path.read_bytes()  # served as it is: UTF-8 text is not decoded and encoded again
     headers = (("Content-Security-Policy", app_content_security_policy()),)
 
     async def serve(
