@@ -15,8 +15,8 @@ Nothing of dataclasses' own logic is copied, so a later Python that still ``exec
 same way, and one that does not simply never calls it.
 
 The file is read only when this user (or root, for a system-wide install) owns it and nobody else
-may write to it (the trust a ``.pyc`` there already has); a file that does not load as this
-Python's is ignored. New entries are written when the process exits, as Python writes bytecode: not
+may write to it (the trust a ``.pyc`` there already has: ``_kept_file``); a file that does not load
+as this Python's is ignored. New entries are written when the process exits, as Python writes bytecode: not
 under ``PYTHONDONTWRITEBYTECODE`` (``-B``), unless :func:`save` is told to
 (``scripts/bootstrap.sh`` builds it for the start paths, ``python -m shard.cli.warm_cache``).
 Stdlib only, and nothing at import.
@@ -28,9 +28,10 @@ import atexit
 import builtins
 import contextlib
 import marshal
-import os
 import sys
 from typing import Any
+
+from shard import _kept_file
 
 _MAX_ENTRIES = 4000  # a file that would grow past this keeps only what this process used
 _VERSION = 1
@@ -78,20 +79,7 @@ class KeptCode:
         entries = {**load(self.path), **self.new}
         if len(entries) > _MAX_ENTRIES:
             entries = dict(self.used)
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-            try:
-                os.fchmod(fd, 0o644)  # whatever the umask: a group-writable file would not be read
-                with os.fdopen(fd, "wb", closefd=False) as f:
-                    f.write(marshal.dumps(((_VERSION, _magic()), entries)))
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)  # whole or not at all, for a process reading it now
-        except OSError:  # a read-only install: it simply compiles, as without this
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        if not _kept_file.write(self.path, _head(), entries):
             return False
         self.kept.update(self.new)
         self.new.clear()
@@ -103,46 +91,19 @@ _installed: KeptCode | None = None
 
 def cache_path() -> str:
     """Where this Python's entries are kept: next to Shard's own bytecode."""
-    tag = sys.implementation.cache_tag or "none"
-    here = os.path.dirname(os.path.realpath(__file__))
-    return os.path.join(here, "__pycache__", f"dataclass-code.{tag}.marshal")
+    return _kept_file.cache_path("dataclass-code")
 
 
-def _magic() -> bytes:
+def _head() -> tuple[int, bytes]:
     from importlib import _bootstrap_external  # frozen, always loaded (importlib.util costs ~6 ms)
 
-    return _bootstrap_external.MAGIC_NUMBER
-
-
-def trusted(owner: int, mode: int, euid: int) -> bool:
-    """Whether a file may give code to run: this user's (or root's: a system-wide install, whose
-    code root could change anyway), and nobody else may write to it."""
-    return owner in (euid, 0) and not mode & 0o022
+    return _VERSION, _bootstrap_external.MAGIC_NUMBER
 
 
 def load(path: str) -> dict[str, bytes]:
-    """The file's entries; none when it is missing, not :func:`trusted`, or not this Python's."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return {}
-    try:
-        st = os.fstat(fd)
-        if not trusted(st.st_uid, st.st_mode, os.geteuid()):
-            return {}
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read()
-    except OSError:
-        return {}
-    finally:
-        os.close(fd)
-    try:
-        head, entries = marshal.loads(data)
-    except (EOFError, ValueError, TypeError):
-        return {}
-    if head != (_VERSION, _magic()) or not isinstance(entries, dict):
-        return {}
-    return entries
+    """The file's entries (``_kept_file.load``: none when it is missing, not trusted, or not this
+    Python's)."""
+    return _kept_file.load(path, _head())
 
 
 def install(path: str | None = None) -> None:

@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shard import _dataclass_code, _secrets
+from shard import _dataclass_code, _regex_code, _secrets
 from shard._proctitle import retitle
 from shard._trace import mark
 
@@ -63,7 +63,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"shard: the runtime template is traced (by pid {tracer}); it serves no runtime\n")
         return 1
     mark("template: start")
-    _dataclass_code.install()  # before _preload makes the first dataclass
+    _regex_code.install()  # before _preload compiles its first pattern
+    _dataclass_code.install()  # and makes its first dataclass
     control = socket.socket(fileno=int(argv[0]))
     held_keys = [name for name in (argv[1] if len(argv) > 1 else "").split(",") if name]
     later = _preload(held_keys)

@@ -1,10 +1,12 @@
-"""``python -m shard.cli.warm_cache``: compile the dataclass methods of Shard's start paths once and
-keep them (``shard._dataclass_code``, which ``shard.cli.main`` and the template install), even under
+"""``python -m shard.cli.warm_cache``: compile the dataclass methods (``shard._dataclass_code``) and
+the regular expressions (``shard._regex_code``) of Shard's start paths once and keep them, even under
 ``PYTHONDONTWRITEBYTECODE`` — run by ``scripts/bootstrap.sh`` after it byte-compiles the sources, as
-an editable install ships no bytecode.
+an editable install ships no bytecode. ``shard.cli.main`` and the template install both.
 
 The paths: the warm template's imports (a runtime forked from it defines nothing more), the daemon's,
-and a direct ``shard run``'s. Prints how many texts it compiled and kept.
+and a direct ``shard run``'s, and what those compile at a first use (:func:`_first_uses`). Imported
+only once both are installed, so that every pattern they compile is recorded. Prints how many of
+each it compiled and kept.
 """
 
 from __future__ import annotations
@@ -12,19 +14,41 @@ from __future__ import annotations
 import importlib
 import sys
 
-from shard import _dataclass_code
-from shard.daemon.early_template import TEMPLATE_IMPORTS
+from shard import _dataclass_code, _regex_code
 
-START_PATHS = (*TEMPLATE_IMPORTS, "shard.cli.daemon_serve", "shard.daemon.server", "shard.cli.run")
+
+def start_paths() -> tuple[str, ...]:
+    from shard.daemon.early_template import TEMPLATE_IMPORTS
+
+    return (*TEMPLATE_IMPORTS, "shard.cli.daemon_serve", "shard.daemon.server", "shard.cli.run")
+
+
+def _first_uses() -> None:
+    """What those paths compile at their first use rather than at import: argparse's patterns as it
+    parses a line, and the IDNA codec's as asyncio resolves a host."""
+    from shard.cli.parser import build_parser
+
+    for line in (
+        ["run", "x", "--model", "p/m"],
+        ["agent", "--stdio", "--cwd", "/"],
+        ["daemon", "--port", "0"],
+    ):
+        build_parser(line[0]).parse_args(line)
+    "localhost".encode("idna")
 
 
 def main() -> int:
+    _regex_code.install(record=True)
     _dataclass_code.install()
-    for name in START_PATHS:
+    for name in start_paths():
         importlib.import_module(name)
+    _first_uses()
     hits, misses = _dataclass_code.counts()
     wrote = _dataclass_code.save(force=True)
     print(f"shard: {hits + misses} dataclass methods, {misses} compiled" + (" and kept" if wrote else ""))
+    hits, misses = _regex_code.counts()
+    wrote = _regex_code.save()
+    print(f"shard: {hits + misses} patterns, {misses} compiled" + (" and kept" if wrote else ""))
     return 0
 
 
