@@ -254,7 +254,10 @@ class Connection:
 
     async def read(self, awaitable: Any) -> Any:
         try:
-            return await asyncio.wait_for(awaitable, self.timeout)
+            # a deadline on this task, not wait_for's task of its own per read: a stream is a few
+            # hundred reads, and each such task cost a loop turn or two
+            async with asyncio.timeout(self.timeout):
+                return await awaitable
         except TimeoutError:
             raise APITimeoutError() from None
         except asyncio.IncompleteReadError:
@@ -351,9 +354,8 @@ async def connect(host: str, port: int, seconds: float) -> Connection:
     """A new connection to ``host:port`` whose every read has ``seconds``, as has the connecting
     (raised as :class:`APITimeoutError`, or :class:`APIConnectionError` when it fails)."""
     try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, limit=_LINE_LIMIT), seconds
-        )
+        async with asyncio.timeout(seconds):
+            reader, writer = await asyncio.open_connection(host, port, limit=_LINE_LIMIT)
     except TimeoutError:
         raise APITimeoutError() from None
     except OSError as exc:
