@@ -94,6 +94,8 @@ class Template:
         self._loop.add_reader(sock.fileno(), self._readable)
 
     async def ready(self, within: float) -> bool:
+        if self._ready.done() and not self._ready.cancelled():  # every launch but the first few
+            return self._ready.exception() is None  # wait_for would take loop turns to say so
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), within)
         except (TimeoutError, TemplateGone):
