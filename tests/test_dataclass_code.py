@@ -209,12 +209,51 @@ def test_every_shard_command_and_the_template_run_kept_code() -> None:
     """``shard.cli.main`` (every ``shard`` command) installs it before its first dataclass, and the
     template (``python -m shard.cli.forkserver``) before its imports."""
     ran = subprocess.run(
-        [sys.executable, "-c", "import shard.cli.main, dataclasses; print(dataclasses.exec.__self__.path)"],
+        [
+            sys.executable,
+            "-c",
+            "import shard.cli.main, dataclasses, typing\n"
+            "print(dataclasses.exec.__self__.path, typing.compile.__self__.path)",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    assert ran.stdout.strip() == _dataclass_code.cache_path()
+    assert ran.stdout.split() == [_dataclass_code.cache_path()] * 2
     source = (Path(forkserver.__file__)).read_text()
     assert source.index("_dataclass_code.install()") < source.index("later = _preload(")
+
+
+def test_a_forward_reference_from_kept_code_evaluates_as_one_compiled_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``typing.ForwardRef`` compiles its string (pydantic_core's TypedDicts: ~820 at every start);
+    its code is kept too, by the exact expression, apart from the dataclass texts."""
+    import typing
+
+    path = str(tmp_path / "kept.marshal")
+    first = KeptCode(path)
+    monkeypatch.setattr(typing, "compile", first.compile, raising=False)
+    ref = typing.ForwardRef("dict[str, list[int]] | None")
+    assert first.misses == 1
+    assert first.save(force=True)
+    second = KeptCode(path)
+    monkeypatch.setattr(typing, "compile", second.compile, raising=False)
+    again = typing.ForwardRef("dict[str, list[int]] | None")
+    assert (second.hits, second.misses) == (1, 0)
+    assert again == ref
+    assert again.__forward_code__.co_flags == compile("0", "<string>", "eval", dont_inherit=True).co_flags
+    holder = _Holder()
+    holder.__annotations__ = {"x": again}
+    assert typing.get_type_hints(holder) == {"x": dict[str, list[int]] | None}
+    # the same text as a dataclass method is another entry; any other compile is not kept
+    second.exec("dict[str, list[int]] | None", {}, {})
+    assert second.misses == 1
+    assert second.compile("1 + 1", "<string>", "exec").co_filename == "<string>"
+    assert second.compile("1 + 1", "other.py", "eval").co_filename == "other.py"
+    assert second.misses == 1
+
+
+class _Holder:
+    """Something ``get_type_hints`` reads the annotations of."""

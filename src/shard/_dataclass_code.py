@@ -1,4 +1,4 @@
-"""Compiled dataclass methods, kept between runs (issue 31).
+"""Compiled dataclass methods and forward references, kept between runs (issue 31).
 
 Python 3.11 writes each dataclass's ``__init__``, ``__repr__``, ``__eq__`` (and, frozen,
 ``__setattr__``, ``__delattr__``, ``__hash__``) as source text and ``exec``s it: about 450 compiles
@@ -14,10 +14,15 @@ namespace, else compiles it as ``exec`` would (``"<string>"``, no inherited ``__
 Nothing of dataclasses' own logic is copied, so a later Python that still ``exec``s text gains the
 same way, and one that does not simply never calls it.
 
+``typing.ForwardRef`` compiles its string the same way, once per annotation: ``pydantic_core``'s
+~90 ``TypedDict`` classes alone make ~820 of them (``from __future__ import annotations``), ~7 ms
+of every start. So ``compile`` is shadowed inside ``typing`` too: an expression (``"<string>"``,
+``"eval"``) seen before is taken from the file, anything else compiles as ``compile`` would.
+
 The file is read only when this user (or root, for a system-wide install) owns it and nobody else
 may write to it (the trust a ``.pyc`` there already has: ``_kept_file``); a file that does not load
-as this Python's is ignored. New entries are written when the process exits, as Python writes bytecode: not
-under ``PYTHONDONTWRITEBYTECODE`` (``-B``), unless :func:`save` is told to
+as this Python's is ignored. New entries are written when the process exits, as Python writes
+bytecode: not under ``PYTHONDONTWRITEBYTECODE`` (``-B``), unless :func:`save` is told to
 (``scripts/bootstrap.sh`` builds it for the start paths, ``python -m shard.cli.warm_cache``).
 Stdlib only, and nothing at import.
 """
@@ -34,7 +39,8 @@ from typing import Any
 from shard import _kept_file
 
 _MAX_ENTRIES = 4000  # a file that would grow past this keeps only what this process used
-_VERSION = 1
+_VERSION = 2
+_EVAL = "\0eval\0"  # the key of an expression: no dataclass text starts so
 
 
 class KeptCode:
@@ -53,22 +59,32 @@ class KeptCode:
         if not isinstance(source, str):
             builtins.exec(source, globals, locals)
             return
-        data = self.kept.get(source)
+        builtins.exec(self._code(source, source, "exec"), globals, locals)
+
+    def compile(self, source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+        """What ``compile`` does; a ``ForwardRef``'s expression (``"<string>"``, ``"eval"``, nothing
+        more) taken from the file."""
+        if args or kwargs or filename != "<string>" or mode != "eval" or not isinstance(source, str):
+            return builtins.compile(source, filename, mode, *args, **kwargs)
+        return self._code(_EVAL + source, source, "eval")
+
+    def _code(self, key: str, source: str, mode: str) -> Any:
+        data = self.kept.get(key)
         code = None
         if data is not None:
             with contextlib.suppress(EOFError, ValueError, TypeError):
                 code = marshal.loads(data)
         if code is None:
             self.misses += 1
-            code = compile(source, "<string>", "exec", dont_inherit=True)
+            code = builtins.compile(source, "<string>", mode, dont_inherit=True)
             data = marshal.dumps(code)
             if not self.new and self is _installed:
                 atexit.register(save)
-            self.new[source] = data
+            self.new[key] = data
         else:
             self.hits += 1
-        self.used[source] = data
-        builtins.exec(code, globals, locals)
+        self.used[key] = data
+        return code
 
     def save(self, *, force: bool = False) -> bool:
         """Write what this process compiled, merged with what the file holds now (another process
@@ -107,14 +123,16 @@ def load(path: str) -> dict[str, bytes]:
 
 
 def install(path: str | None = None) -> None:
-    """Make ``dataclasses`` run kept code (once per process; a fork keeps it)."""
+    """Make ``dataclasses`` and ``typing`` run kept code (once per process; a fork keeps it)."""
     global _installed
     if _installed is not None:
         return
     import dataclasses
+    import typing
 
     _installed = KeptCode(path or cache_path())
     dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
+    typing.compile = _installed.compile  # type: ignore[attr-defined]
 
 
 def counts() -> tuple[int, int]:
