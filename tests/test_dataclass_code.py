@@ -212,15 +212,15 @@ def test_every_shard_command_and_the_template_run_kept_code() -> None:
         [
             sys.executable,
             "-c",
-            "import shard.cli.main, dataclasses, typing\n"
-            "print(dataclasses.exec.__self__.path, typing.compile.__self__.path)",
+            "import shard.cli.main, collections, dataclasses, typing\n"
+            "print(*(f.__self__.path for f in (dataclasses.exec, typing.compile, collections.eval)))",
         ],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    assert ran.stdout.split() == [_dataclass_code.cache_path()] * 2
+    assert ran.stdout.split() == [_dataclass_code.cache_path()] * 3
     source = (Path(forkserver.__file__)).read_text()
     assert source.index("_dataclass_code.install()") < source.index("later = _preload(")
 
@@ -257,3 +257,27 @@ def test_a_forward_reference_from_kept_code_evaluates_as_one_compiled_now(
 
 class _Holder:
     """Something ``get_type_hints`` reads the annotations of."""
+
+
+def test_a_named_tuple_from_kept_code_is_the_one_compiled_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``namedtuple`` evaluates the text of its ``__new__``: kept like a forward reference's."""
+    import collections
+
+    path = str(tmp_path / "kept.marshal")
+    first = KeptCode(path)
+    monkeypatch.setattr(collections, "eval", first.eval, raising=False)
+    collections.namedtuple("Pair", "left right")
+    assert first.misses == 1
+    assert first.save(force=True)
+    second = KeptCode(path)
+    monkeypatch.setattr(collections, "eval", second.eval, raising=False)
+    pair = collections.namedtuple("Pair", "left right", defaults=[0])
+    assert (second.hits, second.misses) == (1, 0)
+    assert pair(1) == (1, 0)
+    assert pair(right=2, left=1) == (1, 2)
+    with pytest.raises(TypeError):
+        pair(1, 2, 3)
+    assert second.eval(compile("1 + 2", "<string>", "eval")) == 3  # code, not text: not kept
+    assert second.misses == 0
