@@ -81,7 +81,7 @@ def spawn(env: dict[str, str], key_names: list[str]) -> tuple[int, int] | None:
             setsid=True,
             setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
         )
-    except OSError:
+    except (OSError, NotImplementedError):  # NotImplementedError: a libc without setsid for it
         ours.close()
         return None
     finally:
