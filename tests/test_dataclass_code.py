@@ -281,3 +281,35 @@ def test_a_named_tuple_from_kept_code_is_the_one_compiled_now(
         pair(1, 2, 3)
     assert second.eval(compile("1 + 2", "<string>", "eval")) == 3  # code, not text: not kept
     assert second.misses == 0
+
+
+@pytest.mark.parametrize("dont_write", [False, True])
+def test_a_process_that_leaves_through_os_exit_keeps_what_it_compiled(
+    tmp_path: Path, dont_write: bool
+) -> None:
+    """Every ``shard`` process ends with ``os._exit`` after ``_leaving.leave()``, past ``atexit``:
+    what it compiled is written there, as Python writes bytecode (not under ``-B``)."""
+    path = tmp_path / "kept.marshal"
+    probe = textwrap.dedent(
+        f"""
+        import dataclasses, os
+        from shard import _dataclass_code, _leaving
+        _dataclass_code.install({str(path)!r})
+
+        @dataclasses.dataclass
+        class Fresh:
+            only_here: int
+
+        _leaving.leave()
+        os._exit(0)
+        """
+    )
+    flags = ["-B"] if dont_write else []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # CI sets it
+    subprocess.run(
+        [sys.executable, *flags, "-c", probe], env=env, capture_output=True, timeout=60, check=True
+    )
+    if dont_write:
+        assert not path.exists()
+    else:
+        assert any("only_here" in text for text in load(str(path)))

@@ -23,22 +23,22 @@ its ``__new__``.
 
 The file is read only when this user (or root, for a system-wide install) owns it and nobody else
 may write to it (the trust a ``.pyc`` there already has: ``_kept_file``); a file that does not load
-as this Python's is ignored. New entries are written when the process exits, as Python writes
-bytecode: not under ``PYTHONDONTWRITEBYTECODE`` (``-B``), unless :func:`save` is told to
+as this Python's is ignored. New entries are written when the process leaves (``_leaving``: a
+``shard`` process ends with ``os._exit``, past ``atexit``), as Python writes bytecode: not under
+``PYTHONDONTWRITEBYTECODE`` (``-B``), unless :func:`save` is told to
 (``scripts/bootstrap.sh`` builds it for the start paths, ``python -m shard.cli.warm_cache``).
 Stdlib only, and nothing at import.
 """
 
 from __future__ import annotations
 
-import atexit
 import builtins
 import contextlib
 import marshal
 import sys
 from typing import Any
 
-from shard import _kept_file
+from shard import _kept_file, _leaving
 
 _MAX_ENTRIES = 4000  # a file that would grow past this keeps only what this process used
 _VERSION = 2
@@ -88,7 +88,7 @@ class KeptCode:
             code = builtins.compile(source, "<string>", mode, dont_inherit=True)
             data = marshal.dumps(code)
             if not self.new and self is _installed:
-                atexit.register(save)
+                _leaving.on_leaving(save)  # every shard process leaves through it (os._exit)
             self.new[key] = data
         else:
             self.hits += 1

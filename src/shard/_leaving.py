@@ -1,4 +1,5 @@
-"""What a Shard process removes on its way out.
+"""What a Shard process does on its way out: removes its temporary files, keeps the code it compiled
+(``_dataclass_code``).
 
 Every ``shard`` process leaves with ``os._exit`` (``cli.main.entry``, a forked runtime in
 ``cli.forkserver``): tearing the interpreter down costs a fraction of a second and does nothing
