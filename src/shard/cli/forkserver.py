@@ -85,6 +85,8 @@ def main(argv: list[str]) -> int:
         if not events and later and time.monotonic() >= quiet_until:
             # Nothing to serve: one more step of warming (a request waits for one step at most).
             later.pop(0)()
+            if not later:  # what the warming compiled (after an upgrade), kept now: its children
+                _dataclass_code.save()  # would each write it again as they leave
             _freeze(collect=not later)
             continue
         for key, _ in events:
