@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import kept_build
 from shard import _dataclass_code
 from shard._dataclass_code import KeptCode, load
 from shard._kept_file import trusted
@@ -167,42 +168,11 @@ def test_a_place_it_cannot_write_is_no_error(tmp_path: Path) -> None:
 def test_the_built_file_covers_every_start_path(tmp_path: Path) -> None:
     """``python -m shard.cli.warm_cache`` (what bootstrap runs) keeps what the warm template, the
     daemon and a direct ``shard run`` compile: a process that then imports them compiles no
-    dataclass method at all. Both in fresh interpreters with their own file."""
-    path = str(tmp_path / "kept.marshal")
-    patterns = str(tmp_path / "patterns.marshal")  # its patterns too: none into Shard's own folder
-    build = textwrap.dedent(
-        f"""
-        from shard import _dataclass_code, _regex_code
-        _regex_code.install({patterns!r}, record=True)
-        _dataclass_code.install({path!r})
-        from shard.cli import warm_cache
-        raise SystemExit(warm_cache.main())
-        """
-    )
-    built = subprocess.run(
-        [sys.executable, "-c", build], capture_output=True, text=True, timeout=120, check=True
-    )
-    line = next(line for line in built.stdout.splitlines() if "dataclass methods" in line)
-    compiled = int(line.split(", ")[1].split()[0])
-    assert compiled > 300, built.stdout
-    assert line.endswith("compiled and kept"), built.stdout
-    check = textwrap.dedent(
-        f"""
-        from shard import _dataclass_code
-        _dataclass_code.install({path!r})
-        import importlib
-        from shard.cli.warm_cache import start_paths
-        for name in start_paths():
-            importlib.import_module(name)
-        print(*_dataclass_code.counts())
-        """
-    )
-    ran = subprocess.run(
-        [sys.executable, "-c", check], capture_output=True, text=True, timeout=120, check=True
-    )
-    hits, misses = map(int, ran.stdout.split())
-    assert misses == 0, ran.stdout
-    assert hits == compiled, ran.stdout
+    dataclass method at all."""
+    path, _, printed = kept_build.build(tmp_path)
+    built = kept_build.compiled(printed, "dataclass methods")
+    assert built > 300, printed
+    assert kept_build.counts_on_the_start_paths("_dataclass_code", path) == (built, 0)
 
 
 def test_every_shard_command_and_the_template_run_kept_code() -> None:

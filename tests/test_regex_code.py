@@ -13,6 +13,7 @@ from re import _compiler
 
 import pytest
 
+import kept_build
 from shard import _kept_file, _regex_code
 from shard._regex_code import KeptPatterns
 
@@ -127,43 +128,11 @@ def test_a_file_others_may_write_is_not_read(tmp_path: Path) -> None:
 def test_the_built_file_covers_every_start_path(tmp_path: Path) -> None:
     """``python -m shard.cli.warm_cache`` (what bootstrap runs) records what the template, the daemon
     and a direct ``shard run`` compile at import and at a first parse: a process that installs it
-    first and does the same compiles no pattern at all. Both in fresh interpreters with their own files."""
-    patterns = str(tmp_path / "patterns.marshal")
-    kept = str(tmp_path / "kept.marshal")
-    build = textwrap.dedent(
-        f"""
-        from shard import _dataclass_code, _regex_code
-        _regex_code.install({patterns!r}, record=True)
-        _dataclass_code.install({kept!r})
-        from shard.cli import warm_cache
-        raise SystemExit(warm_cache.main())
-        """
-    )
-    built = subprocess.run(
-        [sys.executable, "-c", build], capture_output=True, text=True, timeout=120, check=True
-    )
-    line = next(line for line in built.stdout.splitlines() if "patterns" in line)
-    compiled = int(line.split(", ")[1].split()[0])
-    assert compiled > 40, built.stdout
-    assert line.endswith("compiled and kept"), built.stdout
-    check = textwrap.dedent(
-        f"""
-        from shard import _regex_code
-        _regex_code.install({patterns!r})
-        import importlib
-        from shard.cli import warm_cache
-        for name in warm_cache.start_paths():
-            importlib.import_module(name)
-        warm_cache._first_uses()
-        print(*_regex_code.counts())
-        """
-    )
-    ran = subprocess.run(
-        [sys.executable, "-c", check], capture_output=True, text=True, timeout=120, check=True
-    )
-    hits, misses = map(int, ran.stdout.split())
-    assert misses == 0, ran.stdout
-    assert hits == compiled, ran.stdout
+    first and does the same compiles no pattern at all."""
+    _, patterns, printed = kept_build.build(tmp_path)
+    built = kept_build.compiled(printed, "patterns")
+    assert built > 40, printed
+    assert kept_build.counts_on_the_start_paths("_regex_code", patterns) == (built, 0)
 
 
 def test_every_shard_command_compiles_from_the_kept_file() -> None:
