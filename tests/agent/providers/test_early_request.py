@@ -204,12 +204,13 @@ def test_only_an_address_or_localhost_is_sent_to_early(tmp_path: Path, host: str
     assert tried == ([host] if early else [])
 
 
-@pytest.mark.parametrize("case", ["nan", "key"])
+@pytest.mark.parametrize("case", ["nan", "key", "newline"])
 def test_a_body_or_key_that_cannot_be_written_sends_nothing_and_raises_nothing(
     tmp_path: Path, case: str
 ) -> None:
-    """A kept text holding NaN (JSON allows it to be read, not written) or a key latin-1 cannot carry:
-    no early request, no error — the runtime's own request says what is wrong."""
+    """A kept text holding NaN (JSON allows it to be read, not written), a key latin-1 cannot carry
+    or one with a line break, which would split its header: no early request, no error — the
+    runtime's own request says what is wrong."""
     body = encode(_body("a")).decode()
     if case == "nan":
         body = body.replace('"temperature":0.7', '"temperature":NaN')
@@ -218,9 +219,29 @@ def test_a_body_or_key_that_cannot_be_written_sends_nothing_and_raises_nothing(
     file = tmp_path / "cache" / "first-request.json"
     file.write_text(json.dumps(kept))
     file.chmod(0o600)
-    key = "sk-ключ" if case == "key" else "sk-plain"
+    key = {"key": "sk-ключ", "newline": "sk-plain\n"}.get(case, "sk-plain")
     client = ChatHttp("http://127.0.0.1:9/v1", key)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(socket, "create_connection", lambda *a: pytest.fail("nothing is sent"))
         assert early_request.start(tmp_path, client, "f", "b") is False
         early_request.finish()
+
+
+async def test_a_key_with_a_line_break_is_sent_nowhere_and_said_in_one_line(
+    tmp_path: Path, project: Path, server: ProviderServer
+) -> None:
+    """A key pasted with its newline: no request goes (not the early one, whose header it would have
+    split, nor the runtime's), and the run says which variable holds what, in one line, with
+    nothing of the key."""
+    home = _home(tmp_path, server)
+    server.replies.append(Stream("openai/text.sse"))
+    assert (await _run(home, project, "say hello"))[0] == 0  # a body is kept: an early request could go
+    server.arrivals.clear()
+    server.requests.clear()
+    code, out, err = await run_shard(home, project, "run", "say hello", env={KEY_ENV: KEY + "\n"})
+    said = [line for line in err.decode().splitlines() if "PROVIDER_ERROR" in line]
+    assert code == 1, err
+    assert server.requests == []
+    assert len(said) == 1, err
+    assert f"the {KEY_ENV} environment variable holds a line break at its end" in said[0]
+    assert KEY not in err.decode() + out.decode()

@@ -391,3 +391,14 @@ async def test_hello_and_sync_never_wait_for_the_server(tmp_path):
         release.set()
         await agent.kill()
         await runner.cleanup()
+
+
+async def test_a_key_an_http_header_cannot_carry_goes_with_no_question(tmp_path, serve, monkeypatch):
+    """A key pasted with its line break would have split the header it went in: the questions go
+    without it (the provider itself says what is wrong, at the first prompt)."""
+    monkeypatch.setenv(KEY_ENV, KEY + "\r\n")
+    server = await serve({("GET", "/v1/models"): (200, VLLM_MODELS)})
+    entry = _entry(tmp_path, "openai", f"http://127.0.0.1:{server.port}/v1", "m", key=True)
+    await learn(entry)
+    assert server.seen, "asked"
+    assert all("Authorization" not in headers for _, _, headers in server.seen)

@@ -290,7 +290,10 @@ class ChatHttp:
         self._idle: Connection | None = None
 
     def request_bytes(self, path: str, data: bytes) -> bytes:
-        """The whole request for the JSON body ``data``, as it goes on the wire."""
+        """The whole request for the JSON body ``data``, as it goes on the wire. ValueError for a
+        header a line break would split (a key pasted with its newline), as httpx refuses one."""
+        if any(bad in value for _, value in self._headers for bad in "\r\n\0"):
+            raise ValueError("a header value holds a line break")
         head = [f"POST {self._prefix}{path} HTTP/1.1", f"Host: {self._authority}"]
         head += ["Accept-Encoding: gzip, deflate", "Connection: keep-alive"]
         head += [f"{name}: {value}" for name, value in self._headers]

@@ -43,6 +43,24 @@ def missing_key(provider: ProviderConfig) -> str:
     )
 
 
+def unsendable_key(provider: ProviderConfig, key: str) -> str | None:
+    """Why ``key`` cannot go in an HTTP header — a line break or a space (a key pasted with its
+    newline), a character outside ASCII — said without any of the key; None when it can."""
+    for place, char in enumerate(key):
+        if char.isascii() and char.isprintable() and not char.isspace():
+            continue
+        what = "a line break" if char in "\r\n" else "a space" if char.isspace() else "a character"
+        if not char.isascii():
+            what = "a non-ASCII character"
+        where = "at its end" if place == len(key) - 1 else "at its start" if place == 0 else "inside it"
+        source = f"the {provider.api_key_env} environment variable" if provider.api_key_env else "its key"
+        return (
+            f"provider '{provider.name}': {source} holds {what} {where}, which an HTTP header cannot "
+            "carry: set it again without it"
+        )
+    return None
+
+
 def translate(exc: BaseException, provider: ProviderConfig, key: str | None = None) -> ProviderError:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):

@@ -25,7 +25,7 @@ from shard import _secrets
 from shard.agent.catalog import ModelEntry
 from shard.agent.providers import sdk
 from shard.agent.providers.base import ProviderError, ProviderEvent, ProviderRequest
-from shard.agent.providers.errors import missing_key, translate
+from shard.agent.providers.errors import missing_key, translate, unsendable_key
 from shard.protocol.errors import ErrorCode, ShardError
 
 REQUEST_TIMEOUT = 600.0
@@ -43,6 +43,8 @@ class SdkProvider(ABC):
         key = _secrets.get(env) if env else self.no_key
         if not key:
             raise ShardError(ErrorCode.NOT_FOUND, missing_key(entry.provider))
+        if (why := unsendable_key(entry.provider, key)) is not None:
+            raise ShardError(ErrorCode.PROVIDER_ERROR, why)
         self._key = key
         self._client: Any = None
 

@@ -37,6 +37,7 @@ import orjson
 from shard import _secrets
 from shard.agent.catalog import ANTHROPIC_MODELS, OPENAI_MODELS, ModelEntry, stated_window
 from shard.agent.providers import chat_http
+from shard.agent.providers.errors import unsendable_key
 from shard.agent.providers.retry import is_local
 from shard.agent.providers.window_shapes import from_lmstudio, from_models, from_ollama_ps, from_ollama_show
 from shard.protocol.agents import WindowSource
@@ -115,8 +116,8 @@ def _auth(entry: ModelEntry) -> dict[str, str]:
     """The key the provider sends, sent the same way to the same server."""
     env = entry.provider.api_key_env
     key = _secrets.get(env) if env else None
-    if not key:
-        return {}
+    if not key or unsendable_key(entry.provider, key) is not None:
+        return {}  # the provider itself says what is wrong with the key, at the first prompt
     if entry.provider.kind == "anthropic":
         return {"x-api-key": key, "anthropic-version": "2023-06-01"}
     return {"Authorization": f"Bearer {key}"}
