@@ -58,3 +58,19 @@ def counts_on_the_start_paths(module: str, path: str) -> tuple[int, int]:
     )
     hits, misses = map(int, done.stdout.split())
     return hits, misses
+
+
+def printed_once_shard_starts(expression: str) -> str:
+    """What ``expression`` is in a fresh interpreter once ``shard.cli.main`` (every ``shard``
+    command's start) is imported."""
+    script = f"import shard.cli.main\nprint({expression})"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.strip()
+
+
+def installed_before_the_templates_imports(call: str) -> bool:
+    """Whether the template (``cli/forkserver.py``) makes ``call`` before it imports the runtime."""
+    source = (Path(__file__).parents[1] / "src" / "shard" / "cli" / "forkserver.py").read_text()
+    return source.index(call) < source.index("later = _preload(")

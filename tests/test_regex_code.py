@@ -138,13 +138,6 @@ def test_the_built_file_covers_every_start_path(tmp_path: Path) -> None:
 def test_every_shard_command_compiles_from_the_kept_file() -> None:
     """``shard.cli.main`` (every ``shard`` command) installs it before anything it imports compiles
     a pattern; the template installs it before its own imports (``cli/forkserver.py``)."""
-    ran = subprocess.run(
-        [sys.executable, "-c", "import shard.cli.main, re._compiler as c; print(c.compile.__self__.path)"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert ran.stdout.strip() == _regex_code.cache_path()
-    source = (Path(_regex_code.__file__).parent / "cli" / "forkserver.py").read_text()
-    assert source.index("_regex_code.install()") < source.index("later = _preload(")
+    path = kept_build.printed_once_shard_starts("__import__('re')._compiler.compile.__self__.path")
+    assert path == _regex_code.cache_path()
+    assert kept_build.installed_before_the_templates_imports("_regex_code.install()")

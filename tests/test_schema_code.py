@@ -146,17 +146,6 @@ def test_warm_cache_keeps_every_protocol_model(tmp_path: Path) -> None:
 
 
 def test_every_shard_command_and_the_template_install_it() -> None:
-    ran = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import shard.cli.main; from shard import _schema_code; print(_schema_code._path)",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert ran.stdout.strip() == _schema_code.cache_path()
-    source = (Path(_schema_code.__file__).parent / "cli" / "forkserver.py").read_text()
-    assert source.index("_schema_code.install()") < source.index("later = _preload(")
+    path = kept_build.printed_once_shard_starts("__import__('shard._schema_code')._schema_code._path")
+    assert path == _schema_code.cache_path()
+    assert kept_build.installed_before_the_templates_imports("_schema_code.install()")
