@@ -99,16 +99,9 @@ class KeptCode:
         """Write what this process compiled, merged with what the file holds now (another process
         may have written since); never under ``-B``/``PYTHONDONTWRITEBYTECODE`` unless ``force``.
         Whether it wrote."""
-        if not self.new or (sys.dont_write_bytecode and not force):
+        if sys.dont_write_bytecode and not force:
             return False
-        entries = {**load(self.path), **self.new}
-        if len(entries) > _MAX_ENTRIES:
-            entries = dict(self.used)
-        if not _kept_file.write(self.path, _head(), entries):
-            return False
-        self.kept.update(self.new)
-        self.new.clear()
-        return True
+        return _kept_file.add(self.path, _head(), self.kept, self.new, limit=_MAX_ENTRIES, used=self.used)
 
 
 _installed: KeptCode | None = None

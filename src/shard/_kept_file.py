@@ -74,3 +74,27 @@ def write(path: str, head: object, entries: dict[Any, Any]) -> bool:
             os.unlink(tmp)
         return False
     return True
+
+
+def add(
+    path: str,
+    head: object,
+    kept: dict[Any, Any],
+    new: dict[Any, Any],
+    *,
+    limit: int | None = None,
+    used: dict[Any, Any] | None = None,
+) -> bool:
+    """Write ``new`` merged with what the file holds now (another process may have written since);
+    past ``limit`` entries, ``used`` alone (what this process took). Once written, ``new`` moves
+    into ``kept``. Whether it wrote."""
+    if not new:
+        return False
+    entries = {**load(path, head), **new}
+    if limit is not None and used is not None and len(entries) > limit:
+        entries = dict(used)
+    if not write(path, head, entries):
+        return False
+    kept.update(new)
+    new.clear()
+    return True

@@ -86,14 +86,7 @@ class KeptPatterns:
 
     def save(self) -> bool:
         """Write what was recorded, merged with what the file holds now. Whether it wrote."""
-        if not self.new:
-            return False
-        entries = {**_kept_file.load(self.path, _head(self._sre)), **self.new}
-        if not _kept_file.write(self.path, _head(self._sre), entries):
-            return False
-        self.kept.update(self.new)
-        self.new.clear()
-        return True
+        return _kept_file.add(self.path, _head(self._sre), self.kept, self.new)
 
 
 def _head(sre: Any) -> tuple[int, int, int, int]:
