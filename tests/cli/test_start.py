@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 import pytest
 
 from shard.cli.start import daemon_home
-from shard.daemon import early_template
+from shard.daemon import early_template, template_spawn
 
 
 @pytest.mark.parametrize(
@@ -33,13 +35,6 @@ def test_only_a_plain_warm_daemon_command_line_starts_a_template_early(argv, fou
     assert daemon_home(argv) == found
 
 
-class _Early:
-    closed = False
-
-    def close(self) -> None:
-        self.closed = True
-
-
 def test_the_daemon_takes_the_early_template_only_for_its_home_and_a_warm_start(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -50,11 +45,22 @@ def test_the_daemon_takes_the_early_template_only_for_its_home_and_a_warm_start(
         (tmp_path / "other", False, False),
         (tmp_path, True, False),
     ]:
-        early = _Early()
-        monkeypatch.setattr(early_template, "_started", (tmp_path, early))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        theirs.settimeout(5)
+        # a pid that is no child of this process: its reaper thread ends at once
+        monkeypatch.setattr(template_spawn, "_started", (str(tmp_path), (os.getpid(), ours.detach())))
         got = early_template.take_started(home, cold_start=cold)
-        assert got == ((early,) if taken else None)
-        assert early.closed is not taken
+        if taken:
+            assert got is not None
+            (early,) = got
+            assert early is not None
+            early.sock.send(b"served")
+            assert theirs.recv(16) == b"served"
+            early.close()
+        else:
+            assert got is None
+            assert theirs.recv(16) == b"", "let go: the end of its socket"
+        theirs.close()
         assert early_template.take_started(tmp_path, cold_start=False) is None
-    monkeypatch.setattr(early_template, "_started", (tmp_path, None))  # it could not start
+    monkeypatch.setattr(template_spawn, "_started", (str(tmp_path), None))  # it could not start
     assert early_template.take_started(tmp_path, cold_start=False) == (None,)

@@ -80,22 +80,16 @@ def _wrap(spawned: tuple[int, int] | None) -> EarlyTemplate | None:
     return EarlyTemplate(proc, socket.socket(fileno=fd))
 
 
-_started: tuple[Path, EarlyTemplate | None] | None = None
-
-
 def take_started(home: Path, *, cold_start: bool) -> tuple[EarlyTemplate | None] | None:
     """What ``template_spawn.start_for_home`` started, when it was for ``home`` and the daemon
     warm-starts: ``(template,)`` (None inside: it could not start). Otherwise None, and one started
     is let go (it exits at the end of its socket)."""
-    global _started
     spawned = template_spawn.take_spawned()
-    if spawned is not None:
-        _started = (Path(spawned[0]), _wrap(spawned[1]))
-    started, _started = _started, None
-    if started is None:
+    if spawned is None:
         return None
-    path, early = started
-    if cold_start or path != home:
+    path, started = spawned
+    early = _wrap(started)
+    if cold_start or Path(path) != home:
         if early is not None:
             early.close()
         return None
