@@ -1,6 +1,6 @@
 """What ``python -m shard.cli.warm_cache`` keeps, built and checked in fresh interpreters with files of
-their own (none written into Shard's ``__pycache__``): shared by ``test_dataclass_code`` and
-``test_regex_code``."""
+their own (none written into Shard's ``__pycache__``): shared by ``test_dataclass_code``,
+``test_regex_code`` and ``test_schema_code``."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from pathlib import Path
 def build(folder: Path) -> tuple[str, str, str]:
     """(the kept code's file, the patterns' file, what warm_cache printed)."""
     kept, patterns = str(folder / "kept.marshal"), str(folder / "patterns.marshal")
+    schemas = str(folder / "schemas.marshal")
     script = textwrap.dedent(
         f"""
-        from shard import _dataclass_code, _regex_code
+        from shard import _dataclass_code, _regex_code, _schema_code
         _regex_code.install({patterns!r}, record=True)
         _dataclass_code.install({kept!r})
+        _schema_code.install({schemas!r})
         from shard.cli import warm_cache
         raise SystemExit(warm_cache.main())
         """
@@ -29,7 +31,8 @@ def build(folder: Path) -> tuple[str, str, str]:
 
 
 def compiled(printed: str, what: str) -> int:
-    """How many ``what`` (``"dataclass methods"``, ``"patterns"``) warm_cache compiled and kept."""
+    """How many ``what`` (``"dataclass methods"``, ``"patterns"``, ``"model schemas"``) warm_cache
+    compiled (or generated) and kept."""
     line = next(line for line in printed.splitlines() if what in line)
     assert line.endswith(" and kept"), printed
     return int(line.split(", ")[1].split()[0])

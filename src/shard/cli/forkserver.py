@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shard import _dataclass_code, _regex_code, _secrets
+from shard import _dataclass_code, _regex_code, _schema_code, _secrets
 from shard._proctitle import retitle
 from shard._trace import mark
 
@@ -65,6 +65,7 @@ def main(argv: list[str]) -> int:
     mark("template: start")
     _regex_code.install()  # before _preload compiles its first pattern
     _dataclass_code.install()  # and makes its first dataclass
+    _schema_code.install()  # and builds its first model
     control = socket.socket(fileno=int(argv[0]))
     held_keys = [name for name in (argv[1] if len(argv) > 1 else "").split(",") if name]
     later = _preload(held_keys)
@@ -87,6 +88,7 @@ def main(argv: list[str]) -> int:
             later.pop(0)()
             if not later:  # what the warming compiled (after an upgrade), kept now: its children
                 _dataclass_code.save()  # would each write it again as they leave
+                _schema_code.save()
             _freeze(collect=not later)
             continue
         for key, _ in events:

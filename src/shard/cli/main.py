@@ -10,12 +10,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from shard import _dataclass_code, _regex_code
+from shard import _dataclass_code, _regex_code, _schema_code
 
 # Before the first pattern is compiled and the first dataclass made (dataclasses' own, protocol
 # framing's, below): every command's run from kept code.
 _regex_code.install()
 _dataclass_code.install()
+_schema_code.install()
 
 from shard._leaving import leave  # noqa: E402
 from shard._trace import mark  # noqa: E402

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from shard import _dataclass_code, _regex_code
+from shard import _dataclass_code, _regex_code, _schema_code
 
 
 def start_paths() -> tuple[str, ...]:
@@ -37,12 +37,26 @@ def _first_uses() -> None:
     "localhost".encode("idna")
 
 
+def _build_models() -> None:
+    """Every protocol model a process may build at its first use, built now (and so kept)."""
+    import pydantic
+
+    pending = [pydantic.BaseModel]
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if model.__module__.startswith("shard.protocol.") and not model.__pydantic_complete__:
+            model.model_rebuild(raise_errors=False)
+
+
 def main() -> int:
     _regex_code.install(record=True)
     _dataclass_code.install()
+    _schema_code.install()
     for name in start_paths():
         importlib.import_module(name)
     _first_uses()
+    _build_models()
     hits, misses = _dataclass_code.counts()
     wrote = _dataclass_code.save(force=True)
     kept = " and kept" if wrote else ""
@@ -50,6 +64,9 @@ def main() -> int:
     hits, misses = _regex_code.counts()
     wrote = _regex_code.save()
     print(f"shard: {hits + misses} patterns, {misses} compiled" + (" and kept" if wrote else ""))
+    hits, misses = _schema_code.counts()
+    wrote = _schema_code.save(force=True)
+    print(f"shard: {hits + misses} model schemas, {misses} generated" + (" and kept" if wrote else ""))
     return 0
 
 

@@ -24,6 +24,7 @@ Wire habits decided here once:
 
 from typing import TYPE_CHECKING, Any, ClassVar, get_args
 
+from shard import _schema_code
 from shard._pydantic_plugins import skip_plugin_discovery
 
 skip_plugin_discovery()  # before pydantic builds a model: no entry-point scan (_pydantic_plugins)
@@ -120,12 +121,17 @@ class WireModel(BaseModel):
         if not cls.__pydantic_complete__ and not force:
             for part in _parts_first(cls):  # complete parts are reused, not generated again
                 part.model_rebuild(raise_errors=False)
-        return super().model_rebuild(
+            if _schema_code.complete(cls):  # its schema kept from an earlier run
+                return True
+        built = super().model_rebuild(
             force=force,
             raise_errors=raise_errors,
             _parent_namespace_depth=_parent_namespace_depth + 1,
             _types_namespace=_types_namespace,
         )
+        if built and not force:
+            _schema_code.keep(cls)
+        return built
 
     def model_post_init(self, context: Any, /) -> None:
         if self._always_written:
