@@ -155,7 +155,7 @@ cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
 print(json.dumps({
     "kind": "fork" if early.proc.forked else "spawn", "ready": ready, "session": os.getsid(pid) == pid,
     "targets": sorted(fds.values()), "stdin": fds.get(0), "stdout": fds.get(1),
-    "title": [part.decode() for part in cmdline[1:3]],
+    "title": [part.decode() for part in cmdline[1:4]],
 }), flush=True)
 early.close()  # the end of its socket: it leaves
 print(json.dumps({"code": early.proc.wait()}))
@@ -190,5 +190,5 @@ def test_a_daemon_that_holds_the_templates_imports_forks_its_template(tmp_path, 
     assert str(tmp_path / "daemon-only") not in first["targets"]
     assert str(tmp_path / "daemon-only-inherited") not in first["targets"]
     assert sum(target.startswith("socket:") for target in first["targets"]) == 1, first["targets"]
-    assert first["title"] == ["-m", "shard.cli.forkserver"]
+    assert first["title"] == ["-P", "-m", "shard.cli.forkserver"]
     assert last == {"code": 0}

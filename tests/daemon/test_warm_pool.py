@@ -115,7 +115,7 @@ async def test_a_forked_runtime_is_what_a_spawned_one_is(tmp_path, project):
         assert w == c
         assert warm["locks"] == [["FLOCK", "ADVISORY", "WRITE"]], "it holds its session's lock"
         cmdline = _cmdline(warm_pid)
-        assert cmdline[1:5] == ["-m", "shard", "agent", "--stdio"], "ps shows what a spawn would"
+        assert cmdline[1:6] == ["-P", "-m", "shard", "agent", "--stdio"], "ps shows what a spawn would"
         assert cmdline[cmdline.index("--home") + 1] == str(warm_home)
     finally:
         for daemon in started:

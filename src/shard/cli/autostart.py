@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from shard._home import HomeError, open_private, prepare_home
+from shard._python import module_argv
 from shard.cli.run_daemon import daemon_socket
 
 DEFAULT_PORT = 7433  # shard daemon's --port
@@ -41,7 +41,7 @@ def ensure_daemon(home: Path) -> str | None:
     command = ["shard", "daemon"] if _free(DEFAULT_PORT) else ["shard", "daemon", "--port", "0"]
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", *command, "--home", str(home)],
+            module_argv(*command, "--home", str(home)),
             stdin=subprocess.DEVNULL,
             stdout=fd,
             stderr=subprocess.STDOUT,

@@ -46,6 +46,7 @@ from typing import Any
 
 from shard import _dataclass_code, _regex_code, _schema_code, _secrets
 from shard._proctitle import retitle
+from shard._python import module_and_args
 from shard._trace import mark
 
 # The warming is for later runtimes; the one just forked and the daemon are then on the path of its
@@ -295,7 +296,7 @@ def _become_runtime(request: dict[str, Any], fds: list[int], template: tuple[Any
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(env)
-        args = list(request["argv"][3:])  # after `python -m shard`
+        args = module_and_args(request["argv"])[1:]  # after `python -P -m shard`
         sys.argv = [sys.argv[0], *args]
         retitle(request["argv"])
         from shard.cli.main import main

@@ -8,11 +8,12 @@ from __future__ import annotations
 import io
 import re
 import subprocess
-import sys
 import tarfile
 import tempfile
 from importlib import metadata
 from pathlib import Path
+
+from shard._python import module_argv
 
 # pip's names for a Linux platform: every manylinux level a wheel of it may carry
 _MANYLINUX = ("manylinux2014_{arch}", "manylinux_2_17_{arch}", "manylinux_2_28_{arch}", "linux_{arch}")
@@ -98,7 +99,7 @@ def wheelhouse(version: str, cache_tag: str, platform: str) -> bytes:
 
 def _pip(*args: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", *args], capture_output=True, text=True
+        module_argv("pip", "--disable-pip-version-check", *args), capture_output=True, text=True
     )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from shard._python import module_argv
 from shard.client.auth import WebSession
 from shard.client.errors import ConnectError
 from shard.client.transports import LineTransport, ProcessTransport, Transport
@@ -109,7 +109,7 @@ def stdio(
     inherited (logs only), its stdin/stdout carry the protocol."""
 
     async def connect() -> Transport:
-        argv = [*(command or (sys.executable, "-m", "shard")), "agent", "--stdio", *args]
+        argv = [*(command or module_argv("shard")), "agent", "--stdio", *args]
         full_env = {**os.environ, **(env or {})}
         if home is not None:
             full_env["SHARD_HOME"] = str(home)

@@ -23,6 +23,7 @@ from shard import _secrets
 from shard._home import private_dirs, write_private
 from shard._hosts import HostConfig
 from shard._provider_env import Holder
+from shard._python import module_argv
 from shard._trace import mark
 from shard.daemon import sessions
 from shard.daemon.activity import ActivityTracker
@@ -319,7 +320,7 @@ class Daemon:
         self._perform(self.broker.runtime_exited(gen, code, stderr))
 
     def _argv(self, r: AgentRecord, overrides: bool) -> list[str]:
-        argv = [sys.executable, "-m", "shard", "agent", "--stdio", "--home", str(self.home)]
+        argv = module_argv("shard", "agent", "--stdio", "--home", str(self.home))
         argv += self._runtime_args(r, overrides, fresh=not sessions.exists(self.home, r.session_id))
         if r.system_prompt:  # a file, not an argument: /proc/<pid>/cmdline is readable by every user
             path = self.home / "prompts" / f"{r.agent_id}.md"

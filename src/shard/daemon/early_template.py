@@ -28,6 +28,7 @@ import traceback
 from pathlib import Path
 from typing import NamedTuple, NoReturn, Protocol
 
+from shard._python import module_and_args
 from shard.daemon import template_spawn
 
 
@@ -180,10 +181,10 @@ def _become_template(fd: int, env: dict[str, str], key_names: list[str]) -> NoRe
         argv = template_spawn.template_argv(fd, key_names)
         retitle(argv[:-1])
         if sys.path and not sys.flags.safe_path:
-            sys.path[0] = os.getcwd()  # what ``python -m`` puts first, where a ``-c`` parent had ""
-        # What ``python -m shard.cli.forkserver ARGS`` runs (it leaves with ``os._exit``)
-        sys.argv = [argv[2], *argv[3:]]
-        runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
+            del sys.path[0]  # as ``python -P`` leaves it: no script's or current folder first
+        # What ``python -P -m shard.cli.forkserver ARGS`` runs (it leaves with ``os._exit``)
+        sys.argv = module_and_args(argv)
+        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
     except BaseException:  # said on its stderr, like a crash of a spawned one
         with contextlib.suppress(Exception):
             traceback.print_exc()

@@ -19,12 +19,14 @@ from __future__ import annotations
 import os
 import sys
 
+from shard._python import module_argv
+
 TITLE_ROOM = 8192  # bytes of argument area each runtime's own command line is written over
 
 
 def template_argv(fd: int, key_names: list[str]) -> list[str]:
-    """``python -m shard.cli.forkserver FD KEYS PADDING`` (the padding: ``shard._proctitle.retitle``)."""
-    return [sys.executable, "-m", "shard.cli.forkserver", str(fd), ",".join(key_names), " " * TITLE_ROOM]
+    """``python -P -m shard.cli.forkserver FD KEYS PADDING`` (the padding: ``shard._proctitle.retitle``)."""
+    return module_argv("shard.cli.forkserver", str(fd), ",".join(key_names), " " * TITLE_ROOM)
 
 
 # What a template's own interpreter, imports and SDK warm-up read: the locale, where Python, its

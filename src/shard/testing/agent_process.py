@@ -6,12 +6,12 @@ import asyncio
 import contextlib
 import itertools
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from shard._python import module_argv
 from shard.testing.forked import RUNTIME, ForkedProcess, TemplateUnavailable, TestTemplate, forkable
 from shard.testing.reader import DEFAULT_TIMEOUT, MessageReader
 
@@ -19,8 +19,8 @@ _LIMIT = 256 * 1024 * 1024  # a line of the runtime's output may be this long
 
 
 def shard_command(*args: str) -> list[str]:
-    """The argv that runs ``shard`` with this interpreter (no PATH lookup)."""
-    return [sys.executable, "-m", "shard", *args]
+    """The argv that runs ``shard`` with this interpreter (no PATH lookup), as Shard starts one."""
+    return module_argv("shard", *args)
 
 
 async def run_shard(

@@ -64,11 +64,13 @@ class DaemonProcess:
         umask: int | None = None,
         prefix: tuple[str, ...] = (),
         cold: bool | None = None,
+        cwd: Path | None = None,
     ) -> DaemonProcess:
         """Start a daemon on ``home`` (which it creates if needed) and wait until it listens;
         ``prefix`` is a command that execs it (``setpriv …``: same pid). It is forked from this
         process's daemon template when that is what a cold start would be (``forked.forkable``),
-        else spawned; ``cold`` forces one or the other."""
+        else spawned; ``cold`` forces one or the other. ``cwd``: spawned there (else in this
+        process's folder)."""
         if cls.cold_by_default and "--cold-start" not in args:
             args = (*args, "--cold-start")
         info_file = home / "daemon.json"
@@ -78,7 +80,8 @@ class DaemonProcess:
         full_env = {**os.environ, "SHARD_HOME": str(home), **(env or {})}
         proc = (
             await cls._forked(argv, full_env)
-            if cold is False or (cold is None and not prefix and forkable(env, umask, takes_keys=True))
+            if cwd is None
+            and (cold is False or (cold is None and not prefix and forkable(env, umask, takes_keys=True)))
             else None
         )
         if proc is None:
@@ -88,6 +91,7 @@ class DaemonProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 env=full_env,
+                cwd=cwd,
             )
         assert proc.stdout is not None
         early: list[str] = []  # notices the daemon printed before it listened

@@ -35,6 +35,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from shard._python import module_and_args
 from shard.daemon.template_spawn import template_argv, template_env
 
 READY_TIMEOUT = 120.0
@@ -292,9 +293,9 @@ def _secret_name(name: str) -> bool:
 
 
 def _with_preload(argv: list[str], preload: tuple[str, ...]) -> list[str]:
-    """The template's argv (``python -m shard.cli.forkserver ARGS``) importing ``preload`` first."""
+    """The template's argv (``python -P -m shard.cli.forkserver ARGS``) importing ``preload`` first."""
     if not preload:
         return argv
-    python, _m, module, *args = argv
+    module, *args = module_and_args(argv)
     code = f"import runpy, {', '.join(preload)}; runpy.run_module({module!r}, run_name='__main__')"
-    return [python, "-c", code, *args]
+    return [argv[0], "-P", "-c", code, *args]
