@@ -39,9 +39,9 @@ if [ ! -f "$marker" ] || [ "$here/pyproject.toml" -nt "$marker" ]; then
   fi
   # Installed packages ship bytecode; an editable install does not, so compile it once here.
   "$venv/bin/python" -m compileall -q "$here/src" >/dev/null
-  # and the start paths' dataclass methods, forward references, regular expressions and model
-  # schemas, kept the same way (src/shard/_dataclass_code.py, _regex_code.py, _schema_code.py); only
-  # a speed-up: an install never fails for it
+  # and the start paths' dataclass methods, forward references, regular expressions, model schemas
+  # and modules (where Python finds each, and its code), kept the same way (src/shard/_dataclass_code.py,
+  # _regex_code.py, _schema_code.py, _kept_imports.py); only a speed-up: an install never fails for it
   "$venv/bin/python" -m shard.cli.warm_cache >/dev/null ||
     echo "shard: could not keep the start paths' compiled code; starts are slower, nothing else" >&2
   touch "$marker"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 
 def build(folder: Path) -> tuple[str, str, str]:
-    """(the kept code's file, the patterns' file, what warm_cache printed)."""
+    """(the kept code's file, the patterns' file, what warm_cache printed); the model schemas and
+    the kept imports go to ``schemas.marshal`` and ``imports.marshal`` in ``folder``."""
     kept, patterns = str(folder / "kept.marshal"), str(folder / "patterns.marshal")
-    schemas = str(folder / "schemas.marshal")
+    schemas, imports = str(folder / "schemas.marshal"), str(folder / "imports.marshal")
     script = textwrap.dedent(
         f"""
         from shard import _dataclass_code, _regex_code, _schema_code
@@ -21,7 +22,7 @@ def build(folder: Path) -> tuple[str, str, str]:
         _dataclass_code.install({kept!r})
         _schema_code.install({schemas!r})
         from shard.cli import warm_cache
-        raise SystemExit(warm_cache.main())
+        raise SystemExit(warm_cache.main({imports!r}))
         """
     )
     done = subprocess.run(

@@ -10,11 +10,14 @@ nothing at import.
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself is not loaded yet at the first import of this module
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cache_path(kind: str) -> str:
@@ -58,6 +61,15 @@ def load(path: str, head: object) -> dict[Any, Any]:
 
 def write(path: str, head: object, entries: dict[Any, Any]) -> bool:
     """Replace the file with ``entries``; False (and nothing changed) where it cannot be written."""
+    try:
+        data = marshal.dumps((head, entries))
+    except ValueError:  # an entry marshal refuses
+        return False
+    return write_bytes(path, data)
+
+
+def write_bytes(path: str, data: bytes) -> bool:
+    """Replace the file with ``data``; False (and nothing changed) where it cannot be written."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -65,13 +77,15 @@ def write(path: str, head: object, entries: dict[Any, Any]) -> bool:
         try:
             os.fchmod(fd, 0o644)  # whatever the umask: a group-writable file would not be read
             with os.fdopen(fd, "wb", closefd=False) as f:
-                f.write(marshal.dumps((head, entries)))
+                f.write(data)
         finally:
             os.close(fd)
         os.replace(tmp, path)  # whole or not at all, for a process reading it now
-    except (OSError, ValueError):  # a read-only install (it simply compiles), or an entry marshal refuses
-        with contextlib.suppress(OSError):
+    except OSError:  # a read-only install: it simply compiles
+        try:  # noqa: SIM105 - not contextlib: it is not loaded yet in the first process to keep imports
             os.unlink(tmp)
+        except OSError:
+            pass
         return False
     return True
 

@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shard import _dataclass_code, _regex_code, _schema_code, _secrets
+from shard import _dataclass_code, _kept_imports, _regex_code, _schema_code, _secrets
 from shard._proctitle import retitle
 from shard._python import module_and_args
 from shard._trace import mark
@@ -64,6 +64,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"shard: the runtime template is traced (by pid {tracer}); it serves no runtime\n")
         return 1
     mark("template: start")
+    _kept_imports.install()  # before _preload imports the runtime
     _regex_code.install()  # before _preload compiles its first pattern
     _dataclass_code.install()  # and makes its first dataclass
     _schema_code.install()  # and builds its first model

@@ -43,6 +43,9 @@ def daemon_home(argv: list[str]) -> tuple[str | None] | None:
 
 
 def entry() -> None:
+    from shard import _kept_imports
+
+    _kept_imports.install()  # before anything else is imported: every module after it is found there
     found = daemon_home(sys.argv[1:])
     if found is not None:
         from shard.daemon.template_spawn import start_for_home

@@ -14,18 +14,27 @@ from __future__ import annotations
 import importlib
 import sys
 
-from shard import _dataclass_code, _regex_code, _schema_code
+from shard import _dataclass_code, _kept_imports, _regex_code, _schema_code
 
 
 def start_paths() -> tuple[str, ...]:
     from shard.daemon.early_template import TEMPLATE_IMPORTS
 
-    return (*TEMPLATE_IMPORTS, "shard.cli.daemon_serve", "shard.daemon.server", "shard.cli.run")
+    return (
+        *TEMPLATE_IMPORTS,
+        "shard.cli.daemon",
+        "shard.cli.daemon_serve",
+        "shard.daemon.server",
+        "shard.cli.run",
+    )
 
 
 def _first_uses() -> None:
-    """What those paths compile at their first use rather than at import: argparse's patterns as it
-    parses a line, and the IDNA codec's as asyncio resolves a host."""
+    """What those paths compile or import at their first use rather than at import: argparse's
+    patterns as it parses a line, the IDNA codec's as asyncio resolves a host, ``ctypes`` as the
+    keys are scrubbed from memory, asyncio's default thread pool."""
+    for name in ("ctypes", "concurrent.futures.thread"):
+        importlib.import_module(name)
     from shard.cli.parser import build_parser
 
     for line in (
@@ -49,7 +58,8 @@ def _build_models() -> None:
             model.model_rebuild(raise_errors=False)
 
 
-def main() -> int:
+def main(imports: str | None = None) -> int:
+    """Build every file; ``imports``: where the kept imports go (Shard's ``__pycache__``)."""
     _regex_code.install(record=True)
     _dataclass_code.install()
     _schema_code.install()
@@ -67,6 +77,8 @@ def main() -> int:
     hits, misses = _schema_code.counts()
     wrote = _schema_code.save(force=True)
     print(f"shard: {hits + misses} model schemas, {misses} generated" + (" and kept" if wrote else ""))
+    held = _kept_imports.record(imports or _kept_imports.cache_path(), list(sys.modules))
+    print(f"shard: {held} modules to be found and read from one file")
     return 0
 
 
