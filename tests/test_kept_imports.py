@@ -176,6 +176,28 @@ def test_a_package_whose_path_changed_gets_pythons_search(root: Path) -> None:
     assert "kiprobe.sub" not in found["from_file"]
 
 
+def test_a_script_run_from_a_zip_archive_turns_the_file_off(root: Path) -> None:
+    """The first entry of the path is then the archive, which may hold any module."""
+    import zipfile
+
+    archive = root / "app.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("json.py", "def dumps(value):\n    return 'from the archive'\n")
+        zipped.writestr("__main__.py", textwrap.dedent(_IMPORT))
+    done = subprocess.run(
+        [sys.executable, str(archive), str(root / "imports.marshal")],
+        env=_env(root),
+        cwd=root / "cwd",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    found = ast.literal_eval(done.stdout)
+    assert found["installed"] is False
+    assert found["dumped"] == "from the archive"
+
+
 def test_under_python_dash_P_the_current_folder_is_not_searched_and_the_file_is_used(root: Path) -> None:
     """How Shard starts its own processes (``shard._python``): no first entry to look at."""
     (root / "cwd" / "json.py").write_text("def dumps(value):\n    return 'from the current folder'\n")

@@ -84,7 +84,9 @@ def _shadows(folder: str, tops: frozenset[str]) -> bool:
                 if item.name.endswith(_SUFFIXES) if dot else item.is_dir():
                     return True
     except OSError:
-        return False  # a folder that cannot be listed: Python's finder finds nothing there either
+        # a folder that cannot be listed: Python's finder finds nothing there either; but a file
+        # (a script's zip archive) may hold any module
+        return os.path.isfile(folder)
     return False
 
 
