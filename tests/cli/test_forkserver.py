@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
+from shard._python import module_and_args, module_argv
 from shard.cli.forkserver import FIRST_BUILDS, QUIET_AFTER_FORK
 from shard.daemon.warm_pool import Template
 from shard.testing import write_scripted_home
@@ -50,18 +51,7 @@ async def test_a_child_gets_its_request_not_the_template(tmp_path: Path, project
     template = await _template({**base, "ONLY_IN_TEMPLATE": "1"})
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    argv = [
-        sys.executable,
-        "-P",
-        "-m",
-        "shard",
-        "agent",
-        "--stdio",
-        "--home",
-        str(home),
-        "--cwd",
-        str(project),
-    ]
+    argv = module_argv("shard", "agent", "--stdio", "--home", str(home), "--cwd", str(project))
     here = os.getcwd()
     os.chdir(elsewhere)  # the request carries the daemon's cwd of the moment
     try:
@@ -80,7 +70,7 @@ async def test_a_child_gets_its_request_not_the_template(tmp_path: Path, project
         assert probe["env"].get("ONLY_IN_CHILD") == "yes"
         assert "ONLY_IN_TEMPLATE" not in probe["env"]
         assert probe["cwd"] == str(elsewhere.resolve())
-        assert probe["argv"] == argv[4:]
+        assert probe["argv"] == module_and_args(argv)[1:]
         assert probe["sid"] == probe["pid"] == child.pid
         child.stdin.close()
         assert await asyncio.wait_for(child.wait(), 30) == 0, "a clean exit is reported as 0"
@@ -93,23 +83,12 @@ async def test_exit_status_comes_back_and_the_template_leaves_with_the_daemon(tm
     template, and a child it forked is still running and still reported (by pidfd) when it ends."""
     base = dict(os.environ)
     template = await _template(base)
-    usage = await template.fork([sys.executable, "-P", "-m", "shard", "agent"], base, None)
+    usage = await template.fork(module_argv("shard", "agent"), base, None)
     assert await asyncio.wait_for(usage.wait(), 30) == 2, "a usage mistake exits 2"
     assert usage.stderr is not None
     assert b"--stdio" in await usage.stderr.read(), "its stderr is its own pipe"
     home = write_scripted_home(tmp_path / "home", [text_step("x")])
-    argv = [
-        sys.executable,
-        "-P",
-        "-m",
-        "shard",
-        "agent",
-        "--stdio",
-        "--home",
-        str(home),
-        "--cwd",
-        str(tmp_path),
-    ]
+    argv = module_argv("shard", "agent", "--stdio", "--home", str(home), "--cwd", str(tmp_path))
     child = await template.fork(argv, base, None)
     assert child.stdout is not None
     assert child.stdin is not None
@@ -160,7 +139,7 @@ async def test_the_warming_waits_after_each_fork(capfd: pytest.CaptureFixture[st
     template = Template((), gone.append)
     await template.start(env, [])
     try:
-        child = await template.fork([sys.executable, "-P", "-m", "shard", "--version"], env, None)
+        child = await template.fork(module_argv("shard", "--version"), env, None)
         assert await asyncio.wait_for(child.wait(), 60) == 0
         seen = ""
         for _ in range(600):
