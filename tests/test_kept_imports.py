@@ -215,6 +215,13 @@ def test_another_search_path_uses_nothing(root: Path) -> None:
     assert found["value"] == "kept"
 
 
+def test_an_optimized_python_uses_nothing(root: Path) -> None:
+    """``python -O`` runs other bytecode (asserts stripped) than the file holds."""
+    found = _imported(root, flags=("-O",))
+    assert found["installed"] is False
+    assert found["hits"] == 0
+
+
 def test_a_file_others_may_write_is_not_read(root: Path) -> None:
     (root / "imports.marshal").chmod(0o664)
     assert _imported(root)["installed"] is False

@@ -61,7 +61,8 @@ def _search_path() -> list[str]:
 
 
 def _head() -> tuple[Any, ...]:
-    return (_VERSION, _bx.MAGIC_NUMBER, tuple(_search_path()))
+    # -O and -OO read other bytecode (``.opt-1.pyc``: no asserts, no docstrings)
+    return (_VERSION, _bx.MAGIC_NUMBER, sys.flags.optimize, tuple(_search_path()))
 
 
 def _first_entry() -> str | None:
