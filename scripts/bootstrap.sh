@@ -4,6 +4,9 @@
 # Says on stderr what it is doing before each slow step; pip itself stays quiet.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Every `python -m` below runs in the checkout, not in the folder `./shard` was typed in: -m puts the
+# current folder first on sys.path, and a repository's own json.py would run in place of Python's.
+cd "$here"
 venv="$here/.venv"
 what="${1:-runtime}"
 marker="$venv/.installed-$what"

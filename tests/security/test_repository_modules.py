@@ -102,3 +102,12 @@ def test_every_python_shard_starts_leaves_the_current_folder_off_its_path() -> N
     from shard._python import module_argv
 
     assert module_argv("shard", "daemon") == [sys.executable, "-P", "-m", "shard", "daemon"]
+
+
+def test_the_bootstrap_runs_its_python_dash_m_commands_in_the_checkout() -> None:
+    """``./shard`` typed in a repository runs ``scripts/bootstrap.sh`` there on its first use: pip,
+    venv, compileall and warm_cache (all ``python -m``) must not see that folder first."""
+    script = (Path(__file__).parents[2] / "scripts" / "bootstrap.sh").read_text()
+    lines = [line.strip() for line in script.splitlines()]
+    first_module_run = next(i for i, line in enumerate(lines) if " -m " in line and not line.startswith("#"))
+    assert 'cd "$here"' in lines[:first_module_run]
