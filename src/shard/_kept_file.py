@@ -33,17 +33,32 @@ def trusted(owner: int, mode: int, euid: int) -> bool:
     return owner in (euid, 0) and not mode & 0o022
 
 
-def load(path: str, head: object) -> dict[Any, Any]:
-    """The file's entries; none when it is missing, not :func:`trusted`, or its header is not
-    ``head``."""
+def open_trusted(path: str) -> tuple[int, os.stat_result] | None:
+    """``path`` opened for reading, never through a symbolic link, with its status: None when it
+    is missing or not :func:`trusted` (the caller closes the descriptor)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return {}
+        return None
     try:
         st = os.fstat(fd)
-        if not trusted(st.st_uid, st.st_mode, os.geteuid()):
-            return {}
+    except OSError:
+        os.close(fd)
+        return None
+    if not trusted(st.st_uid, st.st_mode, os.geteuid()):
+        os.close(fd)
+        return None
+    return fd, st
+
+
+def load(path: str, head: object) -> dict[Any, Any]:
+    """The file's entries; none when it is missing, not :func:`trusted`, or its header is not
+    ``head``."""
+    opened = open_trusted(path)
+    if opened is None:
+        return {}
+    fd = opened[0]
+    try:
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read()
     except OSError:
@@ -82,7 +97,7 @@ def write_bytes(path: str, data: bytes) -> bool:
             os.close(fd)
         os.replace(tmp, path)  # whole or not at all, for a process reading it now
     except OSError:  # a read-only install: it simply compiles
-        try:  # noqa: SIM105 - not contextlib: it is not loaded yet in the first process to keep imports
+        try:  # noqa: SIM105 - not contextlib: this module loads before the kept imports are installed
             os.unlink(tmp)
         except OSError:
             pass

@@ -7,7 +7,7 @@ reading per one-shot, besides the ~30 ms of unmarshalling the code, which stays.
 the answer to both for the modules ``python -m shard.cli.warm_cache`` imports: where each module is
 (its source, package folder and the search path it was found on) and its code as its ``.pyc``
 holds it. :func:`install` puts a finder first on ``sys.meta_path`` that answers for those modules
-from the file: one ``stat`` of the source and one ``pread`` of the code each.
+from the file: a ``stat`` of the source, and the file opened, checked and read for the code.
 
 It answers only where Python's own search would find the very same file:
 
@@ -182,12 +182,12 @@ def install(path: str | None = None) -> bool:
     if _installed is not None:
         return True
     path = path or cache_path()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+    opened = _kept_file.open_trusted(path)
+    if opened is None:
         return False
+    fd, st = opened
     try:
-        kept = _read(path, fd)
+        kept = _read(path, fd, st)
     except (OSError, EOFError, ValueError, TypeError):
         kept = None
     finally:
@@ -205,10 +205,7 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_uid, writable)
 
 
-def _read(path: str, fd: int) -> KeptImports | None:
-    st = os.fstat(fd)
-    if not _kept_file.trusted(st.st_uid, st.st_mode, os.geteuid()):
-        return None
+def _read(path: str, fd: int, st: os.stat_result) -> KeptImports | None:
     size = int.from_bytes(os.pread(fd, 8, 0), "little")
     head, folders, tops, entries = marshal.loads(os.pread(fd, size, 8))
     if head != _head() or not isinstance(entries, dict):
